@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 import re
 from fractions import Fraction
 from pathlib import Path
@@ -12,11 +13,14 @@ import pyarrow.ipc as ipc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from sympy import And, Equivalent, Implies, Not, Or, symbols
+from sympy import And, Equivalent, Implies, Not, Or, Symbol, false, symbols, true
+from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
 from saltbench.tasks import get_task
 from saltbench.tasks.logic import (
     LogicTask,
+    _kleene,
+    _random_formulas,
     create_logic_samples,
     parse_input,
     parse_prefix,
@@ -34,7 +38,8 @@ SEED0_INPUT = (
 SEED0_REFERENCE = "p2: True\np3: True\np4: False\np5: True\np6: True\n"
 
 PAPER_ROW0_INPUT = (
-    "∧(p4, p6)\n¬(↔(p3, ∨(p2, p3)))\n¬(→(↔(p1, p2), p3))\n∧(p2, p5, →(p6, p2))\n↔(p5, ∨(p4, p6))\n"
+    "∧(p4, p6)\n¬(↔(p3, ∨(p2, p3)))\n¬(→(↔(p1, p2), p3))\n∧(p2, p5, →(p6, p2))\n"
+    "↔(p5, ∨(p4, p6))\n"
     "↔(p5, ∧(p5, p6))\n\n\nInitial Assignments:\np4: True\n"
 )
 
@@ -246,6 +251,26 @@ def test_references_are_exactly_the_entailed_values(seed: int, sizes: list[int])
     assert all(sample.result[k] == v for k, v in sample.initial.items())
     assert len(sample.result) > len(sample.initial)
     assert len(sample.formulas) in sizes
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_vars=st.integers(2, 7), data=st.data())
+def test_kleene_precheck_agrees_with_sympy(seed: int, n_vars: int, data: st.DataObject) -> None:
+    """The fast three-valued pre-check never contradicts SymPy's evaluation (exactness of step b)."""
+    variables = [Symbol(f"p{i}") for i in range(1, n_vars + 1)]
+    formulas, _ = _random_formulas(random.Random(seed), variables)
+    assigned = data.draw(st.lists(st.sampled_from(variables), unique=True))
+    assignment = {v: data.draw(st.booleans()) for v in assigned}
+    substitution = {v: (true if b else false) for v, b in assignment.items()}
+    for formula in formulas:
+        value = _kleene(formula)(assignment)
+        evaluated = formula.xreplace(substitution)
+        if value is True:
+            assert isinstance(evaluated, BooleanTrue)
+        elif value is False:
+            assert isinstance(evaluated, BooleanFalse)
+        elif len(assignment) == n_vars:
+            pytest.fail("a full assignment must give a definite value")
 
 
 def test_prompt_structure_and_tail() -> None:

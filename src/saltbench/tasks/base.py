@@ -163,6 +163,7 @@ class Task(abc.ABC):
         variant: Code variant or Words subject this instance is bound to (``None`` when not applicable).
         params_class: frozen dataclass of the generator parameters (``generate(**params)`` keywords);
             its fields are what the config's ``datasets.params.{task}`` may set.
+        param_names: the accepted parameter names, for tasks that validate values themselves.
     """
 
     slug: ClassVar[str]
@@ -172,6 +173,7 @@ class Task(abc.ABC):
     atom_regex: str | None = None
     few_shots: tuple[FewShot, ...] = ()
     params_class: ClassVar[Any] = None
+    param_names: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, variant: str | None = None) -> None:
         self.variant = variant
@@ -195,9 +197,13 @@ class Task(abc.ABC):
 
     # -- shared ---------------------------------------------------------------------------------
     def check_params(self, params: Mapping[str, object]) -> None:
-        """Raise ``ValueError`` naming any unknown or invalid generator parameter."""
+        """Raise ``ValueError`` naming any unknown (or, with ``params_class``, invalid) generator parameter."""
         if self.params_class is not None:
             make_params(self.params_class, params)
+        elif self.param_names is not None:
+            unknown = sorted(set(params) - self.param_names)
+            if unknown:
+                raise ValueError(f"unknown {self.slug} parameter(s) {unknown}; known: {sorted(self.param_names)}")
 
     def prompt(self, input: str, style: PromptStyle = "direct", n_shots: int | None = None) -> str:
         """Full prompt text: instruction, fence instruction, style line, few-shot block, test block."""

@@ -25,7 +25,7 @@ import logging
 import math
 import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import ClassVar, Literal
@@ -109,7 +109,8 @@ def parse_prefix(text: str) -> Boolean:
     while pos < len(stripped):
         match = _TOKEN_RE.match(stripped, pos)
         if match is None:
-            raise ValueError(f"text is not a prefix formula: unexpected {stripped[pos:pos + 10]!r} in {text!r}")
+            near = stripped[pos : pos + 10]
+            raise ValueError(f"text is not a prefix formula: unexpected {near!r} in {text!r}")
         kind = ("op", "(", ")", ",", "const", "var")[match.lastindex - 1]  # type: ignore[operator]
         tokens.append((kind, match.group(match.lastindex or 0)))
         pos = match.end()
@@ -171,7 +172,8 @@ def render_input(
     if layout_blank_lines not in (1, 2):
         raise ValueError(f"layout_blank_lines must be 1 or 2, got {layout_blank_lines!r}")
     body = "\n".join(render_prefix(f) for f in formulas)
-    return body + "\n" * (layout_blank_lines + 1) + ASSIGNMENTS_HEADER + "\n" + render_assignments(assignments)
+    separator = "\n" * (layout_blank_lines + 1)
+    return f"{body}{separator}{ASSIGNMENTS_HEADER}\n{render_assignments(assignments)}"
 
 
 @dataclass(frozen=True)
@@ -332,13 +334,82 @@ def _random_formulas(rng: random.Random, variables: Sequence[Symbol]) -> tuple[l
     return kept, cnf
 
 
+Kleene = Callable[[Mapping[Symbol, bool]], "bool | None"]
+"""A compiled formula: three-valued (Kleene) value under a partial assignment, None = unknown."""
+
+
+def _kleene(expr: Boolean) -> Kleene:
+    """Compile ``expr`` to a fast three-valued evaluator.
+
+    Soundness: a definite Kleene value implies that SymPy's own evaluation of the substituted formula
+    is the same constant (And/Or with a deciding argument, Not, Implies with a false antecedent or a
+    true consequent or True → False, Equivalent of two constants). SymPy can additionally reduce
+    some formulas structurally (``And(x, ¬x)`` → False) where Kleene says unknown.
+    """
+    if isinstance(expr, Symbol):
+        return lambda a: a.get(expr)
+    if isinstance(expr, BooleanTrue):
+        return lambda a: True
+    if isinstance(expr, BooleanFalse):
+        return lambda a: False
+    parts = [_kleene(arg) for arg in expr.args]
+    if isinstance(expr, Not):
+        inner = parts[0]
+
+        def negation(a: Mapping[Symbol, bool]) -> bool | None:
+            value = inner(a)
+            return None if value is None else not value
+
+        return negation
+    if isinstance(expr, (And, Or)):
+        decisive = isinstance(expr, Or)  # the argument value that decides the result
+
+        def lattice(a: Mapping[Symbol, bool]) -> bool | None:
+            unknown = False
+            for part in parts:
+                value = part(a)
+                if value is decisive:
+                    return decisive
+                unknown = unknown or value is None
+            return None if unknown else not decisive
+
+        return lattice
+    if isinstance(expr, Implies):
+        left, right = parts
+
+        def implication(a: Mapping[Symbol, bool]) -> bool | None:
+            lhs, rhs = left(a), right(a)
+            if lhs is False or rhs is True:
+                return True
+            return False if (lhs is True and rhs is False) else None
+
+        return implication
+    if isinstance(expr, Equivalent):
+
+        def equivalence(a: Mapping[Symbol, bool]) -> bool | None:
+            values = [part(a) for part in parts]
+            if None in values:
+                return None
+            return all(values) or not any(values)
+
+        return equivalence
+    raise ValueError(f"expr contains an unsupported operator: {type(expr).__name__}")
+
+
 def _random_assignments(
     rng: random.Random, variables: Sequence[Symbol], formulas: Sequence[Boolean], k: int
 ) -> dict[Symbol, bool]:
-    """k random initial values no formula evaluates to False under (upstream step b)."""
+    """k random initial values under which no formula evaluates to False (upstream step b).
+
+    "Evaluates to False" is SymPy's evaluation of the substituted formula (the upstream test). A fast
+    three-valued pre-check rejects most draws; SymPy confirms only the draws that pass it.
+    """
+    compiled = [_kleene(f) for f in formulas]
     while True:
         selected = rng.sample(list(variables), k)
         assignment = {var: rng.choice([True, False]) for var in selected}
+        if any(check(assignment) is False for check in compiled):
+            continue
         substitution = {var: (true if value else false) for var, value in assignment.items()}
         if not any(isinstance(f.xreplace(substitution), BooleanFalse) for f in formulas):
             return assignment
@@ -413,7 +484,9 @@ def create_logic_samples(
     else:
         sizes = tuple(PAPER_NUM_VARIABLES if num_variables is None else num_variables)
         if not sizes or any(not isinstance(s, int) or s < 2 for s in sizes):
-            raise ValueError(f"num_variables must be a non-empty list of integers >= 2, got {num_variables!r}")
+            raise ValueError(
+                f"num_variables must be a non-empty list of integers >= 2, got {num_variables!r}"
+            )
     fractions: tuple[Fraction, ...] = ()
     if num_initial_assignments is not None:
         if num_initial_assignments < 1:
@@ -422,7 +495,9 @@ def create_logic_samples(
         raw = PAPER_ASSIGNMENT_FRACTIONS if assignment_fractions is None else assignment_fractions
         fractions = tuple(_as_fraction(f) for f in raw)
         if not fractions or any(not 0 < f < 1 for f in fractions):
-            raise ValueError(f"assignment_fractions must be fractions in (0, 1), got {assignment_fractions!r}")
+            raise ValueError(
+                f"assignment_fractions must be fractions in (0, 1), got {assignment_fractions!r}"
+            )
 
     rng = random.Random(seed)
     samples = []
@@ -447,7 +522,10 @@ _FEW_SHOTS = (
         output="p2: False\np3: True\n",
     ),
     FewShot(
-        input="¬(p7)\n↔(p10, p12)\n∧(p4, ¬(p11))\n\nInitial Assignments:\np7: False\np10: True\np12: True\n",
+        input=(
+            "¬(p7)\n↔(p10, p12)\n∧(p4, ¬(p11))\n\n"
+            "Initial Assignments:\np7: False\np10: True\np12: True\n"
+        ),
         output="p4: True\np7: False\np10: True\np11: False\np12: True\n",
     ),
 )
@@ -471,7 +549,7 @@ class LogicTask(Task):
     atom_regex = None
     few_shots = _FEW_SHOTS
 
-    _PARAMS: ClassVar[frozenset[str]] = frozenset(
+    param_names: ClassVar[frozenset[str]] = frozenset(
         {
             "num_variables",
             "num_variables_range",
@@ -485,9 +563,7 @@ class LogicTask(Task):
         return solve_logic(input)
 
     def generate(self, n: int, seed: int, **params: object) -> pl.DataFrame:
-        unknown = sorted(set(params) - self._PARAMS)
-        if unknown:
-            raise ValueError(f"unknown logic params {unknown}; known: {sorted(self._PARAMS)}")
+        self.check_params(params)
         layout = params.pop("layout_blank_lines", 1)
         if layout not in (1, 2):
             raise ValueError(f"layout_blank_lines must be 1 or 2, got {layout!r}")
@@ -510,10 +586,12 @@ class LogicTask(Task):
     def instruction(self) -> str:
         return (
             "You are given propositional formulas in prefix notation (∧ and, ∨ or, ¬ not, → implies, "
-            "↔ if and only if) over variables p1, p2, …, followed by initial truth values for some variables. "
+            "↔ if and only if) over variables p1, p2, …, followed by initial truth values for some "
+            "variables. "
             "Deduce every variable whose truth value is forced by the formulas together with the initial "
             "values, and print each conclusive assignment, the initial ones included, on its own line as "
-            "'pK: True' or 'pK: False', ordered by variable number; leave out variables that stay undetermined."
+            "'pK: True' or 'pK: False', ordered by variable number; leave out variables that stay "
+            "undetermined."
         )
 
     def test_block(self, input: str) -> str:

@@ -30,7 +30,9 @@ from saltbench.tasks.base import FewShot, Task, dataset_frame, sample_ids
 
 logger = logging.getLogger(__name__)
 
-WordsSubject = Literal["numbers", "countries", "months", "capital_letters", "professions", "weekdays", "colors"]
+WordsSubject = Literal[
+    "numbers", "countries", "months", "capital_letters", "professions", "weekdays", "colors"
+]
 
 WORDS_SUBJECTS: tuple[WordsSubject, ...] = (
     "numbers",
@@ -374,7 +376,8 @@ def _tag(rng: random.Random) -> str:
         return f"Q{rng.randint(1, 4)}"
     if kind == 2:
         return f"{chr(rng.randint(65, 90))}{rng.randint(100, 999)}"
-    return f"{rng.randint(2, 99) if rng.random() < 0.5 else rng.randint(1950, 1990)}{rng.choice(TAG_SUFFIXES)}"
+    number = rng.randint(2, 99) if rng.random() < 0.5 else rng.randint(1950, 1990)
+    return f"{number}{rng.choice(TAG_SUFFIXES)}"
 
 
 def _fill(rng: random.Random, slot: str) -> str:
@@ -399,7 +402,8 @@ def _fill(rng: random.Random, slot: str) -> str:
         case "profession" | "color":
             return rng.choice(_SINGLE_WORD[_SLOT_SUBJECT[slot]])
         case "int":
-            return _format_int(rng, rng.choice((rng.randint(2, 99), rng.randint(100, 999), rng.randint(1000, 99999))))
+            low, high = rng.choice(((2, 99), (100, 999), (1000, 99999)))
+            return _format_int(rng, rng.randint(low, high))
         case "amount":
             unit = rng.choice(("mln dlrs", "billion dlrs", "dlrs"))
             if unit == "dlrs":
@@ -446,6 +450,9 @@ def _sentence(rng: random.Random, subject: str, needle_rate: float, distractor_r
     return _render(rng, rng.choice(with_needle if rng.random() < needle_rate else without))
 
 
+_MEAN_SENTENCE_TOKENS = 14
+"""Approximate whitespace tokens per rendered body sentence."""
+
 _BODY_POOLS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     subject: (
         tuple(t for t in BODY_TEMPLATES if slot in _slots(t)),
@@ -472,17 +479,21 @@ def generate_haystack(
     The length L (whitespace tokens) is drawn once, ``L = min_words + round((max_words - min_words)
     · u^length_skew)`` with ``u ~ U[0, 1)`` — skewed to short texts (median ≈ 212 for the defaults,
     like the paper data). The text is an upper-cased headline followed by body sentences, cut to
-    exactly L tokens. Texts with fewer than ``min_needles`` needles are redrawn (same L).
+    exactly L tokens. For word subjects the share of needle sentences is raised above
+    ``needle_rate`` in short texts, to ``min(1, 1.5 · min_needles · 14 / L)`` (14 ≈ tokens per
+    sentence). Texts with fewer than ``min_needles`` needles are redrawn (same L).
 
     Raises:
         ValueError: no text with ``min_needles`` needles after ``max_attempts`` draws.
     """
     subject = _check_subject(subject)
     target = min_words + round((max_words - min_words) * rng.random() ** length_skew)
+    # short texts need denser needles: aim at >= 1.5 * min_needles needle sentences
+    rate = max(needle_rate, min(1.0, 1.5 * min_needles * _MEAN_SENTENCE_TOKENS / max(target, 1)))
     for _ in range(max_attempts):
         tokens = _render(rng, rng.choice(HEADLINE_TEMPLATES)).upper().split()
         while len(tokens) < target:
-            tokens += _sentence(rng, subject, needle_rate, distractor_rate).split()
+            tokens += _sentence(rng, subject, rate, distractor_rate).split()
         text = " ".join(tokens[:target])
         reference = find_needles(text, subject)
         if len(reference.split()) >= min_needles:
@@ -507,7 +518,8 @@ def allocate_subjects(n: int, weights: Mapping[str, float], rng: random.Random) 
     for s in active:
         counts[s] += int(quotas[s])
     leftover = remaining - sum(int(q) for q in quotas.values())
-    for s in sorted(active, key=lambda s: (-(quotas[s] - int(quotas[s])), WORDS_SUBJECTS.index(s)))[:leftover]:
+    by_remainder = sorted(active, key=lambda s: (int(quotas[s]) - quotas[s], WORDS_SUBJECTS.index(s)))
+    for s in by_remainder[:leftover]:
         counts[s] += 1
     order = [s for s in active for _ in range(counts[s])]
     rng.shuffle(order)
@@ -555,7 +567,7 @@ class WordsTask(Task):
     atom_regex = None
     few_shots = _FEW_SHOTS
 
-    _PARAMS: ClassVar[frozenset[str]] = frozenset(
+    param_names: ClassVar[frozenset[str]] = frozenset(
         {
             "subjects",
             "subject_weights",
@@ -585,7 +597,9 @@ class WordsTask(Task):
 
     def instruction(self) -> str:
         label = subject_label(self.subject)
-        case_rule = "" if self.subject in RULE_SUBJECTS else " Write the final answer in lower-case letters only."
+        case_rule = (
+            "" if self.subject in RULE_SUBJECTS else " Write the final answer in lower-case letters only."
+        )
         return "\n".join(
             [
                 f"List all the {label} mentioned in the text, in the order in which they appear in it, "
@@ -596,12 +610,11 @@ class WordsTask(Task):
         )
 
     def test_block(self, input: str) -> str:
-        return f"Please answer the following as demonstrated before:\n{_question(self.subject, input)}\nAnswer: "
+        question = _question(self.subject, input)
+        return f"Please answer the following as demonstrated before:\n{question}\nAnswer: "
 
     def generate(self, n: int, seed: int, **params: object) -> pl.DataFrame:
-        unknown = sorted(set(params) - self._PARAMS)
-        if unknown:
-            raise ValueError(f"unknown words params {unknown}; known: {sorted(self._PARAMS)}")
+        self.check_params(params)
         if not isinstance(n, int) or n < 0:
             raise ValueError(f"n must be a non-negative integer, got {n!r}")
         subjects = params.get("subjects")
@@ -643,7 +656,8 @@ class WordsTask(Task):
                 needle_rate=needle_rate,
                 distractor_rate=distractor_rate,
             )
-            rows.append({"sample_id": sid, "task": self.slug, "variant": subject, "input": text, "reference": reference})
+            row = {"sample_id": sid, "task": self.slug, "variant": subject, "input": text}
+            rows.append({**row, "reference": reference})
         return dataset_frame(rows)
 
 
@@ -655,7 +669,13 @@ def _int_param(params: Mapping[str, object], name: str, default: int, *, minimum
 
 
 def _float_param(
-    params: Mapping[str, object], name: str, default: float, *, low: float, high: float, open_low: bool = False
+    params: Mapping[str, object],
+    name: str,
+    default: float,
+    *,
+    low: float,
+    high: float,
+    open_low: bool = False,
 ) -> float:
     value = params.get(name, default)
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
