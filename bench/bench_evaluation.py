@@ -1,0 +1,240 @@
+"""Throughput and memory of the batch evaluator (``saltbench.evaluation.evaluate_many``).
+
+Synthetic responses follow the paper-size distribution of the reproduction data (SALT_FACTS §3), mixed
+in the proportions of its 1,748 rows: DNA 1–199 codons, Code short lists (7 variants), Logic 2–39 lines,
+Matrix Multiplication 6–64 entries, Kronecker Product 40–290 entries, Words Collection 5–155 needles.
+Each response wraps its reference in one of several shapes (fenced after some reasoning, unfenced, a
+single opening fence, a keyword-rejected region, empty) and a fraction of responses have corrupted
+units (substituted, dropped or duplicated tokens).
+
+Every chunk is evaluated at all granularities; generation time is excluded from the timings. Reported:
+comparison rows per second (one row = one unit comparison), responses per second, CPU and wall time,
+and peak resident memory (``resource.getrusage``) — optionally the traced peak of the evaluation alone.
+
+Usage::
+
+    python bench/bench_evaluation.py --n 100000
+    python bench/bench_evaluation.py --n 10000 --alignment dynamic
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import resource
+import sys
+import time
+import tracemalloc
+from collections import defaultdict
+from collections.abc import Callable
+
+from saltbench.evaluation import GRANULARITIES, evaluate_many
+from saltbench.tasks import get_task
+
+CODONS = [a + b + c for a in "ACGT" for b in "ACGT" for c in "ACGT"]
+COLORS = ["red", "blue", "green", "yellow", "black", "white", "orange", "purple", "gold", "silver"]
+NUMBERS = [str(i) for i in range(200)]
+
+# (slug, variant) -> weight, following the reproduction data's row counts
+MIX: dict[tuple[str, str | None], int] = {
+    ("dna", None): 300,
+    ("logic", None): 400,
+    ("matmul", None): 300,
+    ("kronecker", None): 300,
+    ("words", "numbers"): 214,
+    ("words", "colors"): 86,
+    ("code", "two_sum"): 18,
+    ("code", "edit_distance"): 20,
+    ("code", "next_permutation"): 20,
+    ("code", "rotate_matrix"): 22,
+    ("code", "insert_interval"): 22,
+    ("code", "rotate_array"): 23,
+    ("code", "reverse_words"): 23,
+}
+
+
+def _ints(rng: random.Random, k: int, lo: int, hi: int) -> list[str]:
+    return [str(rng.randint(lo, hi)) for _ in range(k)]
+
+
+def _grid(rng: random.Random, rows: int, cols: int, lo: int, hi: int) -> list[list[str]]:
+    return [_ints(rng, cols, lo, hi) for _ in range(rows)]
+
+
+def _divisor_shape(rng: random.Random, length: int, square_first: bool) -> tuple[int, int]:
+    shapes = [(r, length // r) for r in range(1, length + 1) if length % r == 0]
+    if square_first:
+        shapes = [(r, c) for r, c in shapes if 1 < r <= c] or shapes
+    return rng.choice(shapes)
+
+
+def _list(xs: list[str]) -> str:
+    return "[" + ", ".join(xs) + "]"
+
+
+def ref_dna(rng: random.Random) -> str:
+    return " ".join(rng.choices(CODONS, k=rng.randint(1, 199)))
+
+
+def ref_logic(rng: random.Random) -> str:
+    n = min(39, max(2, int(rng.triangular(2, 39, 20))))
+    ids = sorted(rng.sample(range(1, 41), n))
+    return "".join(f"p{i}: {rng.choice(('True', 'True', 'False'))}\n" for i in ids)
+
+
+def ref_matmul(rng: random.Random) -> str:
+    rows, cols = _divisor_shape(rng, rng.choice([L for L in range(6, 66, 2) if L not in (2,)]), True)
+    return "\n".join(" ".join(r) for r in _grid(rng, rows, cols, -193, 193))
+
+
+def ref_kronecker(rng: random.Random) -> str:
+    rows, cols = _divisor_shape(rng, rng.choice(range(40, 300, 10)), rng.random() < 0.5)
+    return "\n".join(" ".join(r) for r in _grid(rng, rows, cols, -81, 81))
+
+
+def ref_words(vocab: list[str]) -> Callable[[random.Random], str]:
+    def make(rng: random.Random) -> str:
+        k = min(155, 5 + int(rng.expovariate(1 / 9)))
+        return " ".join(rng.choices(vocab, k=k))
+
+    return make
+
+
+def ref_code(variant: str) -> Callable[[random.Random], str]:
+    def make(rng: random.Random) -> str:
+        if variant == "two_sum":
+            return _list(_ints(rng, 2, 0, 3))
+        if variant == "edit_distance":
+            return str(rng.randint(1, 8))
+        if variant in ("next_permutation", "rotate_array"):
+            return _list(_ints(rng, rng.randint(3, 25 if variant == "next_permutation" else 167), -9, 99))
+        if variant == "rotate_matrix":
+            n = rng.randint(1, 11)
+            return "[" + ", ".join(_list(r) for r in _grid(rng, n, n, -20, 20)) + "]"
+        if variant == "insert_interval":
+            bounds = sorted(rng.sample(range(100), 2 * rng.randint(2, 12)))
+            return "[" + ", ".join(f"[{a}, {b}]" for a, b in zip(bounds[::2], bounds[1::2])) + "]"
+        words = ["".join(rng.choices("abcdefghijklmnopqrstuvwxyz'", k=rng.randint(1, 9))) for _ in range(29)]
+        return " ".join(words[: rng.randint(1, 29)])
+
+    return make
+
+
+MAKERS: dict[tuple[str, str | None], Callable[[random.Random], str]] = {
+    ("dna", None): ref_dna,
+    ("logic", None): ref_logic,
+    ("matmul", None): ref_matmul,
+    ("kronecker", None): ref_kronecker,
+    ("words", "numbers"): ref_words(NUMBERS),
+    ("words", "colors"): ref_words(COLORS),
+    **{("code", v): ref_code(v) for (s, v) in MIX if s == "code" and v is not None},
+}
+
+
+def corrupt(rng: random.Random, reference: str, rate: float) -> str:
+    """Substitute, drop or duplicate space-separated tokens with total probability ``rate`` each."""
+    out = []
+    for line in reference.split("\n"):
+        tokens = line.split(" ")
+        kept = []
+        for tok in tokens:
+            u = rng.random()
+            if u >= rate:
+                kept.append(tok)
+            elif u < rate / 2:
+                kept.append(tok[::-1] + "7" if tok else "7")
+            elif u < 3 * rate / 4:
+                continue
+            else:
+                kept += [tok, tok]
+        out.append(" ".join(kept))
+    return "\n".join(out)
+
+
+def wrap(rng: random.Random, body: str) -> str:
+    """Put an answer into one of the response shapes seen in practice."""
+    u = rng.random()
+    if u < 0.70:
+        return f"Let me work through this carefully.\n********\n{body}\n********"
+    if u < 0.80:
+        return f"********\nscratch {body[:20]}\n********\nthe answer is below\n********\n{body}\n********\n"
+    if u < 0.90:
+        return body
+    if u < 0.96:
+        return f"Answer =\n********\n{body}"
+    if u < 0.98:
+        return f"********\nthe final answer is {body}\n********"
+    return ""
+
+
+def generate(n: int, seed: int, corrupt_fraction: float, rate: float) -> dict[tuple[str, str | None], tuple[list[str], list[str]]]:
+    rng = random.Random(seed)
+    keys = list(MIX)
+    picks = rng.choices(keys, weights=[MIX[k] for k in keys], k=n)
+    groups: dict[tuple[str, str | None], tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    for key in picks:
+        reference = MAKERS[key](rng)
+        body = corrupt(rng, reference, rate) if rng.random() < corrupt_fraction else reference
+        responses, references = groups[key]
+        responses.append(wrap(rng, body))
+        references.append(reference)
+    return groups
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100_000, help="number of responses")
+    parser.add_argument("--chunk", type=int, default=10_000, help="responses generated and evaluated at once")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--alignment", choices=("strict", "dynamic"), default="strict")
+    parser.add_argument("--corrupt-fraction", type=float, default=0.4, help="share of responses with corruptions")
+    parser.add_argument("--rate", type=float, default=0.1, help="per-token corruption probability")
+    parser.add_argument("--tracemalloc", action="store_true", help="also trace the evaluation's peak (slower)")
+    args = parser.parse_args(argv)
+
+    tasks = {key: get_task(*key) for key in MIX}
+    rows = responses_done = 0
+    rows_by_gran: dict[str, int] = defaultdict(int)
+    rows_by_task: dict[str, int] = defaultdict(int)
+    cpu = wall = gen_wall = 0.0
+    traced_peak = 0
+    for chunk_start in range(0, args.n, args.chunk):
+        size = min(args.chunk, args.n - chunk_start)
+        t0 = time.perf_counter()
+        groups = generate(size, args.seed * 1_000_003 + chunk_start, args.corrupt_fraction, args.rate)
+        gen_wall += time.perf_counter() - t0
+        if args.tracemalloc:
+            tracemalloc.start()
+        c0, w0 = time.process_time(), time.perf_counter()
+        for key, (responses, references) in groups.items():
+            frame = evaluate_many(responses, references, tasks[key], granularities=GRANULARITIES,
+                                  alignment=args.alignment)
+            rows += frame.height
+            rows_by_task[key[0]] += frame.height
+            for g, count in frame.group_by("granularity").len().iter_rows():
+                rows_by_gran[g] += count
+            del frame
+        cpu += time.process_time() - c0
+        wall += time.perf_counter() - w0
+        if args.tracemalloc:
+            traced_peak = max(traced_peak, tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        responses_done += size
+        print(f"  {responses_done:>8} responses  {rows:>11,} rows  cpu {cpu:7.1f} s", file=sys.stderr, flush=True)
+
+    peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"alignment            {args.alignment}")
+    print(f"responses            {responses_done:,}  (chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)")
+    print(f"comparison rows      {rows:,}  " + "  ".join(f"{g}={rows_by_gran[g]:,}" for g in GRANULARITIES))
+    print("rows by task         " + "  ".join(f"{t}={c:,}" for t, c in rows_by_task.items()))
+    print(f"evaluation time      cpu {cpu:.1f} s, wall {wall:.1f} s")
+    print(f"throughput (cpu)     {rows / cpu:,.0f} rows/s, {responses_done / cpu:,.0f} responses/s")
+    print(f"throughput (wall)    {rows / wall:,.0f} rows/s, {responses_done / wall:,.0f} responses/s")
+    print(f"peak RSS             {peak_rss_mib:,.0f} MiB (whole process, incl. generated chunk)")
+    if args.tracemalloc:
+        print(f"traced peak          {traced_peak / 2**20:,.0f} MiB (Python allocations during evaluation)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

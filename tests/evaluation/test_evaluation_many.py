@@ -1,0 +1,105 @@
+"""``evaluate_many`` / ``summarize_units`` agree with ``evaluate`` row by row and metric by metric."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+from evaluation_helpers import task
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from saltbench.evaluation import (
+    ALIGNMENTS,
+    GRANULARITIES,
+    METRIC_KEYS,
+    UNITS_SCHEMA,
+    evaluate,
+    evaluate_many,
+    summarize_units,
+)
+
+DNA = task("dna")
+PIECES = ["********", "****", "*", "\n", " ", ",", "[", "]", "TCT", "CGA", "DK", "5", "[1, 2]", "p1: True", "end"]
+text = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=25).map("".join)
+TASKS = [task("dna"), task("logic"), task("code", "two_sum"), task("code", "rotate_matrix")]
+
+
+def test_frame_layout_for_a_worked_example():
+    frame = evaluate_many(["scratch\n********\nTCT AAA\n********", "A B C"], ["TCT CGA", "A B"], DNA,
+                          granularities=("atom", "line"))
+    assert frame.schema == pl.Schema(UNITS_SCHEMA)
+    atoms = frame.filter(pl.col("granularity") == "atom")
+    assert atoms.select("sample_idx", "unit_index", "status", "response_unit", "span_start", "span_end").rows() == [
+        (0, 0, "correct", "TCT", 17, 20),
+        (0, 1, "incorrect", "AAA", 21, 24),
+        (1, 0, "correct", "A", 0, 1),
+        (1, 1, "correct", "B", 2, 3),
+        (1, 2, "redundant", "C", 4, 5),
+    ]
+    assert frame.filter(pl.col("granularity") == "line")["status"].to_list() == ["incorrect", "incorrect"]
+    assert frame["is_correct"].to_list() == [s == "correct" for s in frame["status"].to_list()]
+
+
+def test_missing_units_have_null_spans():
+    frame = evaluate_many(["TCT"], ["TCT CGA"], DNA, granularities="atom")
+    assert frame.select("status", "response_unit", "span_start").rows() == [("correct", "TCT", 0), ("missing", None, None)]
+
+
+def test_length_mismatch_and_bad_modes_raise():
+    with pytest.raises(ValueError, match="same length"):
+        evaluate_many(["a"], [], DNA)
+    with pytest.raises(ValueError, match="granularity"):
+        evaluate_many(["a"], ["a"], DNA, granularities=("atom", "token"))
+    with pytest.raises(ValueError, match="alignment"):
+        evaluate_many(["a"], ["a"], DNA, alignment="global")
+
+
+def test_empty_batch():
+    frame = evaluate_many([], [], DNA)
+    assert frame.height == 0 and frame.schema == pl.Schema(UNITS_SCHEMA)
+    assert summarize_units(frame).height == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(pairs=st.lists(st.tuples(text, text), max_size=6), which=st.integers(0, len(TASKS) - 1),
+       alignment=st.sampled_from(ALIGNMENTS))
+def test_batch_equals_single_evaluations(pairs, which, alignment):
+    t = TASKS[which]
+    responses = [r for r, _ in pairs]
+    references = [g for _, g in pairs]
+    frame = evaluate_many(responses, references, t, alignment=alignment)
+    summary = summarize_units(frame, dynamic_alignment=alignment == "dynamic")
+    for i, (response, reference) in enumerate(pairs):
+        for g in GRANULARITIES:
+            ev = evaluate(response, reference, t, granularity=g, alignment=alignment)
+            rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            expected = [
+                (
+                    c.index,
+                    c.status,
+                    c.response_unit,
+                    c.reference_unit,
+                    c.is_correct,
+                    *(ev.response_unit_spans[c.response_index] if c.response_index is not None else (None, None)),
+                )
+                for c in ev.comparisons
+            ]
+            got = rows.select(
+                "unit_index", "status", "response_unit", "reference_unit", "is_correct", "span_start", "span_end"
+            ).rows()
+            assert got == expected
+            metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            if not ev.comparisons:
+                assert metrics.height == 0
+                continue
+            assert metrics.select(METRIC_KEYS).row(0, named=True) == pytest.approx(ev.metrics)
+
+
+def test_summary_counts_internal_missing_in_dynamic_mode():
+    frame = evaluate_many(["4 5 7", "TCT CGA TTC"], ["5 4 5 7", "TCT CGA TTC CGG"], DNA, granularities="atom",
+                          alignment="dynamic")
+    summary = summarize_units(frame, dynamic_alignment=True)
+    assert summary.select("sample_idx", "num_internal_missing", "num_precision_units", "precision").rows() == [
+        (0, 1, 4, 0.75),
+        (1, 0, 3, 1.0),
+    ]
