@@ -20,9 +20,12 @@ MODELS = config["models"]
 
 include: "rules/common.smk"
 include: "rules/datasets.smk"
+include: "rules/inference.smk"
+include: "rules/scoring.smk"
 
 
 rule all:
     default_target: True
     input:
         expand("data/datasets/{task}.parquet", task=TASKS),
+        expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),

@@ -1,5 +1,72 @@
-"""Shared helpers for the rules: wildcard constraints and small config lookups."""
+"""Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources."""
+
+import math
+
+from saltbench.data import PAPER_ROWS
+from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
+from saltbench.stages import n_shards
 
 
 wildcard_constraints:
     task="|".join(["dna", "code", "logic", "matmul", "kronecker", "words"]),
+    style="direct|cot",
+    shard=r"\d+",
+    model=r"[A-Za-z0-9][A-Za-z0-9._@+-]*",
+
+
+REGISTRY = load_model_registry(config["model_registry"])
+CONVERTED_MODELS = "data/models/converted"
+
+
+def spec_of(model):
+    """The registry entry of a model name."""
+    return REGISTRY[model]
+
+
+def samples_of(task):
+    """Samples in the task's dataset, known from the config before the dataset exists."""
+    n = config["datasets"]["n_samples"]
+    n = n.get(task) if isinstance(n, dict) else n
+    if config["datasets"]["source"] == "paper":
+        return PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
+    return n
+
+
+def shards_of(task):
+    """Shard indices of a task's inference jobs."""
+    return range(n_shards(samples_of(task), config["inference"]["shard_size"]))
+
+
+def model_files(wildcards):
+    """Files an inference job needs for its model: the converted GGUF, a trained/local directory, or none."""
+    source = spec_of(wildcards.model).source
+    if isinstance(source, GgufPackageSource):
+        return [f"{CONVERTED_MODELS}/{wildcards.model}"]
+    if isinstance(source, LocalSource):
+        return [source.path]
+    return []
+
+
+def model_path(wildcards):
+    """What the inference script passes to from_pretrained."""
+    return spec_of(wildcards.model).resolve_path(CONVERTED_MODELS)
+
+
+def model_resource(key):
+    """A resource callable reading the model registry; SLURM maps them to --gpus, --mem, --time.
+
+    ``gpu_model`` is None when the registry leaves it null (Snakemake then drops the resource);
+    CPU threads come from ``resources.cpus`` through the rule's ``threads``.
+    """
+
+    def lookup(wildcards, threads=None):
+        res = spec_of(wildcards.model).resources
+        return {
+            "gpu": res.gpus,
+            "gpu_model": res.gpu_model,
+            "mem_mb": res.mem_mb,
+            "runtime": res.runtime_min,
+            "cpus": res.cpus,
+        }[key]
+
+    return lookup

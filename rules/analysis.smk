@@ -1,0 +1,217 @@
+"""Stage 6: analysis tables results/tables/{name}.{parquet,csv,tex} (saltbench.analysis).
+
+Needs from the Snakefile: TASKS, STYLES, MODELS, and INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists
+when config `interventions` is disabled). Options: config `analysis` (keys and defaults:
+saltbench.analysis.rule_io.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
+calibration_fraction, n_bootstrap, ci_level). Each table's CSV goes into the HTML report with its caption.
+"""
+
+from saltbench.analysis.rule_io import analysis_options, figure_outputs, table_outputs
+
+
+ANALYSIS = analysis_options(config)
+ANALYSIS_METRICS = expand(
+    "results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS
+)
+ANALYSIS_UNITS = expand("data/units/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS)
+ANALYSIS_INTERVENTIONS = expand(
+    "data/interventions/{model}/{task}.parquet", model=INTERVENTION_MODELS, task=INTERVENTION_TASKS
+)
+
+
+rule table_leaderboard:
+    """Per model x style: precision at three granularities, ECE, AUROC, PRR of the default confidence."""
+    input:
+        ANALYSIS_METRICS,
+    output:
+        **table_outputs("leaderboard", report),
+    params:
+        confidence=config["metrics"]["default_confidence"],
+        flavour=ANALYSIS["flavour"],
+        calibration=ANALYSIS["ece_calibration"],
+        granularity=ANALYSIS["granularity"],
+    log:
+        "logs/tables/leaderboard.log",
+    benchmark:
+        "benchmarks/tables/leaderboard.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_leaderboard.py"
+
+
+rule table_accuracy_by_task:
+    """Per-task precision of every model, style and granularity (tidy; behind figure accuracy_by_task)."""
+    input:
+        ANALYSIS_METRICS,
+    output:
+        **table_outputs("accuracy_by_task", report),
+    log:
+        "logs/tables/accuracy_by_task.log",
+    benchmark:
+        "benchmarks/tables/accuracy_by_task.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_accuracy_by_task.py"
+
+
+rule table_dominance:
+    """Which confidence function wins each aspect (ECE, AUROC, PRR) per granularity, and by how much."""
+    input:
+        ANALYSIS_METRICS,
+    output:
+        **table_outputs("dominance", report),
+        cells="results/tables/dominance_cells.parquet",
+    params:
+        calibration=ANALYSIS["ece_calibration"],
+    log:
+        "logs/tables/dominance.log",
+    benchmark:
+        "benchmarks/tables/dominance.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_dominance.py"
+
+
+rule table_granularity:
+    """AUROC (pooled and per response) at atom, line and generation level, per task and style."""
+    input:
+        ANALYSIS_METRICS,
+    output:
+        **table_outputs("granularity", report),
+    params:
+        confidence=config["metrics"]["default_confidence"],
+        flavour=ANALYSIS["flavour"],
+    log:
+        "logs/tables/granularity.log",
+    benchmark:
+        "benchmarks/tables/granularity.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_granularity.py"
+
+
+rule table_reasoning_tradeoff:
+    """Paired CoT-vs-direct and reasoning-vs-base comparisons: delta precision, relative delta AUROC."""
+    input:
+        metrics=ANALYSIS_METRICS,
+        units=ANALYSIS_UNITS if ANALYSIS["reasoning_level"] == "sample" else [],
+        registry=config["model_registry"],
+    output:
+        **table_outputs("reasoning_tradeoff", report),
+    params:
+        models=MODELS,
+        styles=STYLES,
+        level=ANALYSIS["reasoning_level"],
+        confidence=config["metrics"]["default_confidence"],
+        flavour=ANALYSIS["flavour"],
+        granularity=ANALYSIS["granularity"],
+        n_resamples=(
+            ANALYSIS["paired_bootstrap"]
+            if ANALYSIS["reasoning_level"] == "task"
+            else max(config["metrics"]["n_bootstrap"], 1)
+        ),
+        alpha=1 - config["metrics"]["ci_level"],
+        seed=config["seed"],
+    log:
+        "logs/tables/reasoning_tradeoff.log",
+    benchmark:
+        "benchmarks/tables/reasoning_tradeoff.tsv"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_reasoning_tradeoff.py"
+
+
+rule table_interventions:
+    """Fitted intervention effects (with cluster-bootstrap CIs) and next-atom accuracy tables."""
+    input:
+        ANALYSIS_INTERVENTIONS,
+    output:
+        **table_outputs("interventions", report),
+        **table_outputs("interventions_by_position", report, prefix="position_"),
+        **table_outputs("interventions_by_corruption", report, prefix="corruption_"),
+        **table_outputs("interventions_by_placement", report, prefix="placement_"),
+    params:
+        method=ANALYSIS["intervention_fit"],
+        n_resamples=ANALYSIS["intervention_bootstrap"],
+        alpha=1 - config["metrics"]["ci_level"],
+        position_bins=ANALYSIS["position_bins"],
+        corruption_bins=ANALYSIS["corruption_bins"],
+        seed=config["seed"],
+    log:
+        "logs/tables/interventions.log",
+    benchmark:
+        "benchmarks/tables/interventions.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_interventions.py"
+
+
+rule table_reliability:
+    """Reliability-diagram bins of every confidence function (calibrated on a calibration split)."""
+    input:
+        ANALYSIS_UNITS,
+    output:
+        **table_outputs("reliability", report, ("parquet", "csv")),
+    params:
+        flavour=ANALYSIS["flavour"],
+        method=ANALYSIS["ece_calibration"],
+        calibration_fraction=config["metrics"]["calibration_fraction"],
+        n_bins=config["metrics"]["n_bins"],
+        seed=config["seed"],
+    log:
+        "logs/tables/reliability.log",
+    benchmark:
+        "benchmarks/tables/reliability.tsv"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_reliability.py"
+
+
+rule table_rejection:
+    """Risk-coverage curves of every confidence function with oracle and random baselines."""
+    input:
+        ANALYSIS_UNITS,
+    output:
+        **table_outputs("rejection", report, ("parquet", "csv")),
+    params:
+        flavour=ANALYSIS["flavour"],
+        n_points=ANALYSIS["rejection_points"],
+    log:
+        "logs/tables/rejection.log",
+    benchmark:
+        "benchmarks/tables/rejection.tsv"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_rejection.py"

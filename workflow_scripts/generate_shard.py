@@ -1,0 +1,35 @@
+"""Rule generate_shard: greedy generations with per-token log-probabilities for one shard."""
+
+from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.rule_support import setup_logging
+from saltbench.stages import generate_shard, max_new_tokens_for, shard_rows
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    log = setup_logging(snakemake)
+    wc, params = snakemake.wildcards, snakemake.params
+    inference = params.inference
+    rows = shard_rows(read_table(snakemake.input.dataset), int(wc.shard), inference["shard_size"])
+    budget = max_new_tokens_for(inference, wc.task, wc.style)
+    log.info("model %s, %s/%s shard %s: %d prompts, max_new_tokens %d", wc.model, wc.style, wc.task, wc.shard,
+             rows.height, budget)
+    frame = generate_shard(
+        rows,
+        model_name=wc.model,
+        model_path=params.model_path,
+        spec=params.spec,
+        style=wc.style,
+        n_shots=params.n_shots,
+        max_new_tokens=budget,
+        batch_size=inference["batch_size"],
+        top_k=inference["top_k"],
+    )
+    spec = params.spec
+    meta = provenance(stage="generations", model=wc.model, model_source=repr(spec.source), style=wc.style,
+                      task=wc.task, shard=int(wc.shard), config_hash=config_hash(dict(inference)))
+    write_table(frame, snakemake.output[0], meta)
+    counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
+    log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])
+
+
+main(snakemake)  # noqa: F821

@@ -1,0 +1,14 @@
+"""Rule table_accuracy_by_task: results/tables/accuracy_by_task.{parquet,csv,tex} (per-task precision)."""
+
+from saltbench.analysis import METRICS_SCHEMA, accuracy_by_task, read_tables
+from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    write_rule_tables(snakemake, accuracy_by_task(metrics))
+
+
+main(snakemake)  # noqa: F821

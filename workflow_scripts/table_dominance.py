@@ -1,0 +1,18 @@
+"""Rule table_dominance: results/tables/dominance.{parquet,csv,tex} and the per-cell winners."""
+
+from saltbench.analysis import METRICS_SCHEMA, dominance, dominance_cells, read_tables
+from saltbench.analysis.rule_io import rule_meta, write_rule_tables
+from saltbench.io import write_table
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    calibration = snakemake.params.calibration
+    write_rule_tables(snakemake, dominance(metrics, calibration=calibration))
+    cells = dominance_cells(metrics, calibration=calibration)
+    write_table(cells, snakemake.output.cells, rule_meta(snakemake))
+
+
+main(snakemake)  # noqa: F821

@@ -1,0 +1,28 @@
+"""Rule table_interventions: fitted effects and accuracy tables of the atom-level interventions."""
+
+from saltbench.analysis import (
+    INTERVENTIONS_SCHEMA,
+    accuracy_by_corruption,
+    accuracy_by_placement,
+    accuracy_by_position,
+    fit_intervention_effects,
+    read_tables,
+)
+from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    p = snakemake.params
+    data = read_tables(list(snakemake.input), INTERVENTIONS_SCHEMA)
+    effects = fit_intervention_effects(
+        data, method=p.method, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
+    )
+    write_rule_tables(snakemake, effects)
+    write_rule_tables(snakemake, accuracy_by_position(data, n_bins=p.position_bins), prefix="position_")
+    write_rule_tables(snakemake, accuracy_by_corruption(data, n_bins=p.corruption_bins), prefix="corruption_")
+    write_rule_tables(snakemake, accuracy_by_placement(data), prefix="placement_")
+
+
+main(snakemake)  # noqa: F821

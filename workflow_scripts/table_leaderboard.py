@@ -1,0 +1,22 @@
+"""Rule table_leaderboard: results/tables/leaderboard.{parquet,csv,tex} from every metrics table."""
+
+from saltbench.analysis import METRICS_SCHEMA, leaderboard, read_tables
+from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    p = snakemake.params
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    table = leaderboard(
+        metrics,
+        confidence=p.confidence,
+        flavour=p.flavour,
+        calibration=p.calibration,
+        granularity=p.granularity,
+    )
+    write_rule_tables(snakemake, table)
+
+
+main(snakemake)  # noqa: F821

@@ -1,0 +1,19 @@
+"""Rule table_rejection: results/tables/rejection.{parquet,csv} (risk-coverage curves)."""
+
+from saltbench.analysis import rejection_table
+from saltbench.analysis.rule_io import iter_units, write_rule_tables
+from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    p = snakemake.params
+    columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
+               *(f"{p.flavour}.{fn}" for fn in CONFIDENCE_FUNCTIONS)]  # fmt: skip
+    units = iter_units(list(snakemake.input), columns)
+    table = rejection_table(units, flavour=p.flavour, n_points=p.n_points)
+    write_rule_tables(snakemake, table)
+
+
+main(snakemake)  # noqa: F821

@@ -1,0 +1,26 @@
+"""Rule table_reliability: results/tables/reliability.{parquet,csv} (reliability-diagram bins)."""
+
+from saltbench.analysis import GRANULARITIES, reliability_table
+from saltbench.analysis.rule_io import iter_units, write_rule_tables
+from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    setup_logging(snakemake)
+    p = snakemake.params
+    columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
+               *(f"{p.flavour}.{fn}" for fn in CONFIDENCE_FUNCTIONS)]  # fmt: skip
+    table = reliability_table(
+        iter_units(list(snakemake.input), columns),
+        flavour=p.flavour,
+        granularities=GRANULARITIES,
+        method=p.method,
+        calibration_fraction=p.calibration_fraction,
+        seed=p.seed,
+        n_bins=p.n_bins,
+    )
+    write_rule_tables(snakemake, table)
+
+
+main(snakemake)  # noqa: F821
