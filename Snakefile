@@ -16,16 +16,60 @@ config.update(validate_config(config))
 TASKS = config["tasks"]
 STYLES = config["prompt_styles"]
 MODELS = config["models"]
+INTERVENTIONS = config["interventions"]
+INTERVENTION_MODELS = INTERVENTIONS.get("models", []) if INTERVENTIONS.get("enabled", False) else []
+INTERVENTION_TASKS = (
+    [t for t in INTERVENTIONS.get("tasks", TASKS) if t in TASKS] if INTERVENTION_MODELS else []
+)
+TRAINING = config["training"]
+TRAINED_MODELS = [TRAINING["name"]] if TRAINING.get("enabled", False) else []
+
+
+report: "report/workflow.rst"
 
 
 include: "rules/common.smk"
 include: "rules/datasets.smk"
 include: "rules/inference.smk"
 include: "rules/scoring.smk"
+include: "rules/analysis.smk"
+include: "rules/figures.smk"
+
+
+TABLES = ["leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff"]
+FIGURES = [
+    "accuracy_by_task",
+    "dominance",
+    "granularity_auroc",
+    "reliability_diagrams",
+    "rejection_curves",
+    "reasoning_tradeoff",
+]
+INTERVENTION_TABLES = [
+    "interventions",
+    "interventions_by_position",
+    "interventions_by_corruption",
+    "interventions_by_placement",
+]
 
 
 rule all:
+    """Every dataset, metrics file, table and figure of the configuration."""
     default_target: True
     input:
         expand("data/datasets/{task}.parquet", task=TASKS),
         expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),
+        expand("results/tables/{name}.{ext}", name=TABLES, ext=["parquet", "csv", "tex"]),
+        expand("results/tables/{name}.{ext}", name=["reliability", "rejection"], ext=["parquet", "csv"]),
+        expand("figures/{name}.{ext}", name=FIGURES, ext=["pdf", "png"]),
+        expand(
+            "results/tables/{name}.{ext}",
+            name=INTERVENTION_TABLES if INTERVENTION_MODELS else [],
+            ext=["parquet", "csv", "tex"],
+        ),
+        expand(
+            "figures/{name}.{ext}",
+            name=["interventions_propagation", "interventions_context_length"] if INTERVENTION_MODELS else [],
+            ext=["pdf", "png"],
+        ),
+        expand("figures/training_loss.{ext}", ext=["pdf", "png"] if TRAINED_MODELS else []),

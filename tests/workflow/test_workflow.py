@@ -62,3 +62,31 @@ def test_datasets_stage_is_byte_identical_on_rerun(workdir):
     shutil.rmtree(workdir / "data")
     run(["--cores", "2", *targets], workdir)
     assert _digests(workdir / "data" / "datasets") == first
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_tiny_end_to_end_run_and_resume(workdir, repo_root):
+    """config/test.yaml: datasets -> SmolLM2 shards -> units -> metrics; a lost shard is recomputed alone."""
+    converted = repo_root / "data" / "models" / "converted" / "smollm2-135m"
+    if converted.is_dir():  # reuse a conversion made by an earlier run (it takes a minute on 2 cores)
+        shutil.copytree(converted, workdir / "data" / "models" / "converted" / "smollm2-135m")
+    run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=1500)
+    import polars as pl
+
+    for task in ("dna", "matmul"):
+        metrics = pl.read_parquet(workdir / f"results/metrics/smollm2-135m/direct/{task}.parquet")
+        assert set(metrics["granularity"]) == {"atom", "line", "generation"}
+        assert metrics.filter(pl.col("metric") == "precision").height == 3
+        gens = pl.read_parquet(workdir / f"data/generations/smollm2-135m/direct/{task}.parquet")
+        assert gens.height == 3 and gens["sample_id"].n_unique() == 3
+    shard = workdir / "data/generations/smollm2-135m/direct/dna/shard-1.parquet"
+    before = shard.read_bytes()
+    shard.unlink()
+    proc = run(["--cores", "2", "--configfile", "config/test.yaml", "--summary"], workdir)
+    assert "shard-1.parquet" in proc.stdout
+    plan = run(["--cores", "2", "--configfile", "config/test.yaml", "-n"], workdir)
+    jobs = [line for line in plan.stdout.splitlines() if line.startswith("generate_shard")]
+    assert jobs and jobs[0].split()[-1] == "1", plan.stdout  # only the lost shard is regenerated
+    run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=900)
+    assert shard.read_bytes() == before  # deterministic generation (float32, CPU)

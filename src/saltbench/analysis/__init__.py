@@ -1,0 +1,91 @@
+"""Tables of the SALT study, as pure functions of the tidy metrics / units / interventions tables.
+
+Every function takes polars frames with the upstream schemas (:mod:`saltbench.analysis._common`) and
+returns a tidy polars frame; :func:`write_table_outputs` writes one as Parquet, CSV and LaTeX.
+
+==========================  ===========================================  ==============================
+table (results/tables/)     function                                     input
+==========================  ===========================================  ==============================
+``leaderboard``             :func:`leaderboard`                          metrics
+``accuracy_by_task``        :func:`accuracy_by_task`                     metrics
+``dominance``               :func:`dominance` (:func:`dominance_cells`)   metrics
+``granularity``             :func:`granularity_table`                    metrics
+``reasoning_tradeoff``      :func:`reasoning_tradeoff` /                 metrics / units
+                            :func:`reasoning_tradeoff_units`
+``interventions``           :func:`fit_intervention_effects`             interventions
+``interventions_by_*``      :func:`accuracy_by_position`,                interventions
+                            :func:`accuracy_by_corruption`,
+                            :func:`accuracy_by_placement`
+``reliability``             :func:`reliability_table`                    units
+``rejection``               :func:`rejection_table`                      units
+==========================  ===========================================  ==============================
+"""
+
+from ._common import (
+    ASPECT_METRICS,
+    GRANULARITIES,
+    INTERVENTIONS_SCHEMA,
+    LOWER_IS_BETTER,
+    METRICS_SCHEMA,
+    TRAIN_LOG_SCHEMA,
+    UNITS_KEY_SCHEMA,
+    combine_intervals,
+    RESPONSE_STATUSES,
+    read_tables,
+    read_train_logs,
+    wilson_interval,
+)
+from ._dominance import dominance, dominance_cells
+from ._export import latex_escape, to_latex, write_table_outputs
+from ._granularity import granularity_table
+from ._interventions import (
+    POOLED,
+    accuracy_by_corruption,
+    accuracy_by_placement,
+    accuracy_by_position,
+    fit_intervention_effects,
+)
+from ._leaderboard import accuracy_by_task, leaderboard, select_metric
+from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
+from ._reasoning import paired_bootstrap, paired_test, reasoning_tradeoff, reasoning_tradeoff_units
+from ._units import rejection_table, reliability_table
+
+__all__ = [
+    "ASPECT_METRICS",
+    "GRANULARITIES",
+    "INTERVENTIONS_SCHEMA",
+    "LOWER_IS_BETTER",
+    "METRICS_SCHEMA",
+    "POOLED",
+    "RESPONSE_STATUSES",
+    "TRAIN_LOG_SCHEMA",
+    "UNITS_KEY_SCHEMA",
+    "Comparison",
+    "ModelPair",
+    "accuracy_by_corruption",
+    "accuracy_by_placement",
+    "accuracy_by_position",
+    "accuracy_by_task",
+    "base_model",
+    "combine_intervals",
+    "comparisons",
+    "dominance",
+    "dominance_cells",
+    "fit_intervention_effects",
+    "granularity_table",
+    "latex_escape",
+    "leaderboard",
+    "model_pairs",
+    "paired_bootstrap",
+    "paired_test",
+    "read_tables",
+    "read_train_logs",
+    "reasoning_tradeoff",
+    "reasoning_tradeoff_units",
+    "rejection_table",
+    "reliability_table",
+    "select_metric",
+    "to_latex",
+    "wilson_interval",
+    "write_table_outputs",
+]

@@ -1,0 +1,303 @@
+"""Atom-level interventions: how corrupted prefixes and answer length drive the next atom's correctness.
+
+Each intervention row (:data:`~saltbench.analysis._common.INTERVENTIONS_SCHEMA`) forces a prefix of ``k-1``
+answer atoms, ``c`` of them corrupted (``placement``: ``clean`` = none, ``random``, ``local`` = the atoms
+just before position ``k``, ``distant`` = atoms far from it), and records whether the model's next atom
+(``k``) is correct.
+
+* :func:`fit_intervention_effects` — regression of ``next_correct`` on the corrupted fraction, the
+  placement (local / random vs distant) and the position fraction, per model × task and pooled over tasks,
+  with cluster-bootstrap intervals over samples;
+* :func:`accuracy_by_position`, :func:`accuracy_by_corruption`, :func:`accuracy_by_placement` — the
+  aggregated accuracy tables behind the intervention figures (Wilson intervals; each table also carries
+  ``n_correct`` and ``n`` so that it can be re-aggregated exactly, e.g. over models).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+import polars as pl
+
+from ._common import INTERVENTIONS_SCHEMA, NAN, nan_for_null, require_columns, wilson_interval
+
+logger = logging.getLogger(__name__)
+
+FitMethod = Literal["logistic", "linear"]
+TERMS: tuple[str, ...] = (
+    "intercept", "corrupted_fraction", "placement_local", "placement_random", "position_fraction",
+)  # fmt: skip
+"""Reported regression terms; placement terms are contrasts against ``distant`` (and clean rows, which have
+``corrupted_fraction = 0``)."""
+
+EFFECTS_SCHEMA: Mapping[str, pl.DataType] = {
+    "model": pl.String(),
+    "task": pl.String(),
+    "term": pl.String(),
+    "estimate": pl.Float64(),
+    "ci_low": pl.Float64(),
+    "ci_high": pl.Float64(),
+    "n_rows": pl.Int64(),
+    "n_samples": pl.Int64(),
+    "method": pl.String(),
+}
+
+POOLED = "pooled"
+"""Task label of fits and tables pooled over tasks."""
+
+
+def _design(frame: pl.DataFrame, task_effects: bool) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Design matrix, its column names (reported terms first) and the response."""
+    placement = frame["placement"].to_numpy()
+    cols = {
+        "intercept": np.ones(frame.height),
+        "corrupted_fraction": frame["corrupted_fraction"].to_numpy().astype(np.float64),
+        "placement_local": (placement == "local").astype(np.float64),
+        "placement_random": (placement == "random").astype(np.float64),
+        "position_fraction": frame["position_fraction"].to_numpy().astype(np.float64),
+    }
+    if task_effects:
+        tasks = frame["task"].to_numpy()
+        for t in sorted(set(tasks.tolist()))[1:]:
+            cols[f"task[{t}]"] = (tasks == t).astype(np.float64)
+    y = frame["next_correct"].cast(pl.Float64).to_numpy()
+    names = list(cols)
+    return np.column_stack([cols[n] for n in names]), names, y
+
+
+def _fit(x: np.ndarray, y: np.ndarray, method: FitMethod, ridge: float) -> np.ndarray:
+    """Coefficients; columns without variation (other than the intercept) get NaN."""
+    varies = np.ones(x.shape[1], dtype=bool)
+    varies[1:] = x[:, 1:].std(axis=0) > 0
+    xs = x[:, varies]
+    beta = np.full(x.shape[1], NAN)
+    if xs.shape[0] == 0:
+        return beta
+    penalty = np.full(xs.shape[1], ridge)
+    penalty[0] = 0.0
+    if method == "linear":
+        gram = xs.T @ xs + np.diag(penalty)
+        beta[varies] = np.linalg.solve(gram, xs.T @ y)
+        return beta
+    b = np.zeros(xs.shape[1])
+    for _ in range(100):
+        eta = np.clip(xs @ b, -30, 30)
+        p = 1.0 / (1.0 + np.exp(-eta))
+        w = np.maximum(p * (1 - p), 1e-10)
+        grad = xs.T @ (y - p) - penalty * b
+        hess = (xs * w[:, None]).T @ xs + np.diag(penalty) + 1e-12 * np.eye(xs.shape[1])
+        step = np.linalg.solve(hess, grad)
+        b = b + step
+        if np.max(np.abs(step)) < 1e-9:
+            break
+    beta[varies] = b
+    return beta
+
+
+def _cluster_codes(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Sample cluster code per row and the task code of each cluster."""
+    keys = frame.select("task", "sample_id")
+    uniq = keys.unique(maintain_order=True).with_row_index("_c")
+    codes = keys.join(uniq, on=["task", "sample_id"], how="left", maintain_order="left")["_c"].to_numpy()
+    task_of = np.unique(uniq["task"].to_numpy(), return_inverse=True)[1].reshape(-1)
+    return codes.astype(np.int64), task_of
+
+
+def _fit_group(
+    frame: pl.DataFrame,
+    method: FitMethod,
+    task_effects: bool,
+    n_resamples: int,
+    alpha: float,
+    seed: int,
+    ridge: float,
+) -> list[tuple[str, float, float, float]]:
+    x, names, y = _design(frame, task_effects)
+    point = _fit(x, y, method, ridge)
+    codes, task_of = _cluster_codes(frame)
+    n_clusters = task_of.size
+    order = np.argsort(codes, kind="stable")
+    sizes = np.bincount(codes, minlength=n_clusters)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    rng = np.random.default_rng(seed)
+    boots = []
+    if n_clusters >= 2:
+        for _ in range(n_resamples):
+            draw = np.empty(n_clusters, dtype=np.int64)
+            for t in np.unique(task_of):  # stratified by task: each task keeps its number of samples
+                members = np.flatnonzero(task_of == t)
+                draw[members] = members[rng.integers(0, members.size, members.size)]
+            sz = sizes[draw]
+            offsets = np.cumsum(sz) - sz
+            rows = order[np.repeat(starts[draw] - offsets, sz) + np.arange(int(sz.sum()))]
+            boots.append(_fit(x[rows], y[rows], method, ridge))
+    out = []
+    stack = np.array(boots) if boots else np.empty((0, len(names)))
+    for j, term in enumerate(names[: len(TERMS)]):
+        vals = stack[:, j][np.isfinite(stack[:, j])] if stack.size else np.empty(0)
+        if np.isfinite(point[j]) and vals.size >= 0.5 * max(n_resamples, 1) and vals.size:
+            low, high = np.quantile(vals, [alpha / 2, 1 - alpha / 2])
+        else:
+            low, high = NAN, NAN
+        out.append((term, float(point[j]), float(low), float(high)))
+    return out
+
+
+def fit_intervention_effects(
+    interventions: pl.DataFrame,
+    *,
+    method: FitMethod = "logistic",
+    n_resamples: int = 200,
+    alpha: float = 0.05,
+    seed: int = 0,
+    ridge: float = 1e-3,
+) -> pl.DataFrame:
+    r"""Regression of next-atom correctness on the intervention variables, per model × task and pooled.
+
+    Model (``method="logistic"``; ``"linear"`` fits the same design by least squares, a linear probability
+    model whose coefficients are accuracy changes):
+
+    .. math::
+
+        \operatorname{logit} P(\text{next correct}) = \beta_0 + \beta_c\,\frac{c}{k-1}
+            + \beta_\text{local}[\text{local}] + \beta_\text{random}[\text{random}]
+            + \beta_k\,\frac{k}{n} \;(+\ \text{task intercepts when pooled})
+
+    ``corrupted_fraction`` is :math:`c/(k-1)` and ``position_fraction`` :math:`k/n`. Placement terms
+    compare with ``distant`` corruption (clean rows have :math:`c = 0` and no placement dummy), so
+    :math:`\beta_\text{local} > 0` means nearby corruption hurts less than distant corruption at equal
+    corrupted fraction. The pooled fit (task ``"pooled"``) adds one intercept per task. A small L2 penalty
+    ``ridge`` on the slopes keeps fits on separable resamples finite. Terms whose column does not vary in
+    a group (e.g. no ``random`` rows) are NaN.
+
+    Intervals: percentile cluster bootstrap — whole samples (all interventions of one ``sample_id``) are
+    resampled with replacement within each task, ``n_resamples`` times; NaN with fewer than 2 samples.
+
+    Returns:
+        :data:`EFFECTS_SCHEMA`, one row per model × task (incl. ``"pooled"``) × term of :data:`TERMS`.
+    """
+    require_columns(
+        interventions,
+        ["model", "task", "sample_id", "placement", "corrupted_fraction", "position_fraction",
+         "next_correct"],  # fmt: skip
+        "interventions",
+    )
+    if method not in ("logistic", "linear"):
+        raise ValueError(f"method must be 'logistic' or 'linear', got {method!r}")
+    if not ridge >= 0:
+        raise ValueError(f"ridge must be >= 0, got {ridge!r}")
+    data = interventions.filter(
+        pl.col("next_correct").is_not_null()
+        & pl.col("corrupted_fraction").is_finite()
+        & pl.col("position_fraction").is_finite()
+    ).with_columns(pl.col("sample_id").cast(pl.String))
+    rows: list[dict[str, object]] = []
+    k = 0
+    for (model,), per_model in data.sort("model", "task").group_by(["model"], maintain_order=True):
+        tasks = per_model["task"].unique(maintain_order=True).to_list()
+        groups = [(t, per_model.filter(pl.col("task") == t), False) for t in tasks]
+        groups.append((POOLED, per_model, len(tasks) > 1))
+        for task, frame, task_effects in groups:
+            n_samples = frame.select("task", "sample_id").n_unique()
+            fitted = _fit_group(frame, method, task_effects, n_resamples, alpha, seed + k, ridge)
+            for term, est, low, high in fitted:
+                rows.append({"model": model, "task": task, "term": term, "estimate": est, "ci_low": low,
+                             "ci_high": high, "n_rows": frame.height, "n_samples": n_samples,
+                             "method": method})  # fmt: skip
+            k += 1
+    return nan_for_null(pl.DataFrame(rows, schema=dict(EFFECTS_SCHEMA)))
+
+
+def _accuracy(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    out = (
+        frame.group_by(list(keys))
+        .agg(
+            pl.len().cast(pl.Int64).alias("n"),
+            pl.col("next_correct").cast(pl.Int64).sum().alias("n_correct"),
+            pl.col("next_confidence").mean().alias("mean_confidence"),
+            pl.col("next_m_accuracy").mean().alias("mean_m_accuracy"),
+            pl.col("tf_logprob_correct").mean().alias("mean_tf_logprob"),
+            *([pl.col("_x").mean().alias("x")] if "_x" in frame.columns else []),
+        )
+        .sort(list(keys))
+    )
+    low, high = wilson_interval(out["n_correct"].to_numpy(), out["n"].to_numpy())
+    return nan_for_null(
+        out.with_columns(
+            (pl.col("n_correct") / pl.col("n")).alias("accuracy"),
+            pl.Series("ci_low", low),
+            pl.Series("ci_high", high),
+        )
+    )
+
+
+def _with_pooled(frame: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat([frame, frame.with_columns(pl.lit(POOLED).alias("task"))])
+
+
+def _prepared(interventions: pl.DataFrame) -> pl.DataFrame:
+    require_columns(interventions, INTERVENTIONS_SCHEMA, "interventions")
+    return interventions.filter(pl.col("next_correct").is_not_null())
+
+
+def _bin_expr(column: str, n_bins: int) -> pl.Expr:
+    """Equal-width bin index ``0..n_bins-1`` of a value in (0, 1] (bins ``((j)/m, (j+1)/m]``)."""
+    return (pl.col(column).clip(1e-12, 1.0) * n_bins).ceil().cast(pl.Int64).clip(1, n_bins) - 1
+
+
+def accuracy_by_position(interventions: pl.DataFrame, *, n_bins: int = 10) -> pl.DataFrame:
+    """Clean-prefix next-atom accuracy vs position fraction ``k/n`` (context-length effect).
+
+    Clean rows (``placement == "clean"`` or ``n_corrupted == 0``) are binned into ``n_bins`` equal-width
+    bins of ``position_fraction`` on (0, 1]; per model × task (and ``"pooled"`` over tasks) × bin: ``n``,
+    ``n_correct``, ``accuracy`` with a Wilson 95% interval, ``x`` = mean position fraction in the bin,
+    ``bin_low``/``bin_high``, and the means of ``next_confidence``, ``next_m_accuracy`` and
+    ``tf_logprob_correct``.
+    """
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
+    clean = _prepared(interventions).filter((pl.col("placement") == "clean") | (pl.col("n_corrupted") == 0))
+    binned = _with_pooled(clean).with_columns(
+        _bin_expr("position_fraction", n_bins).alias("bin"), pl.col("position_fraction").alias("_x")
+    )
+    out = _accuracy(binned, ["model", "task", "bin"])
+    return out.with_columns(
+        (pl.col("bin") / n_bins).alias("bin_low"), ((pl.col("bin") + 1) / n_bins).alias("bin_high")
+    )
+
+
+def accuracy_by_corruption(interventions: pl.DataFrame, *, n_bins: int = 5) -> pl.DataFrame:
+    """Next-atom accuracy vs corrupted fraction ``c/(k-1)``, per placement (error propagation).
+
+    Corrupted rows are binned into ``n_bins`` equal-width bins of ``corrupted_fraction`` on (0, 1] per
+    placement; clean rows form their own row with ``placement = "clean"`` and ``bin = -1`` (fraction 0).
+    Per model × task (and ``"pooled"``) × placement × bin: the same columns as
+    :func:`accuracy_by_position` (``x`` = mean corrupted fraction).
+    """
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
+    data = _with_pooled(_prepared(interventions))
+    is_clean = (pl.col("placement") == "clean") | (pl.col("n_corrupted") == 0)
+    binned = data.with_columns(
+        pl.when(is_clean).then(pl.lit("clean")).otherwise(pl.col("placement")).alias("placement"),
+        pl.when(is_clean).then(pl.lit(-1, dtype=pl.Int64)).otherwise(_bin_expr("corrupted_fraction", n_bins))
+        .alias("bin"),
+        pl.col("corrupted_fraction").alias("_x"),
+    )  # fmt: skip
+    out = _accuracy(binned, ["model", "task", "placement", "bin"])
+    return out.with_columns(
+        pl.when(pl.col("bin") < 0).then(0.0).otherwise(pl.col("bin") / n_bins).alias("bin_low"),
+        pl.when(pl.col("bin") < 0).then(0.0).otherwise((pl.col("bin") + 1) / n_bins).alias("bin_high"),
+    )
+
+
+def accuracy_by_placement(interventions: pl.DataFrame) -> pl.DataFrame:
+    """Next-atom accuracy per placement (clean, random, local, distant), per model × task and pooled.
+
+    Columns: model, task, placement, n, n_correct, accuracy, ci_low, ci_high (Wilson 95%),
+    mean_confidence, mean_m_accuracy, mean_tf_logprob.
+    """
+    return _accuracy(_with_pooled(_prepared(interventions)), ["model", "task", "placement"])

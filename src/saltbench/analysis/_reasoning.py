@@ -1,0 +1,399 @@
+"""The reasoning trade-off: does reasoning (CoT prompting or a reasoning model) buy accuracy at the cost of
+uncertainty quality?
+
+For each paired comparison (:class:`~saltbench.analysis.Comparison`, a = baseline, b = reasoning):
+
+* ``delta_precision`` = mean precision(b) − mean precision(a) (absolute, in precision points);
+* ``rel_delta_auroc`` = (AUROC(b) − AUROC(a)) / AUROC(a) (relative change of the pooled AUROC of the
+  default confidence function);
+
+with paired bootstrap intervals (the same resampled pair units for a and b) and a paired test.
+
+Two levels of pairing:
+
+* :func:`reasoning_tradeoff` (``level="task"``) works on the metrics tables: pair units are tasks; means
+  run over the tasks where both conditions are defined; the test is a Wilcoxon signed-rank test on the
+  per-task differences. With the six SALT tasks the smallest attainable two-sided p-value is 1/32.
+* :func:`reasoning_tradeoff_units` (``level="sample"``) works on the units tables: pair units are the
+  dataset samples answered under both conditions; the bootstrap resamples samples within each task
+  (stratified) and recomputes precision and pooled AUROC per task, then averages over tasks; the
+  precision test is a Wilcoxon signed-rank test on per-sample precision differences and the AUROC p-value
+  the two-sided bootstrap p-value ``2 min(P*(δ ≤ 0), P*(δ ≥ 0))``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from itertools import product
+from typing import Literal
+
+import numpy as np
+import polars as pl
+from scipy import stats
+
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.metrics import ConfidenceInterval, auroc
+
+from ._common import METRICS_SCHEMA, NAN, RESPONSE_STATUSES, nan_for_null, require_columns
+from ._leaderboard import select_metric
+from ._pairs import Comparison
+
+logger = logging.getLogger(__name__)
+
+PairedTest = Literal["wilcoxon", "permutation"]
+
+TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = {
+    "kind": pl.String(),
+    "label": pl.String(),
+    "base_model": pl.String(),
+    "model_a": pl.String(),
+    "style_a": pl.String(),
+    "model_b": pl.String(),
+    "style_b": pl.String(),
+    "level": pl.String(),
+    "n_pairs": pl.Int64(),
+    "precision_a": pl.Float64(),
+    "precision_b": pl.Float64(),
+    "delta_precision": pl.Float64(),
+    "delta_precision_ci_low": pl.Float64(),
+    "delta_precision_ci_high": pl.Float64(),
+    "p_precision": pl.Float64(),
+    "auroc_a": pl.Float64(),
+    "auroc_b": pl.Float64(),
+    "rel_delta_auroc": pl.Float64(),
+    "rel_delta_auroc_ci_low": pl.Float64(),
+    "rel_delta_auroc_ci_high": pl.Float64(),
+    "p_auroc": pl.Float64(),
+}
+
+
+def _resample_matrix(
+    n: int, strata: np.ndarray | None, n_resamples: int, rng: np.random.Generator
+) -> np.ndarray:
+    """``(n_resamples, n)`` indices drawn with replacement, within each stratum when ``strata`` is given."""
+    if strata is None:
+        return rng.integers(0, n, size=(n_resamples, n))
+    out = np.empty((n_resamples, n), dtype=np.int64)
+    col = 0
+    for s in np.unique(strata):
+        members = np.flatnonzero(strata == s)
+        draws = rng.integers(0, members.size, size=(n_resamples, members.size))
+        out[:, col : col + members.size] = members[draws]
+        col += members.size
+    return out
+
+
+def _percentile_ci(point: float, values: np.ndarray, alpha: float, min_defined: float) -> ConfidenceInterval:
+    """Percentile interval of the finite ``values``; NaN bounds if under ``min_defined`` are finite."""
+    defined = values[np.isfinite(values)]
+    if defined.size == 0 or defined.size < min_defined * values.size:
+        return ConfidenceInterval(point, NAN, NAN)
+    low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
+    return ConfidenceInterval(point, float(low), float(high))
+
+
+def paired_bootstrap(
+    statistic: Callable[[np.ndarray], float],
+    n_pairs: int,
+    *,
+    strata: Sequence[object] | np.ndarray | None = None,
+    n_resamples: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    min_defined: float = 0.5,
+) -> ConfidenceInterval:
+    """Percentile bootstrap interval of a statistic of paired observations.
+
+    The ``n_pairs`` pair units (tasks, samples) are resampled with replacement — within each stratum when
+    ``strata`` is given — and ``statistic(indices)`` is evaluated on each resample; because a pair unit
+    carries both conditions, the two conditions are always resampled together (a *paired* bootstrap).
+    Non-finite resample values are ignored; with fewer than ``min_defined * n_resamples`` defined values
+    the bounds are NaN. Deterministic for a given ``seed``.
+
+    Args:
+        statistic: maps an index array (into the pair units) to a float; ``np.arange(n_pairs)`` gives the
+            point estimate.
+        n_pairs: number of pair units (>= 0; 0 gives NaN everywhere).
+        strata: optional stratum label per pair unit.
+        n_resamples: number of resamples (>= 1).
+        alpha: miscoverage in (0, 1).
+        seed: seed of ``numpy.random.default_rng``.
+        min_defined: minimum fraction of defined resamples.
+
+    Example:
+        >>> d = np.array([0.1, 0.2, 0.15, 0.12, 0.18])
+        >>> ci = paired_bootstrap(lambda i: float(d[i].mean()), d.size, n_resamples=500, seed=0)
+        >>> round(ci.point, 3), bool(0.1 <= ci.low < ci.high <= 0.2)
+        (0.15, True)
+    """
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if n_pairs < 0:
+        raise ValueError(f"n_pairs must be >= 0, got {n_pairs!r}")
+    st = None if strata is None else np.asarray(strata)
+    if st is not None and st.shape != (n_pairs,):
+        raise ValueError(f"strata must have shape ({n_pairs},), got {st.shape}")
+    if n_pairs == 0:
+        return ConfidenceInterval(NAN, NAN, NAN)
+    point = float(statistic(np.arange(n_pairs)))
+    draws = _resample_matrix(n_pairs, st, int(n_resamples), np.random.default_rng(seed))
+    values = np.array([float(statistic(idx)) for idx in draws])
+    return _percentile_ci(point, values, alpha, min_defined)
+
+
+def paired_test(
+    a: Sequence[float] | np.ndarray,
+    b: Sequence[float] | np.ndarray,
+    *,
+    method: PairedTest = "wilcoxon",
+    n_permutations: int = 10000,
+    seed: int = 0,
+) -> float:
+    """Two-sided p-value of a paired test of ``b - a`` against zero; NaN when undefined.
+
+    Pairs with a non-finite member are dropped. ``"wilcoxon"``: the Wilcoxon signed-rank test
+    (``scipy.stats.wilcoxon``, zero differences dropped, exact distribution for small samples).
+    ``"permutation"``: the sign-flip permutation test of the mean difference — exact over all ``2^n``
+    sign patterns for ``n <= 16``, else ``n_permutations`` random patterns with p = (hits + 1)/(R + 1).
+    NaN when no non-zero difference remains.
+
+    Example:
+        >>> round(paired_test([0, 0, 0, 0, 0, 0], [1, 2, 3, 4, 5, 6]), 5)
+        0.03125
+    """
+    x = np.asarray(a, dtype=np.float64)
+    y = np.asarray(b, dtype=np.float64)
+    if x.shape != y.shape or x.ndim != 1:
+        raise ValueError(f"a and b must be 1-D of equal length, got shapes {x.shape} and {y.shape}")
+    d = (y - x)[np.isfinite(x) & np.isfinite(y)]
+    d = d[d != 0]
+    if d.size == 0:
+        return NAN
+    if method == "wilcoxon":
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)
+    if method == "permutation":
+        observed = abs(d.mean())
+        if d.size <= 16:
+            signs = np.array(list(product((1.0, -1.0), repeat=d.size)))
+            means = np.abs(signs @ d) / d.size
+            return float(np.mean(means >= observed - 1e-12))
+        rng = np.random.default_rng(seed)
+        signs = rng.choice((1.0, -1.0), size=(n_permutations, d.size))
+        hits = int(np.sum(np.abs(signs @ d) / d.size >= observed - 1e-12))
+        return (hits + 1) / (n_permutations + 1)
+    raise ValueError(f"method must be 'wilcoxon' or 'permutation', got {method!r}")
+
+
+def _rel_change(a: float, b: float) -> float:
+    return (b - a) / a if math.isfinite(a) and math.isfinite(b) and a != 0 else NAN
+
+
+def _row(cmp: Comparison, level: str, n_pairs: int, **values: float) -> dict[str, object]:
+    return {"kind": cmp.kind, "label": cmp.label, "base_model": cmp.base_model, "model_a": cmp.model_a,
+            "style_a": cmp.style_a, "model_b": cmp.model_b, "style_b": cmp.style_b, "level": level,
+            "n_pairs": n_pairs, **values}  # fmt: skip
+
+
+def _task_values(cells: pl.DataFrame, model: str, style: str) -> pl.DataFrame:
+    return cells.filter((pl.col("model") == model) & (pl.col("style") == style)).select("task", "value")
+
+
+def reasoning_tradeoff(
+    metrics: pl.DataFrame,
+    comparisons: Sequence[Comparison],
+    *,
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
+    granularity: str = "atom",
+    n_resamples: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    test: PairedTest = "wilcoxon",
+) -> pl.DataFrame:
+    """Task-level paired comparison of precision and pooled AUROC (see the module docstring).
+
+    For each comparison, tasks where both conditions have a finite value are the pairs (separately for
+    precision and AUROC; ``n_pairs`` counts the precision pairs). ``precision_a/b`` and ``auroc_a/b`` are
+    the task means; ``rel_delta_auroc`` is the relative change of the mean AUROC. Bootstrap: tasks
+    resampled with replacement. A comparison without pairs gives NaN values; one pair gives the point
+    estimate with a degenerate (zero-width) interval and a NaN-or-1 p-value — never an error.
+
+    Returns:
+        One row per comparison (:data:`TRADEOFF_SCHEMA`).
+    """
+    require_columns(metrics, METRICS_SCHEMA, "metrics")
+    if confidence not in CONFIDENCE_FUNCTIONS:
+        raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
+    prec = select_metric(metrics, "precision", granularity=granularity)
+    auc = select_metric(
+        metrics, "auroc_pooled", granularity=granularity, confidence=confidence, flavour=flavour,
+        calibration="none",
+    )
+    # quantity -> (cells, output column, statistic of the paired task values a, b)
+    quantities: dict[str, tuple[pl.DataFrame, str, Callable[[np.ndarray, np.ndarray], float]]] = {
+        "precision": (prec, "delta_precision", lambda a, b: float(b.mean() - a.mean())),
+        "auroc": (auc, "rel_delta_auroc", lambda a, b: _rel_change(float(a.mean()), float(b.mean()))),
+    }
+    rows = []
+    for k, cmp in enumerate(comparisons):
+        out: dict[str, float] = {}
+        n_pairs = 0
+        for name, (cells, key, statistic) in quantities.items():
+            joined = _task_values(cells, cmp.model_a, cmp.style_a).join(
+                _task_values(cells, cmp.model_b, cmp.style_b), on="task", suffix="_b"
+            )
+            va = joined["value"].to_numpy().astype(np.float64)
+            vb = joined["value_b"].to_numpy().astype(np.float64)
+            keep = np.isfinite(va) & np.isfinite(vb)
+            va, vb = va[keep], vb[keep]
+            if name == "precision":
+                n_pairs = int(va.size)
+            ci = paired_bootstrap(lambda i, a=va, b=vb, f=statistic: f(a[i], b[i]), va.size,
+                                  n_resamples=n_resamples, alpha=alpha, seed=seed + k)  # fmt: skip
+            out.update({f"{name}_a": float(va.mean()) if va.size else NAN,
+                        f"{name}_b": float(vb.mean()) if vb.size else NAN,
+                        key: ci.point, f"{key}_ci_low": ci.low, f"{key}_ci_high": ci.high,
+                        f"p_{name}": paired_test(va, vb, method=test, seed=seed + k)})  # fmt: skip
+        rows.append(_row(cmp, "task", n_pairs, **out))
+    return nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA)))
+
+
+def _paired_samples(
+    units: pl.DataFrame, cmp: Comparison, granularity: str, score_col: str
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Pair keys (task, sample_id, pair code) answered under both conditions, and each condition's units.
+
+    Unit frames keep every row (``is_response`` marks response units, the others are missing reference
+    units, which count for nothing but keep a sample with an empty response in the pairing).
+    """
+    status = pl.col("status").cast(pl.String) if "status" in units.columns else pl.lit("correct")
+    sel = units.filter(pl.col("granularity") == granularity).select(
+        "model", "style", "task", pl.col("sample_id").cast(pl.String), pl.col("is_correct").cast(pl.Float64),
+        pl.col(score_col).cast(pl.Float64).fill_null(NAN).alias("score"),
+        status.is_in(list(RESPONSE_STATUSES)).alias("is_response"),
+    )  # fmt: skip
+    a = sel.filter((pl.col("model") == cmp.model_a) & (pl.col("style") == cmp.style_a))
+    b = sel.filter((pl.col("model") == cmp.model_b) & (pl.col("style") == cmp.style_b))
+    keys = (
+        a.select("task", "sample_id").unique()
+        .join(b.select("task", "sample_id").unique(), on=["task", "sample_id"])
+        .sort("task", "sample_id")
+        .with_row_index("pair")
+    )  # fmt: skip
+    return keys, a.join(keys, on=["task", "sample_id"]), b.join(keys, on=["task", "sample_id"])
+
+
+class _UnitIndex:
+    """One condition's units grouped by pair code: per-pair precision and fast gathering of resampled units.
+
+    Per-pair precision = correct response units / response units (0 for a response without units, as in
+    the metrics stage). The gathered units are the response units with a finite score (for AUROC).
+    """
+
+    def __init__(self, frame: pl.DataFrame, n_pairs: int) -> None:
+        resp = frame.filter(pl.col("is_response"))
+        pair = resp["pair"].to_numpy().astype(np.int64)
+        n_resp = np.bincount(pair, minlength=n_pairs).astype(np.float64)
+        n_correct = np.bincount(pair, weights=resp["is_correct"].to_numpy(), minlength=n_pairs)
+        self.precision = np.divide(n_correct, n_resp, out=np.zeros(n_pairs), where=n_resp > 0)
+        scored = resp.filter(pl.col("score").is_finite()).sort("pair")
+        self.pair = scored["pair"].to_numpy().astype(np.int64)
+        self.correct = scored["is_correct"].to_numpy().astype(np.float64)
+        self.score = scored["score"].to_numpy().astype(np.float64)
+        self.sizes = np.bincount(self.pair, minlength=n_pairs)
+        self.starts = np.concatenate(([0], np.cumsum(self.sizes)[:-1]))
+
+    def gather(self, idx: np.ndarray) -> np.ndarray:
+        sz = self.sizes[idx]
+        offsets = np.cumsum(sz) - sz
+        return np.repeat(self.starts[idx] - offsets, sz) + np.arange(int(sz.sum()))
+
+
+def reasoning_tradeoff_units(
+    units: pl.DataFrame,
+    comparisons: Sequence[Comparison],
+    *,
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
+    granularity: str = "atom",
+    n_resamples: int = 200,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Sample-level paired comparison of precision and pooled AUROC from the units tables.
+
+    Pair units are the (task, sample_id) answered under both conditions. For a set of pairs, per task:
+    precision = mean over responses of correct / response units (as in the metrics stage; a response
+    without units scores 0), AUROC = pooled AUROC of the confidence function's ranking scores over the
+    response units with a finite score; the statistics are the means over tasks of these per-task values,
+    and the bootstrap resamples samples within each task (stratified). Tests: Wilcoxon signed-rank on the
+    per-sample precision differences; bootstrap two-sided p-value for the AUROC change.
+
+    Args:
+        units: concatenated units tables (at least model, style, task, sample_id, granularity, is_correct
+            and ``"{flavour}.{confidence}"``; ``status`` if present selects the response units).
+        comparisons: the comparisons to make.
+        confidence, flavour: the confidence function and flavour whose ranking defines AUROC.
+        granularity: unit granularity.
+        n_resamples, alpha, seed: bootstrap settings.
+    """
+    if confidence not in CONFIDENCE_FUNCTIONS:
+        raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
+    score_col = f"{flavour}.{confidence}"
+    needed = ["model", "style", "task", "sample_id", "granularity", "is_correct", score_col]
+    require_columns(units, needed, "units")
+    rows = []
+    for k, cmp in enumerate(comparisons):
+        keys, a, b = _paired_samples(units, cmp, granularity, score_col)
+        n = keys.height
+        if n == 0:
+            undefined = {c: NAN for c, t in TRADEOFF_SCHEMA.items() if t.is_float()}
+            rows.append(_row(cmp, "sample", 0, **undefined))
+            continue
+        task_codes = np.unique(keys["task"].to_numpy(), return_inverse=True)[1].reshape(-1)
+        ia, ib = _UnitIndex(a, n), _UnitIndex(b, n)
+        sa, sb = ranking_scores(confidence, ia.score), ranking_scores(confidence, ib.score)
+        n_tasks = int(task_codes.max()) + 1
+
+        def per_task(idx: np.ndarray, index: _UnitIndex, scores: np.ndarray) -> tuple[float, float]:
+            tasks = task_codes[idx]
+            count = np.bincount(tasks, minlength=n_tasks)
+            total = np.bincount(tasks, weights=index.precision[idx], minlength=n_tasks)
+            precision = total[count > 0] / count[count > 0]
+            aucs = np.full(n_tasks, np.nan)
+            for t in range(n_tasks):
+                rows_t = index.gather(idx[tasks == t])
+                if rows_t.size:
+                    aucs[t] = auroc(scores[rows_t], index.correct[rows_t])
+            q = aucs[np.isfinite(aucs)]
+            return (float(precision.mean()) if precision.size else NAN, float(q.mean()) if q.size else NAN)
+
+        def both(idx: np.ndarray) -> tuple[float, float, float, float]:
+            return (*per_task(idx, ia, sa), *per_task(idx, ib, sb))
+
+        draws = _resample_matrix(n, task_codes, int(n_resamples), np.random.default_rng(seed + k))
+        boot = np.array([both(d) for d in draws]).reshape(-1, 4)
+        boot_dp = boot[:, 2] - boot[:, 0]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot_da = np.where(boot[:, 1] != 0, (boot[:, 3] - boot[:, 1]) / boot[:, 1], np.nan)
+        pa, qa, pb, qb = both(np.arange(n))
+        ci_p = _percentile_ci(pb - pa, boot_dp, alpha, 0.5)
+        ci_a = _percentile_ci(_rel_change(qa, qb), boot_da, alpha, 0.5)
+        fin = boot_da[np.isfinite(boot_da)]
+        p_auc = float(min(1.0, 2 * min(np.mean(fin <= 0), np.mean(fin >= 0)))) if fin.size else NAN
+        rows.append(
+            _row(cmp, "sample", n, precision_a=pa, precision_b=pb, delta_precision=ci_p.point,
+                 delta_precision_ci_low=ci_p.low, delta_precision_ci_high=ci_p.high,
+                 p_precision=paired_test(ia.precision, ib.precision), auroc_a=qa, auroc_b=qb,
+                 rel_delta_auroc=ci_a.point, rel_delta_auroc_ci_low=ci_a.low,
+                 rel_delta_auroc_ci_high=ci_a.high, p_auroc=p_auc)  # fmt: skip
+        )
+        logger.info("reasoning trade-off %s: %d paired samples", cmp.label, n)
+    return nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA)))

@@ -1,0 +1,223 @@
+"""Unit-level summaries behind the reliability diagrams and the rejection (risk–coverage) curves.
+
+Both work on the units tables (one row per response unit; raw scores in ``"{flavour}.{function}"``
+columns) and treat each (model, style, task, granularity) as a *cell*: calibrators are fitted and
+rejection curves computed inside a cell, then the results are pooled (reliability) or averaged
+(rejection) over cells, so that one curve summarises the whole roster.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Union
+
+import numpy as np
+import polars as pl
+
+from saltbench.calibration import CALIBRATION_METHODS, CalibrationMethod, fit_calibrator, split_by_sample
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.metrics import rejection_curve
+
+from ._common import GRANULARITIES, NAN, nan_for_null, require_columns, response_units
+
+logger = logging.getLogger(__name__)
+
+CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
+
+RELIABILITY_SCHEMA: Mapping[str, pl.DataType] = {
+    "granularity": pl.String(),
+    "confidence": pl.String(),
+    "bin": pl.Int64(),
+    "bin_low": pl.Float64(),
+    "bin_high": pl.Float64(),
+    "n": pl.Int64(),
+    "mean_confidence": pl.Float64(),
+    "accuracy": pl.Float64(),
+    "ece": pl.Float64(),
+    "n_units": pl.Int64(),
+    "n_cells": pl.Int64(),
+}
+
+REJECTION_SCHEMA: Mapping[str, pl.DataType] = {
+    "granularity": pl.String(),
+    "confidence": pl.String(),
+    "coverage": pl.Float64(),
+    "selective_risk": pl.Float64(),
+    "aurc": pl.Float64(),
+    "n_cells": pl.Int64(),
+}
+
+BASELINES: tuple[str, ...] = ("oracle", "random")
+"""Pseudo confidence names of the rejection baselines."""
+
+
+UnitsInput = Union[pl.DataFrame, Iterable[pl.DataFrame]]
+"""A units table, or an iterable of units tables (e.g. one per file, read lazily to bound memory)."""
+
+
+def _check_args(confidences: Sequence[str], granularities: Sequence[str]) -> None:
+    bad = [c for c in confidences if c not in CONFIDENCE_FUNCTIONS]
+    if bad:
+        raise ValueError(f"confidences must be drawn from {tuple(CONFIDENCE_FUNCTIONS)}, got {bad}")
+    bad = [g for g in granularities if g not in GRANULARITIES]
+    if bad:
+        raise ValueError(f"granularities must be drawn from {GRANULARITIES}, got {bad}")
+
+
+def _cells(units: UnitsInput, granularities: Sequence[str], columns: Sequence[str]) -> Iterator[pl.DataFrame]:
+    """Cells (model, style, task, granularity) of the response units, frame by frame."""
+    frames = [units] if isinstance(units, pl.DataFrame) else units
+    for frame in frames:
+        require_columns(frame, [*CELL, "sample_id", "is_correct", *columns], "units")
+        sub = response_units(frame).filter(
+            pl.col("granularity").is_in(list(granularities)) & pl.col("is_correct").is_not_null()
+        )
+        sub = sub.select(
+            *CELL, pl.col("sample_id").cast(pl.String), pl.col("is_correct").cast(pl.Float64), *columns
+        )
+        if sub.height:
+            yield from sub.partition_by(list(CELL), maintain_order=True)
+
+
+def reliability_table(
+    units: UnitsInput,
+    *,
+    confidences: Sequence[str] = tuple(CONFIDENCE_FUNCTIONS),
+    flavour: str = "topk",
+    granularities: Sequence[str] = ("atom",),
+    method: CalibrationMethod = "zscore_sigmoid",
+    calibration_fraction: float = 0.5,
+    seed: int = 0,
+    n_bins: int = 15,
+) -> pl.DataFrame:
+    r"""Reliability-diagram data: calibrated confidence vs accuracy, per confidence function and granularity.
+
+    In every cell, the samples are split by :func:`saltbench.calibration.split_by_sample` (whole samples
+    on one side, ``calibration_fraction`` of them for calibration); a calibrator
+    (:func:`saltbench.calibration.fit_calibrator` with ``method``, using the function's direction) is
+    fitted on the calibration split's finite scores and applied to the evaluation split. Evaluation units
+    of all cells are pooled per function and binned into ``n_bins`` equal-width bins ``((j-1)/m, j/m]``
+    (a confidence of exactly 0 goes to the first bin). Per bin: ``n``, ``mean_confidence``, ``accuracy``;
+    per function: ``ece`` = :math:`\sum_j n_j |\bar c_j - \bar a_j| / N` over these bins (the metric of
+    :func:`saltbench.metrics.ece` with ``binning="corrected"``), ``n_units`` and ``n_cells``. Cells with
+    fewer than two samples, or without finite scores on either side, are skipped; ``method="none"`` skips
+    functions that are not probabilities. Empty bins are listed with ``n = 0`` and NaN means.
+
+    ``units`` may be an iterable of frames (one per file): only per-bin sums are kept, so memory does not
+    grow with the number of units.
+    """
+    if method not in CALIBRATION_METHODS:
+        raise ValueError(f"method must be one of {CALIBRATION_METHODS}, got {method!r}")
+    if n_bins < 1:
+        raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
+    _check_args(confidences, granularities)
+    columns = [f"{flavour}.{c}" for c in confidences]
+    # (granularity, function) -> [counts, confidence sums, correct sums, cells]
+    sums: dict[tuple[str, str], list[np.ndarray | int]] = {}
+    for cell in _cells(units, granularities, columns):
+        gran = cell["granularity"][0]
+        ids = cell["sample_id"].to_numpy()
+        if np.unique(ids).size < 2:
+            continue
+        mask = split_by_sample(ids, calibration_fraction, seed)
+        correct = cell["is_correct"].to_numpy()
+        for name, col in zip(confidences, columns):
+            spec = CONFIDENCE_FUNCTIONS[name]
+            if method == "none" and spec.needs_calibration:
+                continue
+            scores = cell[col].cast(pl.Float64).fill_null(NAN).to_numpy()
+            ok = np.isfinite(scores)
+            train, test = mask & ok, ~mask & ok
+            if not train.any() or not test.any():
+                continue
+            direction = spec.higher_is_confident
+            cal = fit_calibrator(method, scores[train], correct[train], direction, n_bins=n_bins)
+            p = np.clip(cal.apply(scores[test]), 0.0, 1.0)
+            idx = np.clip(np.ceil(p * n_bins).astype(np.int64), 1, n_bins) - 1
+            acc = sums.setdefault((gran, name), [np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins), 0])
+            acc[0] = acc[0] + np.bincount(idx, minlength=n_bins)
+            acc[1] = acc[1] + np.bincount(idx, weights=p, minlength=n_bins)
+            acc[2] = acc[2] + np.bincount(idx, weights=correct[test], minlength=n_bins)
+            acc[3] = int(acc[3]) + 1
+    rows = []
+    for (gran, name), (counts, conf_sum, acc_sum, n_cells) in sums.items():
+        counts, conf_sum, acc_sum = np.asarray(counts), np.asarray(conf_sum), np.asarray(acc_sum)
+        total = int(counts.sum())
+        ece_value = float(np.abs(conf_sum - acc_sum).sum() / total)
+        for j in range(n_bins):
+            c = int(counts[j])
+            rows.append({"granularity": gran, "confidence": name, "bin": j, "bin_low": j / n_bins,
+                         "bin_high": (j + 1) / n_bins, "n": c,
+                         "mean_confidence": conf_sum[j] / c if c else NAN,
+                         "accuracy": acc_sum[j] / c if c else NAN, "ece": ece_value, "n_units": total,
+                         "n_cells": int(n_cells)})  # fmt: skip
+    order = {n: i for i, n in enumerate(CONFIDENCE_FUNCTIONS)}
+    rows.sort(key=lambda r: (GRANULARITIES.index(r["granularity"]), order[r["confidence"]], r["bin"]))
+    return nan_for_null(pl.DataFrame(rows, schema=dict(RELIABILITY_SCHEMA)))
+
+
+def _risk_on_grid(curve_coverage: np.ndarray, risk: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    keep = curve_coverage > 0
+    c, r = curve_coverage[keep][::-1], risk[keep][::-1]  # ascending coverage
+    return np.interp(grid, c, r)
+
+
+def rejection_table(
+    units: UnitsInput,
+    *,
+    confidences: Sequence[str] = tuple(CONFIDENCE_FUNCTIONS),
+    flavour: str = "topk",
+    granularities: Sequence[str] = GRANULARITIES,
+    n_points: int = 101,
+) -> pl.DataFrame:
+    """Risk–coverage curves per confidence function, with the oracle and random baselines.
+
+    In every cell, units with a finite score are ranked by the function's ranking score (higher = more
+    confident; :func:`saltbench.confidence.ranking_scores`) and rejected least confident first
+    (:func:`saltbench.metrics.rejection_curve`, ties averaged); the selective risk (error rate among the
+    kept units) is interpolated onto ``n_points`` coverages evenly spaced in [0.01, 1] and the curves are
+    **averaged over cells** (each model × style × task counts equally). ``oracle`` rejects incorrect units
+    first, ``random`` has constant risk (the cell's error rate); both are computed on all response units
+    of the cell. ``aurc`` is the mean over cells of the cell's area under its risk–coverage curve (mean
+    selective risk over the coverages ``k/n``); lower is better. ``units`` may be an iterable of frames.
+    """
+    if n_points < 2:
+        raise ValueError(f"n_points must be >= 2, got {n_points!r}")
+    _check_args(confidences, granularities)
+    columns = [f"{flavour}.{c}" for c in confidences]
+    grid = np.linspace(0.01, 1.0, n_points)
+    # (granularity, name) -> [sum of risk curves, sum of AURC, cells]
+    acc: dict[tuple[str, str], list[np.ndarray | float | int]] = {}
+
+    def add(key: tuple[str, str], risk_grid: np.ndarray, area: float) -> None:
+        entry = acc.setdefault(key, [np.zeros(n_points), 0.0, 0])
+        entry[0] = np.asarray(entry[0]) + risk_grid
+        entry[1] = float(entry[1]) + area
+        entry[2] = int(entry[2]) + 1
+
+    for cell in _cells(units, granularities, columns):
+        gran = cell["granularity"][0]
+        correct = cell["is_correct"].to_numpy()
+        base = rejection_curve(np.zeros(correct.size), correct)
+        for label, curve in (("oracle", base.oracle), ("random", base.random)):
+            add((gran, label), _risk_on_grid(curve.coverage, curve.selective_risk, grid),
+                float(np.mean(curve.selective_risk[:-1])))  # fmt: skip
+        for name, col in zip(confidences, columns):
+            scores = cell[col].cast(pl.Float64).fill_null(NAN).to_numpy()
+            ok = np.isfinite(scores)
+            if not ok.any():
+                continue
+            model = rejection_curve(ranking_scores(name, scores[ok]), correct[ok]).model
+            add((gran, name), _risk_on_grid(model.coverage, model.selective_risk, grid),
+                float(np.mean(model.selective_risk[:-1])))  # fmt: skip
+    rows = []
+    for (gran, name), (risk_sum, aurc_sum, n_cells) in acc.items():
+        n = int(n_cells)
+        mean_risk = np.asarray(risk_sum) / n
+        rows.extend(
+            {"granularity": gran, "confidence": name, "coverage": float(c), "selective_risk": float(r),
+             "aurc": float(aurc_sum) / n, "n_cells": n}  # fmt: skip
+            for c, r in zip(grid, mean_risk)
+        )
+    return nan_for_null(pl.DataFrame(rows, schema=dict(REJECTION_SCHEMA)))

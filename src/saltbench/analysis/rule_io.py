@@ -1,0 +1,122 @@
+"""Helpers for the thin analysis / figure workflow scripts: named outputs, provenance, lazy units reading."""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import polars as pl
+
+from saltbench.io import config_hash, provenance
+
+from ._export import TABLE_FORMATS, write_table_outputs
+
+logger = logging.getLogger(__name__)
+
+ANALYSIS_DEFAULTS: Mapping[str, Any] = {
+    "flavour": "topk",  # flavour of the confidence scores in every table and figure
+    "granularity": "atom",  # granularity of ECE / AUROC / PRR in the leaderboard and the reasoning table
+    "ece_calibration": "zscore_sigmoid",  # calibration method whose ECE is reported and compared
+    "reasoning_level": "task",  # task (pairs = tasks; metrics tables) | sample (pairs = samples; units)
+    "paired_bootstrap": 2000,  # resamples of the task-level paired bootstrap
+    "intervention_fit": "logistic",  # logistic | linear
+    "intervention_bootstrap": 200,  # cluster-bootstrap resamples of the intervention fits
+    "position_bins": 10,  # equal-width bins of k/n (clean-prefix accuracy)
+    "corruption_bins": 5,  # equal-width bins of the corrupted fraction
+    "rejection_points": 101,  # coverages of the averaged risk-coverage curves
+    "reliability_top": 4,  # panels of the reliability diagrams (best-calibrated functions)
+    "reliability_granularity": "atom",
+    "rejection_top": 3,  # functions per risk-coverage panel (lowest AURC)
+}
+"""Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults."""
+
+
+def analysis_options(config: Mapping[str, Any]) -> dict[str, Any]:
+    """:data:`ANALYSIS_DEFAULTS` updated with config ``analysis``; an unknown key raises ``ValueError``."""
+    given = dict(config.get("analysis") or {})
+    unknown = sorted(set(given) - set(ANALYSIS_DEFAULTS))
+    if unknown:
+        raise ValueError(f"config analysis has unknown keys {unknown}; allowed: {sorted(ANALYSIS_DEFAULTS)}")
+    return {**ANALYSIS_DEFAULTS, **given}
+
+
+def table_outputs(
+    name: str, report: Callable[..., Any], formats: Sequence[str] = TABLE_FORMATS, prefix: str = ""
+) -> dict[str, Any]:
+    """Named outputs ``{prefix}{fmt}`` = ``results/tables/{name}.{fmt}``; the CSV is wrapped in ``report``.
+
+    ``report`` is Snakemake's ``report()`` (passed in, so this module does not import Snakemake); the
+    caption is ``report/table_{name}.rst`` (path relative to the rules folder), category "Tables".
+    """
+    files: dict[str, Any] = {f"{prefix}{fmt}": f"results/tables/{name}.{fmt}" for fmt in formats}
+    files[f"{prefix}csv"] = report(
+        files[f"{prefix}csv"],
+        caption=f"../report/table_{name}.rst",
+        category="Tables",
+        labels={"table": name},
+    )
+    return files
+
+
+def figure_outputs(name: str, category: str, report: Callable[..., Any]) -> dict[str, Any]:
+    """Named outputs ``pdf``/``png`` = ``figures/{name}.{ext}``; the PNG is wrapped in ``report`` (caption
+    ``report/figure_{name}.rst``, the given category)."""
+    return {
+        "pdf": f"figures/{name}.pdf",
+        "png": report(f"figures/{name}.png", caption=f"../report/figure_{name}.rst", category=category,
+                      labels={"figure": name}),  # fmt: skip
+    }
+
+
+def named_paths(output: Any, prefix: str = "") -> dict[str, str]:
+    """``{format: path}`` from Snakemake named outputs ``{prefix}{format}`` (format in parquet, csv, tex)."""
+    out = {}
+    for key, value in output.items():
+        if key.startswith(prefix) and key[len(prefix) :] in TABLE_FORMATS:
+            out[key[len(prefix) :]] = str(value)
+    if not out:
+        names = list(output.keys())
+        raise ValueError(f"output has no entries named {prefix!r} + one of {TABLE_FORMATS}: {names}")
+    return out
+
+
+def rule_meta(snakemake: Any, **fields: Any) -> dict[str, Any]:
+    """Provenance for an analysis output: package version, git commit, rule name, params and their hash."""
+    params = {k: v for k, v in snakemake.params.items()}
+    return provenance(
+        stage="analysis", rule=snakemake.rule, params=params, config_hash=config_hash(params), **fields
+    )
+
+
+def write_rule_tables(snakemake: Any, frame: pl.DataFrame, prefix: str = "", **fields: Any) -> None:
+    """Write ``frame`` to the rule's named outputs ``{prefix}parquet/csv/tex`` with provenance."""
+    paths = named_paths(snakemake.output, prefix)
+    write_table_outputs(frame, paths, rule_meta(snakemake, **fields))
+    logger.info("wrote %d rows to %s", frame.height, ", ".join(paths.values()))
+
+
+def iter_units(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str]) -> Iterator[pl.DataFrame]:
+    """Units tables one file at a time, reading only ``columns`` that the file has (bounded memory)."""
+    for path in paths:
+        available = pl.read_parquet_schema(path)
+        yield pl.read_parquet(path, columns=[c for c in columns if c in available])
+
+
+def read_units(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str]) -> pl.DataFrame:
+    """Concatenation of :func:`iter_units` (diagonal: files lacking a column get nulls)."""
+    frames = list(iter_units(paths, columns))
+    return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
+def registry_entries(path: str | os.PathLike[str]) -> Mapping[str, Any]:
+    """The raw ``models`` mapping of a model registry YAML (keeps optional keys such as ``pair_with``)."""
+    import yaml
+
+    with open(path, encoding="utf-8") as handle:
+        raw = yaml.safe_load(handle) or {}
+    models = raw.get("models", {})
+    if not isinstance(models, Mapping):
+        raise ValueError(f"{path}: 'models' must be a mapping, got {type(models).__name__}")
+    return models

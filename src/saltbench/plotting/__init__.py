@@ -1,0 +1,92 @@
+"""Figures of the SALT study: each function takes a tidy table and returns a matplotlib Figure.
+
+All figures share one style (:func:`style_context`: seaborn "ticks" + "paper" context, the colour-blind
+palette, sizes for a 3.3 in column or a 7 in text block). They never raise on thin data: an empty table
+gives a placeholder figure saying so, and missing values are marked (hatched cells, grey ``n/a``).
+
+================================  =========================================  ==========================
+figure (figures/)                 function                                   table (saltbench.analysis)
+================================  =========================================  ==========================
+``accuracy_by_task``              :func:`plot_accuracy_by_task`              ``accuracy_by_task``
+``dominance``                     :func:`plot_dominance`                     ``dominance``
+``granularity_auroc``             :func:`plot_granularity_auroc`             ``granularity_table``
+``reliability_diagrams``          :func:`plot_reliability_diagrams`          ``reliability_table``
+``rejection_curves``              :func:`plot_rejection_curves`              ``rejection_table``
+``interventions_propagation``     :func:`plot_interventions_propagation`     ``accuracy_by_corruption``
+``interventions_context_length``  :func:`plot_interventions_context_length`  ``accuracy_by_position``
+``reasoning_tradeoff``            :func:`plot_reasoning_tradeoff`            ``reasoning_tradeoff``
+``training_loss``                 :func:`plot_training_loss`                 ``read_train_logs``
+================================  =========================================  ==========================
+"""
+
+from collections.abc import Callable, Mapping
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from ._metrics_figures import (
+    plot_accuracy_by_task,
+    plot_dominance,
+    plot_granularity_auroc,
+    plot_reasoning_tradeoff,
+)
+from ._other_figures import (
+    plot_interventions_context_length,
+    plot_interventions_propagation,
+    plot_rejection_curves,
+    plot_reliability_diagrams,
+    plot_training_loss,
+)
+from ._style import (
+    COLUMN_WIDTH,
+    PALETTE,
+    PALETTE_NAME,
+    TEXT_WIDTH,
+    empty_figure,
+    mark_missing,
+    save_figure,
+    style_context,
+)
+
+FIGURES: Mapping[str, Callable[..., Figure]] = {
+    "accuracy_by_task": plot_accuracy_by_task,
+    "dominance": plot_dominance,
+    "granularity_auroc": plot_granularity_auroc,
+    "reliability_diagrams": plot_reliability_diagrams,
+    "rejection_curves": plot_rejection_curves,
+    "interventions_propagation": plot_interventions_propagation,
+    "interventions_context_length": plot_interventions_context_length,
+    "reasoning_tradeoff": plot_reasoning_tradeoff,
+    "training_loss": plot_training_loss,
+}
+"""Figure name (file stem under ``figures/``) → plotting function."""
+
+
+def render(name: str, table: pl.DataFrame, **kwargs: object) -> Figure:
+    """Draw figure ``name`` (a key of :data:`FIGURES`) from its table."""
+    if name not in FIGURES:
+        raise ValueError(f"name must be one of {tuple(FIGURES)}, got {name!r}")
+    return FIGURES[name](table, **kwargs)
+
+
+__all__ = [
+    "COLUMN_WIDTH",
+    "FIGURES",
+    "PALETTE",
+    "PALETTE_NAME",
+    "TEXT_WIDTH",
+    "empty_figure",
+    "mark_missing",
+    "plot_accuracy_by_task",
+    "plot_dominance",
+    "plot_granularity_auroc",
+    "plot_interventions_context_length",
+    "plot_interventions_propagation",
+    "plot_reasoning_tradeoff",
+    "plot_rejection_curves",
+    "plot_reliability_diagrams",
+    "plot_training_loss",
+    "render",
+    "save_figure",
+    "style_context",
+]

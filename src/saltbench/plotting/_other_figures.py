@@ -1,0 +1,313 @@
+"""Figures from unit-level summaries, intervention tables and training logs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.ticker import FormatStrFormatter
+
+from saltbench.analysis._common import GRANULARITIES, wilson_interval
+from saltbench.analysis import POOLED
+
+from ._style import (
+    COLUMN_WIDTH,
+    PALETTE,
+    CONFIDENCE_LABELS,
+    TASK_LABELS,
+    TEXT_WIDTH,
+    color_map,
+    empty_figure,
+    grid_shape,
+    label,
+    mark_missing,
+    new_figure,
+    styled,
+)
+
+PLACEMENT_ORDER: tuple[str, ...] = ("local", "distant", "random")
+
+
+@styled
+def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom", top: int = 4) -> Figure:
+    """Reliability diagrams of the ``top`` best-calibrated confidence functions (lowest pooled ECE).
+
+    Args:
+        table: :func:`saltbench.analysis.reliability_table` output.
+        granularity: which granularity to show.
+        top: number of functions (panels).
+
+    Upper panels: accuracy per confidence bin (bars) against the diagonal of perfect calibration, with the
+    mean calibrated confidence of each bin as a dot; lower panels: share of evaluation units per bin.
+    Bins without units show ``n/a`` at the bottom.
+    """
+    title = "Reliability diagrams"
+    if table.is_empty():
+        return empty_figure(title, "no calibrated confidences")
+    sub = table.filter(pl.col("granularity") == granularity)
+    if sub.is_empty():
+        return empty_figure(title, f"no {granularity}-level units")
+    ranking = (
+        sub.group_by("confidence").agg(pl.col("ece").first(), pl.col("n").sum().alias("units"))
+        .with_columns(pl.col("ece").fill_nan(None))
+        .sort("ece", nulls_last=True)
+    )  # fmt: skip
+    functions = ranking["confidence"].to_list()[: max(1, top)]
+    fig = new_figure(TEXT_WIDTH if len(functions) > 2 else COLUMN_WIDTH * len(functions) * 0.9 + 0.3, 2.6)
+    axes = fig.subplots(2, len(functions), sharex=True, squeeze=False, height_ratios=[3, 1])
+    for j, fn in enumerate(functions):
+        ax, hist = axes[0][j], axes[1][j]
+        rows = sub.filter(pl.col("confidence") == fn).sort("bin")
+        lo = rows["bin_low"].to_numpy().astype(float)
+        hi = rows["bin_high"].to_numpy().astype(float)
+        acc = rows["accuracy"].to_numpy().astype(float)
+        conf = rows["mean_confidence"].to_numpy().astype(float)
+        n = rows["n"].to_numpy().astype(float)
+        centre, width = (lo + hi) / 2, hi - lo
+        ok = np.isfinite(acc) & (n > 0)
+        ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.7)
+        ax.bar(centre[ok], acc[ok], width=width[ok] * 0.95, color="C0", alpha=0.75, edgecolor="C0",
+               linewidth=0.4)  # fmt: skip
+        ax.plot(conf[ok], acc[ok], marker="o", linestyle="", color="C1", markersize=2.5, markeredgewidth=0)
+        if not ok.any():
+            mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
+        total = n.sum()
+        share = n / total if total > 0 else np.zeros_like(n)
+        hist.bar(centre, share, width=width * 0.95, color="0.55")
+        ece_value = rows["ece"][0] if rows.height else float("nan")
+        defined = isinstance(ece_value, float) and math.isfinite(ece_value)
+        ece_txt = f"ECE {ece_value:.3f}" if defined else "ECE n/a"
+        ax.set_title(f"{label(fn, CONFIDENCE_LABELS)}\n{ece_txt}", fontsize=7.5)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.set_aspect("auto")
+        hist.set_xlabel("calibrated confidence")
+        hist.set_ylim(0, max(float(share.max()) * 1.15, 0.05))
+        if j == 0:
+            ax.set_ylabel("accuracy")
+            hist.set_ylabel("share")
+    handles = [
+        Line2D([], [], color="C0", marker="s", linestyle="", markersize=5, label="accuracy per bin"),
+        Line2D([], [], color="C1", marker="o", linestyle="", markersize=3, label="mean confidence"),
+        Line2D([], [], color="0.4", linestyle="--", linewidth=0.7, label="perfect calibration"),
+    ]
+    fig.legend(handles=handles, loc="outside upper center", ncols=3)
+    return fig
+
+
+@styled
+def plot_rejection_curves(table: pl.DataFrame, *, top: int = 3) -> Figure:
+    """Risk–coverage curves per granularity: the ``top`` functions by AURC plus oracle and random.
+
+    Args:
+        table: :func:`saltbench.analysis.rejection_table` output.
+        top: functions to draw per panel (lowest mean AURC first).
+
+    Each curve is the selective risk (error rate of the kept units) when keeping the most confident
+    fraction (coverage) of units, averaged over model × style × task cells. Legend entries give the mean
+    AURC (lower is better).
+    """
+    title = "Risk–coverage curves"
+    if table.is_empty():
+        return empty_figure(title, "no units to reject")
+    grans = [g for g in GRANULARITIES if g in set(table["granularity"].to_list())]
+    fig = new_figure(TEXT_WIDTH if len(grans) > 1 else COLUMN_WIDTH, 3.2)
+    axes = fig.subplots(1, len(grans), squeeze=False)[0]
+    names = table["confidence"].unique(maintain_order=True).to_list()
+    all_fns = [f for f in names if f not in ("oracle", "random")]
+    colours = color_map(sorted(all_fns), [c for i, c in enumerate(PALETTE) if i != 7])  # no grey (= random)
+    for ax, gran in zip(axes, grans):
+        sub = table.filter(pl.col("granularity") == gran)
+        aurc = (
+            sub.group_by("confidence").agg(pl.col("aurc").first())
+            .with_columns(pl.col("aurc").fill_nan(None))
+            .sort("aurc", nulls_last=True)
+        )  # fmt: skip
+        fns = [f for f in aurc["confidence"].to_list() if f not in ("oracle", "random")][:top]
+        lookup = dict(zip(aurc["confidence"].to_list(), aurc["aurc"].to_list()))
+        styles = [(f, {"color": colours[f], "linewidth": 1.2}) for f in fns]
+        styles += [("oracle", {"color": "black", "linestyle": "--", "linewidth": 0.9}),
+                   ("random", {"color": "0.5", "linestyle": ":", "linewidth": 0.9})]  # fmt: skip
+        drawn = 0
+        if not fns:
+            mark_missing(ax, 0.5, 0.55, "confidence scores n/a", size=7, in_axes=True)
+        for name, kw in styles:
+            curve = sub.filter(pl.col("confidence") == name).sort("coverage")
+            if curve.is_empty():
+                continue
+            value = lookup.get(name)
+            tag = f"{value:.3f}" if isinstance(value, float) and math.isfinite(value) else "n/a"
+            text = f"{label(name, CONFIDENCE_LABELS)} ({tag})"
+            ax.plot(curve["coverage"], curve["selective_risk"], label=text, **kw)
+            drawn += 1
+        risk = sub["selective_risk"].to_numpy().astype(float)
+        risk = risk[np.isfinite(risk)]
+        if drawn == 0 or risk.size == 0:
+            mark_missing(ax, 0.5, 0.5, "no data", size=8, in_axes=True)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, max(float(risk.max()) * 1.05, 0.05) if risk.size else 1.0)
+        ax.set_title(f"{gran} units")
+        ax.set_xlabel("coverage")
+        if drawn:
+            ax.legend(title="function (AURC)", loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=1)
+    axes[0].set_ylabel("selective risk")
+    return fig
+
+
+def _over_models(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Re-aggregate an accuracy table over models (exact: sums of n and n_correct, n-weighted mean x)."""
+    out = (
+        table.group_by(keys)
+        .agg(
+            pl.col("n").sum(),
+            pl.col("n_correct").sum(),
+            ((pl.col("x").fill_nan(None) * pl.col("n")).sum() / pl.col("n").sum()).alias("x"),
+        )
+        .sort(keys)
+    )
+    lo, hi = wilson_interval(out["n_correct"].to_numpy(), out["n"].to_numpy())
+    return out.with_columns(
+        (pl.col("n_correct") / pl.col("n")).alias("accuracy"),
+        pl.Series("ci_low", lo),
+        pl.Series("ci_high", hi),
+    )
+
+
+def _task_order(tasks: list[str]) -> list[str]:
+    present = list(dict.fromkeys(tasks))
+    order = list(dict.fromkeys([POOLED, *TASK_LABELS]))
+    return [t for t in order if t in present] + sorted(t for t in present if t not in order)
+
+
+@styled
+def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) -> Figure:
+    """Next-atom accuracy vs corrupted fraction of the prefix, by placement of the corruption.
+
+    Args:
+        table: :func:`saltbench.analysis.accuracy_by_corruption` output (aggregated here over models).
+        max_cols: panels per row (one panel per task, pooled first).
+
+    Lines: local / distant / random corruption with Wilson 95% bands; black star and dotted line: clean
+    prefix accuracy.
+    """
+    title = "Error propagation"
+    if table.is_empty():
+        return empty_figure(title, "no intervention results")
+    agg = _over_models(table, ["task", "placement", "bin"])
+    tasks = _task_order(agg["task"].to_list())
+    rows, cols = grid_shape(len(tasks), max_cols)
+    fig = new_figure(TEXT_WIDTH if cols > 1 else COLUMN_WIDTH, 0.5 + 1.6 * rows)
+    axes = fig.subplots(rows, cols, sharex=True, sharey=True, squeeze=False).ravel()
+    placements = [p for p in PLACEMENT_ORDER if p in set(agg["placement"].to_list())]
+    colours = color_map(list(PLACEMENT_ORDER))
+    for ax, task in zip(axes, tasks):
+        sub = agg.filter(pl.col("task") == task)
+        clean = sub.filter(pl.col("placement") == "clean")
+        if clean.height and math.isfinite(clean["accuracy"][0]):
+            ax.axhline(clean["accuracy"][0], color="black", linestyle=":", linewidth=0.7)
+            ax.plot(0, clean["accuracy"][0], marker="*", color="black", markersize=6, linestyle="")
+        drawn = clean.height
+        for p in placements:
+            line = sub.filter(pl.col("placement") == p).sort("x")
+            if line.is_empty():
+                continue
+            drawn += 1
+            band = (line["x"], line["ci_low"], line["ci_high"])
+            ax.fill_between(*band, color=colours[p], alpha=0.18, linewidth=0)
+            ax.plot(line["x"], line["accuracy"], marker="o", color=colours[p], label=p)
+        if drawn == 0:
+            mark_missing(ax, 0.5, 0.5, "no data", size=8, in_axes=True)
+        ax.set_title(label(task, TASK_LABELS))
+        ax.set_xlim(-0.03, 1.03)
+        ax.set_ylim(0, 1.02)
+    for ax in axes[len(tasks):]:
+        ax.set_axis_off()
+    for ax in axes[(rows - 1) * cols : (rows - 1) * cols + cols]:
+        ax.set_xlabel("corrupted fraction of prefix")
+    for r in range(rows):
+        axes[r * cols].set_ylabel("next-atom accuracy")
+    handles = [Line2D([], [], color="black", marker="*", linestyle=":", linewidth=0.7, label="clean prefix")]
+    handles += [Line2D([], [], color=colours[p], marker="o", label=f"{p} corruption") for p in placements]
+    fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
+    return fig
+
+
+@styled
+def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
+    """Next-atom accuracy after a clean (correct) prefix vs relative position in the answer.
+
+    Args:
+        table: :func:`saltbench.analysis.accuracy_by_position` output (aggregated here over models).
+
+    One line per task (pooled over tasks in black, with a Wilson 95% band): a falling line means
+    accuracy degrades as the answer context grows even when everything before is correct.
+    """
+    title = "Context length"
+    if table.is_empty():
+        return empty_figure(title, "no clean-prefix interventions")
+    agg = _over_models(table, ["task", "bin"])
+    tasks = _task_order(agg["task"].to_list())
+    colours = color_map([t for t in TASK_LABELS if t != POOLED])
+    fig = new_figure(COLUMN_WIDTH, 2.5)
+    ax = fig.add_subplot()
+    for task in tasks:
+        line = agg.filter(pl.col("task") == task).sort("x")
+        if task == POOLED:
+            band = (line["x"], line["ci_low"], line["ci_high"])
+            ax.fill_between(*band, color="black", alpha=0.12, linewidth=0)
+            ax.plot(line["x"], line["accuracy"], color="black", linewidth=1.8, label=label(task, TASK_LABELS),
+                    zorder=4)  # fmt: skip
+        else:
+            ax.plot(line["x"], line["accuracy"], marker="o", markersize=2.5, linewidth=0.9,
+                    color=colours.get(task, "0.5"), label=label(task, TASK_LABELS))  # fmt: skip
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("position in answer (k / n)")
+    ax.set_ylabel("next-atom accuracy\n(clean prefix)")
+    ax.legend(ncols=2, loc="lower left")
+    return fig
+
+
+@styled
+def plot_training_loss(table: pl.DataFrame, *, smooth: int = 1) -> Figure:
+    """Training loss vs optimisation step for each trained model.
+
+    Args:
+        table: training logs (model, step, loss, ...), concatenated.
+        smooth: centred moving-average window in logged points (1 = raw).
+
+    The y axis is logarithmic when the loss spans more than a factor of 10.
+    """
+    title = "Training loss"
+    if table.is_empty() or "loss" not in table.columns:
+        return empty_figure(title, "no training logs")
+    if smooth < 1:
+        raise ValueError(f"smooth must be >= 1, got {smooth!r}")
+    fig = new_figure(COLUMN_WIDTH, 2.3)
+    ax = fig.add_subplot()
+    models = table["model"].unique(maintain_order=True).to_list()
+    colours = color_map(models)
+    losses = table["loss"].to_numpy().astype(float)
+    fin = losses[np.isfinite(losses)]
+    for m in models:
+        run = table.filter(pl.col("model") == m).sort("step")
+        y = run["loss"].to_numpy().astype(float)
+        if smooth > 1 and y.size >= smooth:
+            y = np.convolve(np.nan_to_num(y, nan=np.nanmean(y)), np.ones(smooth) / smooth, mode="same")
+        ax.plot(run["step"].to_numpy(), y, color=colours[m], label=m)
+    if fin.size == 0:
+        mark_missing(ax, 0.5, 0.5, "loss n/a", size=8, in_axes=True)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+    elif fin.min() > 0 and fin.max() / fin.min() > 20:
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    if len(models) > 1:
+        ax.legend()
+    return fig

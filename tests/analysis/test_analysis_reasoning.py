@@ -1,0 +1,187 @@
+"""Model pairing, paired bootstrap / tests and the reasoning trade-off table."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+import yaml
+
+from saltbench.analysis import (
+    METRICS_SCHEMA,
+    Comparison,
+    ModelPair,
+    base_model,
+    comparisons,
+    model_pairs,
+    paired_bootstrap,
+    paired_test,
+    reasoning_tradeoff,
+    reasoning_tradeoff_units,
+)
+from saltbench.analysis.synthetic import synthetic_metrics, synthetic_units
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# -- pairing -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "base"),
+    [("qwen3-8b-thinking", "qwen3-8b"), ("qwen3-8b", "qwen3-8b"), ("qwen3-4b-thinking-2507", "qwen3-4b-2507"),
+     ("qwen3-4b-instruct-2507", "qwen3-4b-2507"), ("phi-4-reasoning", "phi-4"),
+     ("salt-tiny@early", "salt-tiny@early"), ("Thinking", "Thinking")],  # fmt: skip
+)
+def test_base_model(name, base):
+    assert base_model(name) == base
+
+
+def test_model_pairs_on_the_paper_roster():
+    registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())["models"]
+    roster = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["models"]
+    pairs = {(p.non_reasoning, p.reasoning) for p in model_pairs(registry, roster)}
+    expected = {("qwen3-0.6b", "qwen3-0.6b-thinking"), ("qwen3-8b", "qwen3-8b-thinking"),
+                ("qwen3-4b-instruct-2507", "qwen3-4b-thinking-2507"), ("phi-4", "phi-4-reasoning"),
+                ("qwen3-30b-a3b-instruct-2507", "qwen3-30b-a3b-thinking-2507")}  # fmt: skip
+    assert expected <= pairs
+    assert all(registry[b]["reasoning"] and not registry[a]["reasoning"] for a, b in pairs)
+    assert not any("deepseek" in a or "deepseek" in b for a, b in pairs)  # no non-reasoning partner
+
+
+def test_pair_with_overrides_and_errors():
+    reg = {"llama-8b": {"reasoning": False}, "r1-llama-8b": {"reasoning": True, "pair_with": "llama-8b"}}
+    assert model_pairs(reg, ["llama-8b", "r1-llama-8b"]) == [
+        ModelPair("llama-8b", "llama-8b", "r1-llama-8b", "pair_with")
+    ]
+    with pytest.raises(ValueError, match="not in the roster"):
+        model_pairs(reg, ["r1-llama-8b"])
+    with pytest.raises(ValueError, match="both have reasoning"):
+        model_pairs({"a": {"pair_with": "b"}, "b": {}}, ["a", "b"])
+
+
+def test_ambiguous_base_is_skipped(caplog):
+    reg = {"q-8b": {}, "q-8b-instruct": {}, "q-8b-thinking": {"reasoning": True}}
+    assert model_pairs(reg, list(reg)) == []
+    assert "pair_with" in caplog.text
+
+
+def test_comparisons_enumerates_style_and_reasoning_pairs():
+    pairs = [ModelPair("q", "q", "q-thinking", "base_model")]
+    available = [("q", "direct"), ("q", "cot"), ("q-thinking", "direct"), ("solo", "direct")]
+    got = comparisons(available, pairs)
+    assert got == [Comparison("style", "q", "direct", "q", "cot", "q"),
+                   Comparison("reasoning", "q", "direct", "q-thinking", "direct", "q")]  # fmt: skip
+
+
+# -- paired bootstrap and tests ------------------------------------------------------------------------------
+
+
+def test_paired_bootstrap_detects_a_known_effect_and_not_a_null_one():
+    rng = np.random.default_rng(3)
+    a = rng.normal(0.5, 0.1, 60)
+    b = a + 0.05 + rng.normal(0, 0.02, 60)  # known effect +0.05, strongly paired
+    ci = paired_bootstrap(lambda i: float(b[i].mean() - a[i].mean()), a.size, n_resamples=500, seed=1)
+    assert ci.low > 0 and ci.low < 0.05 < ci.high
+    null = a + rng.normal(0, 0.02, 60)
+    ci0 = paired_bootstrap(lambda i: float(null[i].mean() - a[i].mean()), a.size, n_resamples=500, seed=1)
+    assert ci0.low < 0 < ci0.high
+
+
+def test_paired_bootstrap_is_seeded_and_stratified():
+    d = np.arange(10.0)
+    strata = np.repeat([0, 1], 5)
+    seen = []
+
+    def stat(i):
+        seen.append(np.sort(i))
+        return float(d[i].mean())
+
+    first = paired_bootstrap(stat, 10, strata=strata, n_resamples=50, seed=7)
+    assert first == paired_bootstrap(lambda i: float(d[i].mean()), 10, strata=strata, n_resamples=50, seed=7)
+    # every resample keeps five draws from each stratum
+    assert all((s[:5] < 5).all() and (s[5:] >= 5).all() for s in seen[1:])
+
+
+def test_paired_bootstrap_edge_cases():
+    empty = paired_bootstrap(lambda i: 0.0, 0)
+    assert all(math.isnan(v) for v in empty)
+    one = paired_bootstrap(lambda i: 0.25, 1, n_resamples=10)
+    assert one == (0.25, 0.25, 0.25)
+    with pytest.raises(ValueError, match="n_resamples"):
+        paired_bootstrap(lambda i: 0.0, 3, n_resamples=0)
+    with pytest.raises(ValueError, match="strata"):
+        paired_bootstrap(lambda i: 0.0, 3, strata=[0, 1])
+
+
+def test_paired_test_reference_values():
+    assert paired_test([0] * 6, [1, 2, 3, 4, 5, 6]) == pytest.approx(1 / 32)
+    assert paired_test([0] * 6, [1, 2, 3, 4, 5, 6], method="permutation") == pytest.approx(2 / 64)
+    assert math.isnan(paired_test([1, 2], [1, 2]))  # no non-zero difference
+    assert math.isnan(paired_test([np.nan], [1.0]))
+    assert paired_test([0.0], [1.0]) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="method"):
+        paired_test([0], [1], method="t")  # type: ignore[arg-type]
+
+
+# -- reasoning trade-off -----------------------------------------------------------------------------------
+
+
+def test_reasoning_tradeoff_detects_cot_gain_and_auroc_loss():
+    metrics = synthetic_metrics(models=("m",), cot_precision_gain=0.1, cot_auroc_change=-0.05, seed=4)
+    cmps = comparisons(metrics.select("model", "style").unique().rows(), [])
+    table = reasoning_tradeoff(metrics, cmps, n_resamples=400, seed=0)
+    row = table.row(0, named=True)
+    assert row["kind"] == "style" and row["n_pairs"] == 6 and row["level"] == "task"
+    assert row["delta_precision"] == pytest.approx(row["precision_b"] - row["precision_a"])
+    assert row["delta_precision_ci_low"] > 0 and row["p_precision"] == pytest.approx(1 / 32)
+    assert row["rel_delta_auroc"] == pytest.approx((row["auroc_b"] - row["auroc_a"]) / row["auroc_a"])
+    assert row["rel_delta_auroc_ci_high"] < 0
+
+
+def test_reasoning_tradeoff_nan_safe_with_one_model_and_no_pairs():
+    one_style = synthetic_metrics(models=("m",), styles=("direct",), tasks=("dna",))
+    cmps = comparisons(one_style.select("model", "style").unique().rows(), [])
+    assert cmps == [] and reasoning_tradeoff(one_style, cmps).is_empty()
+    missing = [Comparison("style", "m", "direct", "m", "cot", "m")]
+    row = reasoning_tradeoff(one_style, missing).row(0, named=True)
+    assert row["n_pairs"] == 0 and math.isnan(row["delta_precision"]) and math.isnan(row["p_precision"])
+    empty = reasoning_tradeoff(pl.DataFrame(schema=dict(METRICS_SCHEMA)), missing)
+    assert empty.height == 1 and math.isnan(empty["rel_delta_auroc"][0])
+
+
+def test_reasoning_tradeoff_units_detects_accuracy_gain():
+    units = synthetic_units(models=("m",), tasks=("dna", "matmul"), n_samples=30, cot_accuracy_gain=0.25,
+                            seed=2)  # fmt: skip
+    cmp = [Comparison("style", "m", "direct", "m", "cot", "m")]
+    row = reasoning_tradeoff_units(units, cmp, n_resamples=100, seed=0).row(0, named=True)
+    assert row["level"] == "sample" and row["n_pairs"] == 60
+    assert row["delta_precision"] > 0.1 and row["delta_precision_ci_low"] > 0
+    assert row["p_precision"] < 0.01
+    assert row["rel_delta_auroc_ci_low"] <= row["rel_delta_auroc"] <= row["rel_delta_auroc_ci_high"]
+    absent = reasoning_tradeoff_units(units, [Comparison("style", "x", "direct", "x", "cot", "x")])
+    assert absent["n_pairs"][0] == 0 and math.isnan(absent["delta_precision"][0])
+
+
+def test_units_level_ignores_missing_rows_but_keeps_empty_responses():
+    units = synthetic_units(models=("m",), tasks=("dna",), n_samples=10, seed=3)
+    cmp = [Comparison("style", "m", "direct", "m", "cot", "m")]
+    base = reasoning_tradeoff_units(units, cmp, n_resamples=20).row(0, named=True)
+    # a missing reference unit in every response changes nothing
+    scores = [c for c in units.columns if "." in c]
+    missing = units.filter(pl.col("unit_index") == 0).with_columns(
+        pl.lit("missing").cast(units.schema["status"]).alias("status"),
+        pl.lit(False).alias("is_correct"),
+        *(pl.lit(None).alias(c) for c in scores),
+    )
+    padded = reasoning_tradeoff_units(pl.concat([units, missing]), cmp, n_resamples=20).row(0, named=True)
+    assert padded == base
+    # a cot response that produced no units at all (only missing rows) still pairs, with precision 0
+    empty_response = missing.filter((pl.col("style") == "cot") & (pl.col("sample_id") == "dna-0"))
+    dropped = units.filter(~((pl.col("style") == "cot") & (pl.col("sample_id") == "dna-0")))
+    edited = pl.concat([dropped, empty_response])
+    row = reasoning_tradeoff_units(edited, cmp, n_resamples=20).row(0, named=True)
+    assert row["n_pairs"] == base["n_pairs"] and row["precision_b"] < base["precision_b"]

@@ -1,0 +1,191 @@
+"""Leaderboard, accuracy-by-task, dominance and granularity tables on hand-made metrics with known answers."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from saltbench.analysis import (
+    METRICS_SCHEMA,
+    accuracy_by_task,
+    combine_intervals,
+    dominance,
+    dominance_cells,
+    granularity_table,
+    leaderboard,
+    wilson_interval,
+)
+from saltbench.analysis.synthetic import metrics_rows, synthetic_metrics
+
+
+def cat(*frames: pl.DataFrame) -> pl.DataFrame:
+    return pl.concat(frames)
+
+
+# -- helpers -------------------------------------------------------------------------------------------
+
+
+def test_combine_intervals_mean_and_normal_width():
+    mean, low, high, n = combine_intervals(np.array([0.4, 0.6, np.nan]), np.array([0.3, 0.5, 0.0]),
+                                           np.array([0.5, 0.7, 1.0]))  # fmt: skip
+    assert n == 2 and mean == pytest.approx(0.5)
+    # two independent intervals of half-width 0.1 -> mean half-width 0.1 * sqrt(2) / 2
+    assert high - mean == pytest.approx(0.1 * math.sqrt(2) / 2)
+    assert mean - low == pytest.approx(0.1 * math.sqrt(2) / 2)
+
+
+def test_combine_intervals_all_nan_and_missing_ci():
+    assert combine_intervals(np.array([np.nan]), np.array([np.nan]), np.array([np.nan]))[3] == 0
+    v, lo, hi = np.array([0.2, 0.4]), np.array([0.1, np.nan]), np.array([0.3, np.nan])
+    mean, low, high, n = combine_intervals(v, lo, hi)
+    assert mean == pytest.approx(0.3) and math.isnan(low) and math.isnan(high) and n == 2
+
+
+def test_wilson_interval_reference_values():
+    low, high = wilson_interval(np.array([0, 10, 5]), np.array([10, 10, 0]))
+    assert low[0] == pytest.approx(0.0, abs=1e-12) and high[0] == pytest.approx(0.27753, abs=1e-4)
+    assert high[1] == pytest.approx(1.0) and low[1] == pytest.approx(0.72247, abs=1e-4)
+    assert math.isnan(low[2]) and math.isnan(high[2])
+
+
+# -- leaderboard -----------------------------------------------------------------------------------------
+
+
+def _cell(task: str, precision: float, ece_z: float, ece_platt: float, auc: float, model: str = "m",
+          style: str = "direct") -> pl.DataFrame:  # fmt: skip
+    rows = cat(
+        metrics_rows([("precision", None, precision)], task=task, model=model, style=style),
+        metrics_rows([("precision", None, precision / 2)], task=task, model=model, style=style,
+                     granularity="line"),  # fmt: skip
+        metrics_rows([("ece", "mean_probability", ece_z), ("auroc_pooled", "mean_probability", auc),
+                      ("prr", "mean_probability", 0.3),
+                      ("auroc_per_response", "mean_probability", auc - 0.1)],
+                     task=task, model=model, style=style),  # fmt: skip
+        metrics_rows([("ece", "mean_probability", ece_platt)], task=task, model=model, style=style,
+                     calibration="platt"),  # fmt: skip
+        metrics_rows([("auroc_pooled", "perplexity", 0.99)], task=task, model=model, style=style),
+    )
+    return cat(rows)
+
+
+def test_leaderboard_means_over_tasks_and_selects_calibration():
+    metrics = cat(_cell("dna", 0.4, 0.10, 0.50, 0.6), _cell("code", 0.6, 0.20, 0.70, 0.8))
+    lb = leaderboard(metrics)
+    assert lb.height == 1
+    row = lb.row(0, named=True)
+    assert row["precision_atom"] == pytest.approx(0.5)
+    assert row["precision_line"] == pytest.approx(0.25)
+    assert math.isnan(row["precision_generation"])
+    assert row["ece"] == pytest.approx(0.15)  # zscore_sigmoid, not platt
+    assert row["auroc_pooled"] == pytest.approx(0.7)  # mean_probability, not perplexity
+    assert row["auroc_per_response"] == pytest.approx(0.6)
+    assert row["n_tasks"] == 2
+    assert row["precision_atom_ci_low"] < 0.5 < row["precision_atom_ci_high"]
+    platt = leaderboard(metrics, calibration="platt").row(0, named=True)
+    assert platt["ece"] == pytest.approx(0.6)
+
+
+def test_leaderboard_skips_nan_tasks_and_keeps_every_model_style():
+    metrics = cat(_cell("dna", 0.4, 0.1, 0.5, 0.6), _cell("code", float("nan"), 0.1, 0.5, 0.6),
+                  _cell("dna", 0.9, 0.1, 0.5, 0.6, model="z", style="cot"))  # fmt: skip
+    lb = leaderboard(metrics)
+    assert lb["model"].to_list() == ["m", "z"]
+    first = lb.row(0, named=True)
+    assert first["precision_atom"] == pytest.approx(0.4) and first["n_tasks"] == 1
+
+
+def test_leaderboard_empty_and_bad_arguments():
+    empty = pl.DataFrame(schema=dict(METRICS_SCHEMA))
+    assert leaderboard(empty).is_empty()
+    with pytest.raises(ValueError, match="confidence"):
+        leaderboard(empty, confidence="mean_prob")
+    with pytest.raises(ValueError, match="metrics lacks columns"):
+        leaderboard(pl.DataFrame({"model": ["m"]}))
+
+
+def test_accuracy_by_task_is_tidy():
+    table = accuracy_by_task(synthetic_metrics(models=("a",), styles=("direct",), tasks=("dna", "code")))
+    assert table.height == 2 * 3  # tasks x granularities
+    assert set(table.columns) >= {"model", "style", "task", "granularity", "value", "ci_low", "ci_high"}
+
+
+# -- dominance ---------------------------------------------------------------------------------------------
+
+
+def test_dominance_winner_uses_metric_direction():
+    metrics = cat(
+        metrics_rows([("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.04),
+                      ("ece", "max_entropy", 0.07)]),  # fmt: skip
+        metrics_rows([("auroc_pooled", "mean_probability", 0.80), ("auroc_pooled", "perplexity", 0.70)]),
+        metrics_rows([("prr", "mean_probability", 0.20), ("prr", "perplexity", float("nan"))]),
+    )
+    cells = dominance_cells(metrics).sort("aspect")
+    by_aspect = {r["aspect"]: r for r in cells.iter_rows(named=True)}
+    assert by_aspect["calibration"]["winner"] == "perplexity"  # lower ECE wins
+    assert by_aspect["calibration"]["runner_up"] == "max_entropy"
+    assert by_aspect["calibration"]["margin"] == pytest.approx(0.03)
+    assert by_aspect["ranking"]["winner"] == "mean_probability"  # higher AUROC wins
+    assert by_aspect["ranking"]["margin"] == pytest.approx(0.10)
+    assert by_aspect["rejection"]["winner"] == "mean_probability"  # NaN does not compete
+    assert by_aspect["rejection"]["n_functions"] == 1 and math.isnan(by_aspect["rejection"]["margin"])
+
+
+def test_dominance_summary_counts_and_tie_credit():
+    def pair(task: str, mean_p: float, ppl: float) -> pl.DataFrame:
+        rows = [("auroc_pooled", "mean_probability", mean_p), ("auroc_pooled", "perplexity", ppl)]
+        return metrics_rows(rows, task=task)
+
+    metrics = cat(pair("dna", 0.8, 0.7), pair("code", 0.8, 0.6), pair("logic", 0.7, 0.7))
+    summary = dominance(metrics, aspects=("ranking",))
+    rows = {r["confidence"]: r for r in summary.iter_rows(named=True)}
+    assert rows["mean_probability"]["wins"] == pytest.approx(2.5)
+    assert rows["perplexity"]["wins"] == pytest.approx(0.5)
+    assert rows["mean_probability"]["n_cells"] == 3
+    assert rows["mean_probability"]["win_share"] == pytest.approx(2.5 / 3)
+    assert rows["mean_probability"]["mean_margin"] == pytest.approx((0.1 + 0.2 + 0.0) / 3)
+    assert rows["perplexity"]["mean_rank"] == pytest.approx((2 + 2 + 1) / 3)
+    assert summary["confidence"].to_list()[0] == "mean_probability"  # sorted by wins
+
+
+def test_dominance_empty_input_gives_empty_tables():
+    empty = pl.DataFrame(schema=dict(METRICS_SCHEMA))
+    assert dominance(empty).is_empty() and dominance_cells(empty).is_empty()
+    with pytest.raises(ValueError, match="aspects"):
+        dominance_cells(empty, aspects=("speed",))  # type: ignore[arg-type]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(0, 10_000))
+def test_dominance_win_shares_sum_to_one(seed):
+    summary = dominance(synthetic_metrics(models=("a", "b"), tasks=("dna", "code"), seed=seed))
+    sums = summary.group_by(["aspect", "granularity", "flavour"]).agg(pl.col("win_share").sum())
+    assert np.allclose(sums["win_share"].to_numpy(), 1.0)
+
+
+# -- granularity -------------------------------------------------------------------------------------------
+
+
+def test_granularity_table_summaries_and_missing_generation_per_response():
+    metrics = cat(
+        metrics_rows([("auroc_pooled", "mean_probability", 0.6)], model="a"),
+        metrics_rows([("auroc_pooled", "mean_probability", 0.8)], model="b"),
+        metrics_rows([("auroc_pooled", "mean_probability", 0.7)], model="c"),
+        metrics_rows([("auroc_pooled", "mean_probability", 0.9)], model="a", granularity="generation"),
+        metrics_rows([("auroc_per_response", "mean_probability", float("nan"))], model="a",
+                     granularity="generation"),  # fmt: skip
+    )
+    table = granularity_table(metrics)
+    assert table.height == 1 * 1 * 3 * 2  # task x style x granularity x metric, complete grid
+    atom = table.filter((pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled"))
+    atom = atom.row(0, named=True)
+    assert atom["mean"] == pytest.approx(0.7) and atom["median"] == pytest.approx(0.7)
+    assert atom["q25"] == pytest.approx(0.65) and atom["q75"] == pytest.approx(0.75) and atom["n_models"] == 3
+    gen = table.filter((pl.col("granularity") == "generation") & (pl.col("metric") == "auroc_per_response"))
+    assert gen["n_models"][0] == 0 and math.isnan(gen["mean"][0])
+    line = table.filter(pl.col("granularity") == "line")
+    assert line["n_models"].to_list() == [0, 0]
