@@ -1,0 +1,132 @@
+"""Inference with real models through transformers, recording per-token log-probabilities (SALT_FACTS §7).
+
+Typical use::
+
+    from saltbench.inference import (
+        load_model_registry, get_model_spec, load_model_from_spec, render_prompts, generate, records_to_frame,
+    )
+
+    spec = get_model_spec(load_model_registry("config/models.yaml"), "smollm2-135m")
+    model, tokenizer = load_model_from_spec(spec, cache_dir="data/models")
+    prompts = render_prompts(tokenizer, instructions, system_prompt=spec.system_prompt,
+                             chat_template=spec.chat_template, thinking=spec.thinking)
+    records = generate(model, tokenizer, prompts, max_new_tokens=spec.max_new_tokens(512),
+                       max_context=spec.max_context)
+    frame = records_to_frame(records, {"sample_id": sample_ids})
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from saltbench.inference.chat import MissingChatTemplateError, encode_prompt, render_prompts, resolve_chat_template
+from saltbench.inference.detokenize import token_texts
+from saltbench.inference.records import (
+    FINISH_REASONS,
+    GENERATION_COLUMNS,
+    GENERATION_SCHEMA,
+    TOP_K,
+    FinishReason,
+    GenerationRecord,
+    TokenScores,
+    frame_to_records,
+    records_to_frame,
+)
+from saltbench.inference.registry import (
+    DEFAULT_SYSTEM_PROMPT,
+    DTYPES,
+    Dtype,
+    GgufPackageSource,
+    HubSource,
+    LocalSource,
+    ModelSource,
+    ModelSpec,
+    Resources,
+    get_model_spec,
+    load_model_registry,
+    parse_model_registry,
+    prepare_model,
+)
+from saltbench.inference.sources import SOURCE_RECORD, convert_gguf_to_safetensors, file_sha256, resolve_gguf
+
+# Names whose modules import torch are loaded on first access, so that reading the registry
+# (e.g. from the Snakefile) stays fast.
+_LAZY = {
+    "eos_token_ids": "generation",
+    "generate": "generation",
+    "greedy_decode": "generation",
+    "load_model": "loading",
+    "load_model_from_spec": "loading",
+    "Continuation": "teacher",
+    "PromptCache": "teacher",
+    "continue_from_cache": "teacher",
+    "encode_prompt_cache": "teacher",
+    "greedy_continue_many": "teacher",
+    "teacher_force": "teacher",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from saltbench.inference.generation import eos_token_ids, generate, greedy_decode
+    from saltbench.inference.loading import load_model, load_model_from_spec
+    from saltbench.inference.teacher import (
+        Continuation,
+        PromptCache,
+        continue_from_cache,
+        encode_prompt_cache,
+        greedy_continue_many,
+        teacher_force,
+    )
+
+__all__ = [
+    "DEFAULT_SYSTEM_PROMPT",
+    "DTYPES",
+    "FINISH_REASONS",
+    "GENERATION_COLUMNS",
+    "GENERATION_SCHEMA",
+    "SOURCE_RECORD",
+    "TOP_K",
+    "Continuation",
+    "Dtype",
+    "FinishReason",
+    "GenerationRecord",
+    "GgufPackageSource",
+    "HubSource",
+    "LocalSource",
+    "MissingChatTemplateError",
+    "ModelSource",
+    "ModelSpec",
+    "PromptCache",
+    "Resources",
+    "TokenScores",
+    "continue_from_cache",
+    "convert_gguf_to_safetensors",
+    "encode_prompt",
+    "encode_prompt_cache",
+    "eos_token_ids",
+    "file_sha256",
+    "frame_to_records",
+    "generate",
+    "get_model_spec",
+    "greedy_continue_many",
+    "greedy_decode",
+    "load_model",
+    "load_model_from_spec",
+    "load_model_registry",
+    "parse_model_registry",
+    "prepare_model",
+    "records_to_frame",
+    "render_prompts",
+    "resolve_chat_template",
+    "resolve_gguf",
+    "teacher_force",
+    "token_texts",
+]

@@ -1,0 +1,111 @@
+"""Chat-template rendering and prompt tokenisation (SALT_FACTS §7.2).
+
+Rendering rule (compatible with the authors' ``render_hf_prompts``):
+
+* ``chat_template="none"`` → the instructions are used verbatim;
+* otherwise the template is the tokenizer's own (``"auto"``), the text of a jinja file (a path), or
+  a literal jinja string (anything containing ``{{`` or ``{%``);
+* a system message with ``system_prompt`` is added iff the template text contains ``system``
+  (case-insensitive), followed by one user message with the instruction;
+* rendered with ``add_generation_prompt=True`` (and ``enable_thinking=thinking`` when ``thinking`` is
+  not ``None``); if rendering raises, it is retried with the user message only, and if that fails
+  too the raw instruction is used (a warning is logged).
+
+Unlike the authors' code, a tokenizer without a chat template under ``"auto"`` is an error unless
+``allow_raw=True``: a silently untemplated instruct model produces very different output. Models
+meant to be prompted raw say ``chat_template: none`` in the registry.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from saltbench.inference.registry import DEFAULT_SYSTEM_PROMPT
+
+logger = logging.getLogger(__name__)
+
+
+class MissingChatTemplateError(ValueError):
+    """The tokenizer has no chat template and raw prompting was not allowed."""
+
+
+def resolve_chat_template(tokenizer: Any, chat_template: str = "auto", *, allow_raw: bool = False) -> str | None:
+    """The jinja template text to render with, or ``None`` for raw prompts (see module docstring)."""
+    if chat_template == "none":
+        return None
+    if chat_template == "auto":
+        template = getattr(tokenizer, "chat_template", None)
+        if isinstance(template, dict):  # named templates: use the default one
+            template = template.get("default")
+        if isinstance(template, str) and template.strip():
+            return template
+        if allow_raw:
+            logger.warning("tokenizer has no chat template; using raw instructions as prompts")
+            return None
+        name = getattr(tokenizer, "name_or_path", "?")
+        raise MissingChatTemplateError(
+            f"chat_template='auto' but the tokenizer of {name!r} has no chat template; "
+            "set chat_template: none in the model registry to prompt it with raw text, "
+            "or give a jinja template file"
+        )
+    if "{{" in chat_template or "{%" in chat_template:
+        return chat_template
+    path = Path(chat_template)
+    if not path.is_file():
+        raise FileNotFoundError(f"chat_template {chat_template!r} is neither 'auto', 'none' nor an existing file")
+    return path.read_text(encoding="utf-8")
+
+
+def render_prompts(
+    tokenizer: Any,
+    instructions: Sequence[str],
+    *,
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT,
+    chat_template: str = "auto",
+    thinking: bool | None = None,
+    allow_raw: bool = False,
+) -> list[str]:
+    """Render each instruction into a prompt string (rules in the module docstring)."""
+    if isinstance(instructions, str):
+        raise TypeError("instructions must be a sequence of strings, not a single string")
+    template = resolve_chat_template(tokenizer, chat_template, allow_raw=allow_raw)
+    if template is None:
+        return list(instructions)
+    with_system = "system" in template.lower()
+    kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
+    if template is not getattr(tokenizer, "chat_template", None):
+        kwargs["chat_template"] = template
+    if thinking is not None:
+        kwargs["enable_thinking"] = thinking
+    prompts = []
+    failures: dict[str, str] = {}  # layout -> first error, logged once per call
+    for instruction in instructions:
+        user = [{"role": "user", "content": instruction}]
+        chats = [("system+user", [{"role": "system", "content": system_prompt}, *user])] if with_system else []
+        chats.append(("user", user))
+        for layout, chat in chats:
+            try:
+                prompts.append(tokenizer.apply_chat_template(chat, **kwargs))
+                break
+            except Exception as exc:  # noqa: BLE001 - any template failure falls through (§7.2)
+                failures.setdefault(layout, f"{type(exc).__name__}: {exc}")
+        else:
+            prompts.append(instruction)
+    for layout, error in failures.items():
+        logger.warning("chat template failed with %s messages (%s); fell back to %s", layout, error,
+                       "user-only messages" if layout == "system+user" else "the raw instruction")
+    return prompts
+
+
+def encode_prompt(tokenizer: Any, prompt: str) -> list[int]:
+    """Token ids of a rendered prompt, without doubling the BOS token.
+
+    Special tokens (e.g. a BOS) are added by the tokenizer unless the text already starts with
+    the tokenizer's BOS string — chat templates of Llama, Gemma or Mistral write it themselves.
+    """
+    bos = getattr(tokenizer, "bos_token", None)
+    add_special = not (isinstance(bos, str) and bos and prompt.startswith(bos))
+    return list(tokenizer(prompt, add_special_tokens=add_special)["input_ids"])

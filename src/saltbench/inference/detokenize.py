@@ -1,0 +1,54 @@
+"""Incremental detokenisation: the text of each generated token, such that the texts concatenate to the generation.
+
+Rule (the one vLLM and TGI use for streaming, written afresh): keep a short window of already
+emitted tokens as context; after appending token ``i``, decode the window with and without the
+not-yet-emitted tokens; if the longer decode grew and does not end in an incomplete character
+(U+FFFD, the replacement character the decoder puts for a partial UTF-8 sequence), the new
+characters become token ``i``'s text, otherwise token ``i`` gets ``""`` and its bytes are carried to the
+token that completes the character. Special tokens decode to ``""`` (``skip_special_tokens``) and no
+``clean_up_tokenization_spaces`` is applied. Characters still pending after the last token (a
+generation cut inside a character) go to the last token.
+
+Decoding starts from the last few prompt tokens (``context_ids``), so SentencePiece tokenizers keep
+the leading space of the first generated word, as in vLLM. For byte-level BPE tokenizers the
+result equals ``tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+REPLACEMENT_CHAR = "\ufffd"
+CONTEXT_TOKENS = 6
+"""How many prompt tokens precede the generation in the first decoding window."""
+
+
+def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:  # fast tokenizer: call Rust directly (no Python-side cleanup)
+        return lambda ids: backend.decode(ids, skip_special_tokens=True)
+    return lambda ids: tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+
+
+def token_texts(tokenizer: Any, token_ids: Sequence[int], context_ids: Sequence[int] = ()) -> list[str]:
+    """The text of each token of ``token_ids`` (rule in the module docstring); ``"".join`` gives the text."""
+    decode = _decoder(tokenizer)
+    context = [int(t) for t in context_ids[-CONTEXT_TOKENS:]] if len(context_ids) else []
+    ids = context + [int(t) for t in token_ids]
+    prefix_offset = 0
+    read_offset = len(context)
+    prefix_text = decode(ids[prefix_offset:read_offset]) if read_offset else ""
+    texts: list[str] = []
+    for i in range(len(context), len(ids)):
+        new_text = decode(ids[prefix_offset : i + 1])
+        if len(new_text) > len(prefix_text) and not new_text.endswith(REPLACEMENT_CHAR):
+            texts.append(new_text[len(prefix_text) :])
+            prefix_offset, read_offset = read_offset, i + 1
+            prefix_text = decode(ids[prefix_offset:read_offset])
+        else:
+            texts.append("")
+    if texts and read_offset < len(ids):  # pending characters at the end (e.g. cut inside a character)
+        tail = decode(ids[prefix_offset:])
+        texts[-1] += tail[len(prefix_text) :] if tail.startswith(prefix_text) else tail
+    return texts

