@@ -22,7 +22,10 @@ INTERVENTION_TASKS = (
     [t for t in INTERVENTIONS.get("tasks", TASKS) if t in TASKS] if INTERVENTION_MODELS else []
 )
 TRAINING = config["training"]
-TRAINED_MODELS = [TRAINING["name"]] if TRAINING.get("enabled", False) else []
+TRAINING_NAME = TRAINING.get("name", "salt-tiny")
+TRAINING_CONFIG = {k: v for k, v in TRAINING.items() if k not in ("enabled", "name")}
+TRAINING_CHECKPOINTS = list(TRAINING_CONFIG.get("checkpoints", {}))
+TRAINED_MODELS = [TRAINING_NAME] if TRAINING.get("enabled", False) else []
 
 
 report: "report/workflow.rst"
@@ -30,6 +33,7 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/datasets.smk"
+include: "rules/train.smk"
 include: "rules/inference.smk"
 include: "rules/scoring.smk"
 include: "rules/analysis.smk"

@@ -1,5 +1,7 @@
 """Rule generate_shard: greedy generations with per-token log-probabilities for one shard."""
 
+import torch
+
 from saltbench.io import config_hash, provenance, read_table, write_table
 from saltbench.rule_support import setup_logging
 from saltbench.stages import generate_shard, max_new_tokens_for, shard_rows
@@ -7,6 +9,7 @@ from saltbench.stages import generate_shard, max_new_tokens_for, shard_rows
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
+    torch.set_num_threads(snakemake.threads)
     wc, params = snakemake.wildcards, snakemake.params
     inference = params.inference
     rows = shard_rows(read_table(snakemake.input.dataset), int(wc.shard), inference["shard_size"])

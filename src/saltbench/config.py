@@ -88,9 +88,22 @@ def validate_config(config: Mapping[str, Any], *, check_models: bool = True) -> 
     _check_task_params(filled)
     if filled["datasets"]["source"] == "paper" and not filled["datasets"].get("paper_path"):
         raise ConfigError("datasets.paper_path: required when datasets.source is 'paper'")
+    _check_training(filled)
     if check_models and filled.get("models"):
         _check_models(filled)
     return filled
+
+
+def _check_training(config: Mapping[str, Any]) -> None:
+    training = config.get("training", {})
+    if not training.get("enabled", False):
+        return
+    from saltbench.training import TrainConfig
+
+    try:
+        TrainConfig.from_dict({k: v for k, v in training.items() if k not in ("enabled", "name")})
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"training: {exc}") from exc
 
 
 def _check_models(config: Mapping[str, Any]) -> None:

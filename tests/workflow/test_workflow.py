@@ -22,15 +22,9 @@ def run(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
 
 
 @pytest.fixture()
-def workdir(repo_root, tmp_path) -> Path:
+def workdir(tmp_path, copy_workflow) -> Path:
     """A copy of the workflow files (not outputs) in a temporary folder."""
-    for name in ("Snakefile", "rules", "workflow_scripts", "config", "profiles", "report"):
-        src = repo_root / name
-        if src.is_dir():
-            shutil.copytree(src, tmp_path / name)
-        elif src.exists():
-            shutil.copy2(src, tmp_path / name)
-    return tmp_path
+    return copy_workflow(tmp_path)
 
 
 def test_lint_is_clean(workdir):
@@ -66,11 +60,9 @@ def test_datasets_stage_is_byte_identical_on_rerun(workdir):
 
 @pytest.mark.slow
 @pytest.mark.model
-def test_tiny_end_to_end_run_and_resume(workdir, repo_root):
+def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     """config/test.yaml: datasets -> SmolLM2 shards -> units -> metrics; a lost shard is recomputed alone."""
-    converted = repo_root / "data" / "models" / "converted" / "smollm2-135m"
-    if converted.is_dir():  # reuse a conversion made by an earlier run (it takes a minute on 2 cores)
-        shutil.copytree(converted, workdir / "data" / "models" / "converted" / "smollm2-135m")
+    workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=1500)
     import polars as pl
 

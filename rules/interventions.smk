@@ -1,0 +1,76 @@
+"""Stage 5: atom-level interventions, data/interventions/{model}/{task}.parquet (saltbench.interventions).
+
+Config: the `interventions` block (keys and defaults: saltbench.interventions.CONFIG_SCHEMA). One job per
+shard of `shard_size` samples among the first `samples_per_task` dataset rows (GPU resources from the model
+registry, as for inference), merged per (model, task). Defines INTERVENTIONS, INTERVENTION_MODELS and
+INTERVENTION_TASKS (empty lists when the stage is disabled), which rules/analysis.smk reads: include this
+file before it. Uses rules/common.smk: spec_of, model_files, model_path, model_resource, samples_of.
+"""
+
+from saltbench.interventions import InterventionOptions
+
+
+INTERVENTIONS = InterventionOptions.from_config(config)
+INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
+INTERVENTION_TASKS = list(INTERVENTIONS.tasks) if INTERVENTIONS.enabled else []
+_unknown = [m for m in INTERVENTION_MODELS if m not in REGISTRY]
+if _unknown:
+    raise ValueError(f"interventions.models: {_unknown} not in the model registry {config['model_registry']}")
+
+
+def intervention_shards(wildcards):
+    """The shard files of one (model, task)."""
+    return expand(
+        "data/interventions/{model}/{task}/shard-{shard}.parquet",
+        model=wildcards.model,
+        task=wildcards.task,
+        shard=range(INTERVENTIONS.n_shards(samples_of(wildcards.task))),
+    )
+
+
+rule intervention_shard:
+    """Prefix interventions (clean and corrupted) of one shard of a task's samples for one model."""
+    input:
+        dataset="data/datasets/{task}.parquet",
+        model=model_files,
+    output:
+        "data/interventions/{model}/{task}/shard-{shard}.parquet",
+    params:
+        spec=lambda wildcards: spec_of(wildcards.model),
+        model_path=model_path,
+        options=INTERVENTIONS.as_dict(),
+        n_shots=config["datasets"]["n_shots"],
+        top_k=config["inference"]["top_k"],
+    log:
+        "logs/interventions/{model}/{task}/shard-{shard}.log",
+    benchmark:
+        "benchmarks/interventions/{model}/{task}/shard-{shard}.tsv"
+    threads: model_resource("cpus")
+    resources:
+        gpu=model_resource("gpu"),
+        gpu_model=model_resource("gpu_model"),
+        mem_mb=model_resource("mem_mb"),
+        runtime=model_resource("runtime"),
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/run_interventions.py"
+
+
+rule merge_interventions:
+    """Concatenate the shards of one (model, task) into data/interventions/{model}/{task}.parquet."""
+    input:
+        intervention_shards,
+    output:
+        "data/interventions/{model}/{task}.parquet",
+    log:
+        "logs/interventions/{model}/{task}/merge.log",
+    benchmark:
+        "benchmarks/interventions/{model}/{task}/merge.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/merge_interventions.py"

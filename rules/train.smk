@@ -1,0 +1,28 @@
+"""Stage 0 (default CPU config): train the tiny model family whose checkpoints are evaluated like any model."""
+
+
+rule train_tiny_models:
+    """Train a small Llama from scratch on SALT pairs; save the configured checkpoints and the loss log."""
+    input:
+        # the evaluation datasets: training data is checked to contain none of their inputs
+        expand("data/datasets/{task}.parquet", task=TASKS),
+    output:
+        checkpoints=[directory(f"data/models/{TRAINING_NAME}/{c}") for c in TRAINING_CHECKPOINTS],
+        log=f"data/models/{TRAINING_NAME}/train_log.parquet",
+        summary=f"data/models/{TRAINING_NAME}/summary.json",
+    params:
+        training=TRAINING_CONFIG,
+        out_dir=f"data/models/{TRAINING_NAME}",
+    log:
+        f"logs/models/train_{TRAINING_NAME}.log",
+    benchmark:
+        f"benchmarks/models/train_{TRAINING_NAME}.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=120,
+        gpu=1 if TRAINING_CONFIG.get("device") == "cuda" else 0,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/train_tiny_models.py"
