@@ -6,6 +6,7 @@ job runs (saltbench.config.validate_config); a wrong key or value stops the run 
 """
 
 from saltbench.config import validate_config
+from saltbench.interventions import InterventionOptions
 
 
 configfile: "config/config.yaml"
@@ -16,11 +17,9 @@ config.update(validate_config(config))
 TASKS = config["tasks"]
 STYLES = config["prompt_styles"]
 MODELS = config["models"]
-INTERVENTIONS = config["interventions"]
-INTERVENTION_MODELS = INTERVENTIONS.get("models", []) if INTERVENTIONS.get("enabled", False) else []
-INTERVENTION_TASKS = (
-    [t for t in INTERVENTIONS.get("tasks", TASKS) if t in TASKS] if INTERVENTION_MODELS else []
-)
+INTERVENTIONS = InterventionOptions.from_config(config)
+INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
+INTERVENTION_TASKS = [t for t in INTERVENTIONS.tasks if t in TASKS] if INTERVENTION_MODELS else []
 TRAINING = config["training"]
 TRAINING_NAME = TRAINING.get("name", "salt-tiny")
 TRAINING_CONFIG = {k: v for k, v in TRAINING.items() if k not in ("enabled", "name")}
@@ -36,6 +35,7 @@ include: "rules/datasets.smk"
 include: "rules/train.smk"
 include: "rules/inference.smk"
 include: "rules/scoring.smk"
+include: "rules/interventions.smk"
 include: "rules/analysis.smk"
 include: "rules/figures.smk"
 

@@ -1,19 +1,17 @@
 """Stage 5: atom-level interventions, data/interventions/{model}/{task}.parquet (saltbench.interventions).
 
-Config: the `interventions` block (keys and defaults: saltbench.interventions.CONFIG_SCHEMA). One job per
-shard of `shard_size` samples among the first `samples_per_task` dataset rows (GPU resources from the model
-registry, as for inference), merged per (model, task). Defines INTERVENTIONS, INTERVENTION_MODELS and
-INTERVENTION_TASKS (empty lists when the stage is disabled), which rules/analysis.smk reads: include this
-file before it. Uses rules/common.smk: spec_of, model_files, model_path, model_resource, samples_of.
+Config: the `interventions` block (keys and defaults: saltbench.interventions.CONFIG_SCHEMA), read here as
+INTERVENTION_OPTIONS (saltbench.interventions.InterventionOptions). One job per shard of `shard_size`
+samples among the first `samples_per_task` dataset rows (GPU resources from the model registry, as for
+inference), merged per (model, task). Which (model, task) files are wanted is the Snakefile's business
+(INTERVENTION_MODELS, INTERVENTION_TASKS). Uses rules/common.smk: REGISTRY, spec_of, model_files,
+model_path, model_resource, samples_of.
 """
 
-from saltbench.interventions import InterventionOptions
 
 
-INTERVENTIONS = InterventionOptions.from_config(config)
-INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
-INTERVENTION_TASKS = list(INTERVENTIONS.tasks) if INTERVENTIONS.enabled else []
-_unknown = [m for m in INTERVENTION_MODELS if m not in REGISTRY]
+INTERVENTION_OPTIONS = INTERVENTIONS  # parsed and validated once, in the Snakefile
+_unknown = [m for m in INTERVENTION_OPTIONS.models if m not in REGISTRY] if INTERVENTION_OPTIONS.enabled else []
 if _unknown:
     raise ValueError(f"interventions.models: {_unknown} not in the model registry {config['model_registry']}")
 
@@ -24,7 +22,7 @@ def intervention_shards(wildcards):
         "data/interventions/{model}/{task}/shard-{shard}.parquet",
         model=wildcards.model,
         task=wildcards.task,
-        shard=range(INTERVENTIONS.n_shards(samples_of(wildcards.task))),
+        shard=range(INTERVENTION_OPTIONS.n_shards(samples_of(wildcards.task))),
     )
 
 
@@ -38,7 +36,7 @@ rule intervention_shard:
     params:
         spec=lambda wildcards: spec_of(wildcards.model),
         model_path=model_path,
-        options=INTERVENTIONS.as_dict(),
+        options=INTERVENTION_OPTIONS.as_dict(),
         n_shots=config["datasets"]["n_shots"],
         top_k=config["inference"]["top_k"],
     log:

@@ -9,10 +9,11 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
     frame = merge_intervention_shards([read_table(path) for path in snakemake.input])
     first = read_provenance(snakemake.input[0])
-    meta = provenance(**{k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")},
-                      shards=len(snakemake.input))
+    kept = {k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")}
+    meta = provenance(**kept, shards=len(snakemake.input))
     write_table(frame, snakemake.output[0], meta)
-    log.info("merged %d shards, %d interventions -> %s", len(snakemake.input), frame.height, snakemake.output[0])
+    log.info("merged %d shards, %d interventions -> %s", len(snakemake.input), frame.height,
+             snakemake.output[0])
 
 
 main(snakemake)  # noqa: F821

@@ -18,11 +18,14 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         rows, options, model_name=wc.model, model_path=params.model_path, spec=params.spec,
         n_shots=params.n_shots, top_k=params.top_k,
     )
-    meta = provenance(stage="interventions", model=wc.model, model_source=repr(params.spec.source), task=wc.task,
-                      shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()))
+    meta = provenance(
+        stage="interventions", model=wc.model, model_source=repr(params.spec.source), task=wc.task,
+        shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()),
+    )
     write_table(frame, snakemake.output[0], meta)
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
-    log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, snakemake.output[0])
+    log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy,
+             snakemake.output[0])
 
 
 main(snakemake)  # noqa: F821

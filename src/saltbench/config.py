@@ -26,9 +26,17 @@ class ConfigError(ValueError):
 
 
 def load_schema() -> dict[str, Any]:
-    """The workflow configuration JSON schema shipped with the package."""
+    """The workflow configuration JSON schema shipped with the package.
+
+    The ``interventions`` block's schema lives with its typed options
+    (:data:`saltbench.interventions.CONFIG_SCHEMA`) and is inserted here.
+    """
+    from saltbench.interventions import CONFIG_SCHEMA as INTERVENTIONS_SCHEMA
+
     text = resources.files("saltbench").joinpath("schema/config.schema.json").read_text(encoding="utf-8")
-    return json.loads(text)
+    schema = json.loads(text)
+    schema["$defs"]["interventions"] = INTERVENTIONS_SCHEMA
+    return schema
 
 
 def _key_path(error: jsonschema.ValidationError) -> str:
@@ -89,9 +97,19 @@ def validate_config(config: Mapping[str, Any], *, check_models: bool = True) -> 
     if filled["datasets"]["source"] == "paper" and not filled["datasets"].get("paper_path"):
         raise ConfigError("datasets.paper_path: required when datasets.source is 'paper'")
     _check_training(filled)
+    _check_interventions(filled)
     if check_models and filled.get("models"):
         _check_models(filled)
     return filled
+
+
+def _check_interventions(config: Mapping[str, Any]) -> None:
+    from saltbench.interventions import InterventionOptions
+
+    try:
+        InterventionOptions.from_config(config)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def _check_training(config: Mapping[str, Any]) -> None:
