@@ -49,7 +49,9 @@ def test_model_pairs_on_the_paper_roster():
                 ("qwen3-30b-a3b-instruct-2507", "qwen3-30b-a3b-thinking-2507")}  # fmt: skip
     assert expected <= pairs
     assert all(registry[b]["reasoning"] and not registry[a]["reasoning"] for a, b in pairs)
-    assert not any("deepseek" in a or "deepseek" in b for a, b in pairs)  # no non-reasoning partner
+    # the R1 distills are paired with their base families through explicit `pair_with` keys
+    assert ("qwen2.5-7b-instruct", "deepseek-r1-distill-qwen-7b") in pairs
+    assert ("llama-3.1-8b-instruct", "deepseek-r1-distill-llama-8b") in pairs
 
 
 def test_pair_with_overrides_and_errors():

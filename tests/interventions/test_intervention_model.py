@@ -61,7 +61,7 @@ def _own_index(record, fence_ids, prefix_ids) -> int:
 
 def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
     from saltbench.inference import encode_prompt_cache, greedy_continue_many
-    from saltbench.interventions._decode import force_and_continue
+    from saltbench.interventions import force_and_continue
 
     model, tok = smollm2_model
     prompt_ids, fence_ids, record, answer = free
@@ -169,3 +169,38 @@ def test_run_interventions_table(smollm2_model):
     assert table["next_m"].to_list() == [1, 1] and table["model"].unique().to_list() == ["smollm2-135m"]
     assert table["corrupted_positions"].to_list() == [[], [2]]
     assert table["prefix"][0] == "********\nCTA TAC"
+
+
+def test_tiny_char_model_through_the_workflow_stage(tmp_path):
+    """The salt-tiny kind (character tokenizer, own chat template, 512-token context), untrained weights,
+    through :func:`intervention_shard` exactly as the workflow calls it."""
+    import string
+    from types import SimpleNamespace
+
+    from saltbench.interventions import intervention_shard
+    from saltbench.training.model import ModelSpec, build_model
+    from saltbench.training.tokenizer import build_char_tokenizer
+
+    tok = build_char_tokenizer([string.printable + "·⊗∧∨¬→↔"])
+    model = build_model(ModelSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512), tok, seed=0)
+    model.save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    frames = [
+        get_task("matmul").generate(1, 3, output_lengths=[4], min_inner_dim=2, max_inner_dim=2),
+        get_task("words").generate(2, 3, min_words=30, max_words=60, min_needles=3, subjects=["numbers"]),
+    ]
+    options = InterventionOptions(
+        position_fractions=(0.5, 1.0), corruption_counts=(0, 1), seed=0, batch_size=4
+    )
+    spec = SimpleNamespace(dtype="float32", revision=None, resources=SimpleNamespace(gpus=0),
+                           system_prompt="unused", chat_template="auto", thinking=None, max_context=512)
+    for rows in frames:
+        table = intervention_shard(
+            rows, options, model_name="tiny", model_path=tmp_path, spec=spec, n_shots=None
+        )
+        assert table.schema == pl.Schema(INTERVENTION_SCHEMA) and table.height > 0
+        assert table["canonical_cut"].all() and table["prefix"].str.starts_with("********\n").all()
+        assert table["tf_logprob_correct"].is_finite().all() and (table["tf_logprob_correct"] < 0).all()
+        assert set(table["finish_reason"]) <= {"stop", "eos", "length"}
+        for prefix, k, task, variant in table.select("prefix", "position", "task", "variant").iter_rows():
+            assert len(decompose(prefix, get_task(task, variant))) == k - 1

@@ -114,6 +114,7 @@ def test_train_drops_evaluation_inputs(run, tmp_path) -> None:
     assert 0 < changed <= 4 * 3 and (less <= full).all()
 
 
+@pytest.mark.slow
 def test_quick_eval_scores_atoms(run) -> None:
     result, _ = run
     res = quick_eval(result.checkpoint("final").path, "kronecker", n=4, seed=42, params=KRON)

@@ -217,7 +217,7 @@ def _accuracy(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
         .agg(
             pl.len().cast(pl.Int64).alias("n"),
             pl.col("next_correct").cast(pl.Int64).sum().alias("n_correct"),
-            pl.col("next_confidence").mean().alias("mean_confidence"),
+            pl.col("next_confidence").fill_nan(None).mean().alias("mean_confidence"),
             pl.col("next_m_accuracy").mean().alias("mean_m_accuracy"),
             pl.col("tf_logprob_correct").mean().alias("mean_tf_logprob"),
             *([pl.col("_x").mean().alias("x")] if "_x" in frame.columns else []),

@@ -16,9 +16,13 @@ Layers (each usable from a notebook):
 * :func:`corruptor_for`, :func:`choose_positions` — corruption rules and placements;
 * :class:`AnswerLayout`, :func:`render_prefix` — the fenced answer, its atom spans, prefix rendering;
 * :func:`plan_sample` — the grid of one sample;
+* :func:`force_and_continue` — one batched pass: teacher-forced target + greedy continuation of many
+  prefixes after one encoded prompt (loaded on first access: it imports torch);
 * :func:`run_sample`, :func:`run_interventions` — running a model (imports torch lazily);
 * :func:`select_shard`, :func:`intervention_shard`, :func:`merge_intervention_shards` — the workflow stage.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from saltbench.interventions._corruption import (
     CODONS,
@@ -57,6 +61,23 @@ from saltbench.interventions._runner import (
     select_shard,
 )
 
+_LAZY = {"ForcedContinuation": "_decode", "StopRule": "_decode", "force_and_continue": "_decode"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from saltbench.interventions._decode import ForcedContinuation, StopRule, force_and_continue
+
 __all__ = [
     "BOUNDARIES",
     "CODONS",
@@ -69,16 +90,19 @@ __all__ = [
     "AtomCorruptor",
     "Boundary",
     "CorruptionKind",
+    "ForcedContinuation",
     "InterventionOptions",
     "InterventionSpec",
     "Placement",
     "PlacementLabel",
     "RenderedPrefix",
     "SampleRun",
+    "StopRule",
     "auto_budget",
     "choose_positions",
     "corruptor_for",
     "empty_interventions",
+    "force_and_continue",
     "grid_counts",
     "grid_positions",
     "intervention_shard",
