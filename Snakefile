@@ -9,7 +9,11 @@ from saltbench.config import validate_config
 from saltbench.interventions import InterventionOptions
 
 
-configfile: "config/config.yaml"
+# config/config.yaml is the default; a --configfile given on the command line replaces it entirely
+# (Snakemake would otherwise deep-merge the two, leaking small-config keys into e.g. config/paper.yaml).
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 config.update(validate_config(config))

@@ -70,3 +70,13 @@ def model_resource(key):
         }[key]
 
     return lookup
+
+
+def intervention_shards(wildcards):
+    """The shard files of one (model, task)."""
+    return expand(
+        "data/interventions/{model}/{task}/shard-{shard}.parquet",
+        model=wildcards.model,
+        task=wildcards.task,
+        shard=range(INTERVENTIONS.n_shards(samples_of(wildcards.task))),
+    )

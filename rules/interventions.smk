@@ -16,16 +16,6 @@ if _unknown:
     raise ValueError(f"interventions.models: {_unknown} not in the model registry {config['model_registry']}")
 
 
-def intervention_shards(wildcards):
-    """The shard files of one (model, task)."""
-    return expand(
-        "data/interventions/{model}/{task}/shard-{shard}.parquet",
-        model=wildcards.model,
-        task=wildcards.task,
-        shard=range(INTERVENTION_OPTIONS.n_shards(samples_of(wildcards.task))),
-    )
-
-
 rule intervention_shard:
     """Prefix interventions (clean and corrupted) of one shard of a task's samples for one model."""
     input:

@@ -1,5 +1,7 @@
 """Stage 0 (default CPU config): train the tiny model family whose checkpoints are evaluated like any model."""
 
+import os
+
 
 rule train_tiny_models:
     """Train a small Llama from scratch on SALT pairs; save the configured checkpoints and the loss log."""
@@ -12,7 +14,7 @@ rule train_tiny_models:
         summary=f"data/models/{TRAINING_NAME}/summary.json",
     params:
         training=TRAINING_CONFIG,
-        out_dir=f"data/models/{TRAINING_NAME}",
+        out_dir=lambda wildcards, output: os.path.dirname(output.log),
     log:
         f"logs/models/train_{TRAINING_NAME}.log",
     benchmark:

@@ -32,8 +32,18 @@ def test_lint_is_clean(workdir):
     assert "Congratulations" in proc.stdout + proc.stderr or "No issues" in proc.stdout + proc.stderr
 
 
-def test_paper_scale_dry_run(workdir):
-    run(["-n", "--configfile", "config/paper.yaml", "--quiet", "rules"], workdir)
+def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
+    """The whole paper-scale plan (59 models, all tasks and styles, interventions, every figure) plans
+    through the SLURM profile, and each inference job shows the GPU request taken from the registry."""
+    proc = run(["-n", "--configfile", "config/paper.yaml", "--profile", "profiles/slurm"], workdir)
+    out = proc.stdout + proc.stderr
+    stats = out.split("Job stats:", 1)[1].split("total", 1)[0]
+    counts = {row.split()[0]: int(row.split()[1]) for row in stats.splitlines() if len(row.split()) == 2
+              and row.split()[1].isdigit()}
+    assert counts["generate_shard"] == 59 * 2 * 18  # models x styles x shards of 100 samples
+    assert counts["intervention_shard"] == 8 * 6 * 2
+    assert counts["figure_granularity_auroc"] == 1
+    assert "gpu=4" in out and "gpu=1" in out and "slurm_partition=gpu" in out
 
 
 def test_bad_config_key_fails_before_any_job(workdir):
