@@ -82,13 +82,16 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
         assert metrics.filter(pl.col("metric") == "precision").height == 3
         gens = pl.read_parquet(workdir / f"data/generations/smollm2-135m/direct/{task}.parquet")
         assert gens.height == 3 and gens["sample_id"].n_unique() == 3
+    # simulate a run killed while generating: one shard and everything downstream of it are missing
     shard = workdir / "data/generations/smollm2-135m/direct/dna/shard-1.parquet"
     before = shard.read_bytes()
-    shard.unlink()
-    proc = run(["--cores", "2", "--configfile", "config/test.yaml", "--summary"], workdir)
-    assert "shard-1.parquet" in proc.stdout
+    for path in (shard, workdir / "data/generations/smollm2-135m/direct/dna.parquet",
+                 workdir / "data/units/smollm2-135m/direct/dna.parquet",
+                 workdir / "results/metrics/smollm2-135m/direct/dna.parquet"):
+        path.unlink()
     plan = run(["--cores", "2", "--configfile", "config/test.yaml", "-n"], workdir)
-    jobs = [line for line in plan.stdout.splitlines() if line.startswith("generate_shard")]
-    assert jobs and jobs[0].split()[-1] == "1", plan.stdout  # only the lost shard is regenerated
+    jobs = [line.split() for line in plan.stdout.splitlines() if line.startswith("generate_shard")]
+    assert jobs and jobs[0][-1] == "1", plan.stdout  # only the lost shard is regenerated
+    assert "output: data/generations/smollm2-135m/direct/dna/shard-1.parquet" in plan.stdout
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=900)
     assert shard.read_bytes() == before  # deterministic generation (float32, CPU)
