@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from saltbench.io import read_table
+from saltbench.metric_table import METRIC_ROW_SCHEMA
 
 GRANULARITIES: tuple[str, ...] = ("atom", "line", "generation")
 """Unit granularities, finest first."""
@@ -42,17 +43,9 @@ METRICS_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),
     "style": pl.String(),
     "task": pl.String(),
-    "granularity": pl.String(),
-    "confidence": pl.String(),
-    "flavour": pl.String(),
-    "calibration": pl.String(),
-    "metric": pl.String(),
-    "value": pl.Float64(),
-    "ci_low": pl.Float64(),
-    "ci_high": pl.Float64(),
-    "n_units": pl.Int64(),
-    "n_responses": pl.Int64(),
+    **METRIC_ROW_SCHEMA,
 }
+"""Columns of results/metrics/{model}/{style}/{task}.parquet: the metrics stage's rows behind their keys."""
 
 UNITS_KEY_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),
