@@ -15,9 +15,9 @@ Typical use::
     frame = records_to_frame(records, {"sample_id": sample_ids})
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from saltbench._lazy import lazy_getattr
 from saltbench.inference.chat import MissingChatTemplateError, encode_prompt, render_prompts, resolve_chat_template
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.records import (
@@ -64,14 +64,7 @@ _LAZY = {
     "teacher_force": "teacher",
 }
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 if TYPE_CHECKING:

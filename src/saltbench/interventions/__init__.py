@@ -22,7 +22,9 @@ Layers (each usable from a notebook):
 * :func:`select_shard`, :func:`intervention_shard`, :func:`merge_intervention_shards` — the workflow stage.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from saltbench._lazy import lazy_getattr
 
 from saltbench.interventions._corruption import (
     CODONS,
@@ -63,16 +65,7 @@ from saltbench.interventions._runner import (
 
 _LAZY = {"ForcedContinuation": "_decode", "StopRule": "_decode", "force_and_continue": "_decode"}
 
-
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 if TYPE_CHECKING:
