@@ -73,6 +73,20 @@ def test_nan_resamples_ignored_or_bounds_nan():
     assert all(math.isnan(v) for v in undefined)
 
 
+def test_undefined_point_is_not_resampled(caplog):
+    calls = []
+
+    def counting_auroc(s, y):
+        calls.append(len(s))
+        return auroc(s, y)
+
+    with caplog.at_level("WARNING", logger="saltbench.metrics"):
+        ci = bootstrap_ci(counting_auroc, [0.5, 0.6, 0.7], [0, 0, 0], None, n_resamples=50)
+    assert all(math.isnan(v) for v in ci)
+    assert calls == [3]  # only the point estimate was computed
+    assert not caplog.records  # an undefined metric is expected, not warned about per call
+
+
 def test_unit_level_when_groups_none():
     s, y, _ = _well_behaved(seed=5)
     ci = bootstrap_ci(auroc, s, y, n_resamples=100, seed=1)

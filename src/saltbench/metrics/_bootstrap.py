@@ -56,8 +56,9 @@ def bootstrap_ci(
     The metric is called as ``metric_fn(scores, correct)``, or ``metric_fn(scores, correct, groups)``
     when ``with_groups=True`` (groups are then dense codes ``0..G-1`` of the resampled responses).
     Resample values that are NaN/inf are ignored; if fewer than ``min_defined * n_resamples`` are
-    defined, the bounds are NaN. Bounds are the ``alpha/2`` and ``1 - alpha/2`` quantiles (linear
-    interpolation) of the defined values. The same ``seed`` gives identical results.
+    defined, the bounds are NaN (logged as a warning); if the metric is undefined on the full data
+    (NaN point, e.g. a single class), the bounds are NaN without resampling. Bounds are the
+    ``alpha/2`` and ``1 - alpha/2`` quantiles (linear interpolation) of the defined values. The same ``seed`` gives identical results.
 
     Args:
         metric_fn: a metric such as :func:`auroc`, :func:`prr` or a ``functools.partial`` of one.
@@ -98,6 +99,9 @@ def bootstrap_ci(
         return float(metric_fn(ss, yy, new_codes) if with_groups else metric_fn(ss, yy))
 
     point = call(None, codes)
+    if not np.isfinite(point):  # undefined on the full data (e.g. one class): no interval to estimate
+        logger.debug("bootstrap: metric undefined on the full data; bounds are NaN")
+        return ConfidenceInterval(point, float("nan"), float("nan"))
     unit_order = np.argsort(codes, kind="stable")
     sizes = np.bincount(codes, minlength=n_groups)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
