@@ -21,6 +21,13 @@ def run(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedP
     return proc
 
 
+def job_counts(output: str) -> dict[str, int]:
+    """Jobs per rule from the "Job stats" table of a (dry) run."""
+    stats = output.split("Job stats:", 1)[1].split("total", 1)[0]
+    rows = (line.split() for line in stats.splitlines())
+    return {row[0]: int(row[1]) for row in rows if len(row) == 2 and row[1].isdigit()}
+
+
 @pytest.fixture()
 def workdir(tmp_path, copy_workflow) -> Path:
     """A copy of the workflow files (not outputs) in a temporary folder."""
@@ -37,13 +44,26 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
     through the SLURM profile, and each inference job shows the GPU request taken from the registry."""
     proc = run(["-n", "--configfile", "config/paper.yaml", "--profile", "profiles/slurm"], workdir)
     out = proc.stdout + proc.stderr
-    stats = out.split("Job stats:", 1)[1].split("total", 1)[0]
-    counts = {row.split()[0]: int(row.split()[1]) for row in stats.splitlines() if len(row.split()) == 2
-              and row.split()[1].isdigit()}
+    counts = job_counts(out)
     assert counts["generate_shard"] == 59 * 2 * 18  # models x styles x shards of 100 samples
     assert counts["intervention_shard"] == 8 * 6 * 2
     assert counts["figure_granularity_auroc"] == 1
     assert "gpu=4" in out and "gpu=1" in out and "slurm_partition=gpu" in out
+
+
+@pytest.mark.parametrize(
+    ("figure", "expected"),
+    [
+        ("granularity_auroc", {"build_dataset": 6, "generate_shard": 2124, "merge_generations": 708,
+                               "score_units": 708, "compute_metrics": 708, "table_granularity": 1,
+                               "figure_granularity_auroc": 1}),
+        ("interventions_propagation", {"build_dataset": 6, "intervention_shard": 96, "merge_interventions": 48,
+                                       "table_interventions": 1, "figure_interventions_propagation": 1}),
+    ],
+)  # fmt: skip
+def test_one_paper_figure_plans_only_what_it_needs(workdir, figure, expected):
+    proc = run(["-n", f"figures/{figure}.pdf", "--configfile", "config/paper.yaml"], workdir)
+    assert job_counts(proc.stdout + proc.stderr) == expected
 
 
 def test_bad_config_key_fails_before_any_job(workdir):
