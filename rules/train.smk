@@ -19,7 +19,8 @@ rule train_tiny_models:
         f"logs/models/train_{TRAINING_NAME}.log",
     benchmark:
         f"benchmarks/models/train_{TRAINING_NAME}.tsv"
-    threads: 2
+    # the configured torch thread count fixes the reduction order (determinism); free cores run other jobs
+    threads: TRAINING_CONFIG.get("num_threads") or workflow.cores
     resources:
         mem_mb=8000,
         runtime=120,
