@@ -180,7 +180,7 @@ rule figure_training_loss:
     output:
         **figure_outputs("training_loss", "Training", report),
     params:
-        options={},
+        options={"checkpoints": config["training"].get("checkpoints", {})},
     log:
         "logs/figures/training_loss.log",
     benchmark:

@@ -155,3 +155,24 @@ def test_render_rejects_unknown_names_and_empty_figure_says_why():
     with pytest.raises(ValueError, match="name must be one of"):
         render("pie_chart", pl.DataFrame())
     assert "nothing here" in _texts(empty_figure("t", "nothing here"))
+
+
+def test_reasoning_tradeoff_joins_labels_of_coinciding_points():
+    row = {"kind": "style", "delta_precision": 0.0, "rel_delta_auroc": 0.0, "delta_precision_ci_low": 0.0,
+           "delta_precision_ci_high": 0.0, "rel_delta_auroc_ci_low": 0.0, "rel_delta_auroc_ci_high": 0.0}  # fmt: skip
+    table = pl.DataFrame([{**row, "label": "m@early"}, {**row, "label": "m@final"},
+                          {**row, "label": "other", "delta_precision": 0.1}])  # fmt: skip
+    texts = [t.get_text() for t in render("reasoning_tradeoff", table).findobj(mpl.text.Text)]
+    assert "m@early, m@final" in texts and "other" in texts
+
+
+def test_training_loss_marks_checkpoints_and_smooths(raws):
+    log = raws["two_models"].train_log
+    fig = render("training_loss", log, smooth=5, checkpoints={"early": 10, "final": 40})
+    texts = _texts(fig)
+    assert "early" in texts and "final" in texts
+    ax = fig.axes[0]
+    n_models = log["model"].n_unique()
+    assert len(ax.lines) == 2 * n_models + 2  # raw + moving average per model, one line per checkpoint
+    with pytest.raises(ValueError, match="smooth"):
+        render("training_loss", log, smooth=0)

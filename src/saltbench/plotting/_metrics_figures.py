@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
@@ -219,6 +220,15 @@ def plot_granularity_auroc(table: pl.DataFrame) -> Figure:
     return fig
 
 
+def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> None:
+    """Write each point's labels (joined when points coincide), leftwards in the right half of the axes."""
+    low, high = ax.get_xlim()
+    for (x, y), names in labels.items():
+        right_half = x > (low + high) / 2
+        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(-3 if right_half else 3, 3),
+                    ha="right" if right_half else "left", fontsize=5.5, color="0.25")  # fmt: skip
+
+
 @styled
 def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Figure:
     """Δprecision vs relative ΔAUROC of each paired comparison (CoT vs direct; reasoning vs base model).
@@ -243,6 +253,7 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
     markers = dict(zip(kinds, ("o", "^", "s", "D")))
     names = {"style": "CoT vs direct", "reasoning": "reasoning vs base"}
     missing = []
+    labels: dict[tuple[float, float], list[str]] = {}  # coinciding points share one label
     plotted = 0
     for rec in table.iter_rows(named=True):
         x, y = rec["delta_precision"], rec["rel_delta_auroc"]
@@ -250,16 +261,17 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
             missing.append(rec["label"])
             continue
         plotted += 1
-        xerr = [[x - rec["delta_precision_ci_low"]], [rec["delta_precision_ci_high"] - x]]
-        yerr = [[y - rec["rel_delta_auroc_ci_low"]], [rec["rel_delta_auroc_ci_high"] - y]]
+        # a percentile interval need not contain the point estimate: whiskers then stop at the point
+        xerr = [[max(0.0, x - rec["delta_precision_ci_low"])], [max(0.0, rec["delta_precision_ci_high"] - x)]]
+        yerr = [[max(0.0, y - rec["rel_delta_auroc_ci_low"])], [max(0.0, rec["rel_delta_auroc_ci_high"] - y)]]
         xerr = xerr if all(_finite(v[0]) for v in xerr) else None
         yerr = yerr if all(_finite(v[0]) for v in yerr) else None
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=markers[rec["kind"]], color=colours[rec["kind"]],
                     markersize=4, elinewidth=0.6, capsize=1.2, markeredgecolor="black", markeredgewidth=0.3,
                     alpha=0.85)  # fmt: skip
-        if table.height <= max_labels:
-            ax.annotate(rec["label"], (x, y), textcoords="offset points", xytext=(3, 3), fontsize=5.5,
-                        color="0.25")  # fmt: skip
+        labels.setdefault((round(x, 9), round(y, 9)), []).append(rec["label"])
+    if table.height <= max_labels:
+        _label_points(ax, labels)
     if plotted == 0:
         ax.set_xlim(-0.1, 0.1)
         ax.set_ylim(-0.1, 0.1)

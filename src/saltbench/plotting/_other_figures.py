@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.ticker import FormatStrFormatter
+from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
 from saltbench.analysis._common import GRANULARITIES, wilson_interval
 from saltbench.analysis import POOLED
@@ -272,19 +273,25 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
 
 
 @styled
-def plot_training_loss(table: pl.DataFrame, *, smooth: int = 1) -> Figure:
+def plot_training_loss(
+    table: pl.DataFrame, *, smooth: int | None = None, checkpoints: Mapping[str, int] | None = None
+) -> Figure:
     """Training loss vs optimisation step for each trained model.
 
     Args:
         table: training logs (model, step, loss, ...), concatenated.
-        smooth: centred moving-average window in logged points (1 = raw).
+        smooth: centred moving-average window in logged points; ``None`` picks ``max(1, n // 40)``
+            (about 40 windows per run). With ``smooth > 1`` the raw per-step loss is drawn faintly behind
+            the moving average.
+        checkpoints: checkpoint name -> step, marked by dotted vertical lines (the models evaluated as
+            ``name@checkpoint``).
 
-    The y axis is logarithmic when the loss spans more than a factor of 10.
+    The y axis is logarithmic (decade labels only) when the loss spans more than a factor of 20.
     """
     title = "Training loss"
     if table.is_empty() or "loss" not in table.columns:
         return empty_figure(title, "no training logs")
-    if smooth < 1:
+    if smooth is not None and smooth < 1:
         raise ValueError(f"smooth must be >= 1, got {smooth!r}")
     fig = new_figure(COLUMN_WIDTH, 2.3)
     ax = fig.add_subplot()
@@ -294,10 +301,20 @@ def plot_training_loss(table: pl.DataFrame, *, smooth: int = 1) -> Figure:
     fin = losses[np.isfinite(losses)]
     for m in models:
         run = table.filter(pl.col("model") == m).sort("step")
+        steps = run["step"].to_numpy()
         y = run["loss"].to_numpy().astype(float)
-        if smooth > 1 and y.size >= smooth:
-            y = np.convolve(np.nan_to_num(y, nan=np.nanmean(y)), np.ones(smooth) / smooth, mode="same")
-        ax.plot(run["step"].to_numpy(), y, color=colours[m], label=m)
+        window = max(1, y.size // 40) if smooth is None else smooth
+        if window > 1 and y.size >= window and np.isfinite(y).any():
+            ax.plot(steps, y, color=colours[m], alpha=0.25, linewidth=0.5)
+            kernel = np.ones(window) / window
+            filled = np.nan_to_num(y, nan=float(np.nanmean(y)))
+            counts = np.convolve(np.ones_like(y), kernel, mode="same")  # edges: average what exists
+            y = np.convolve(filled, kernel, mode="same") / counts
+        ax.plot(steps, y, color=colours[m], label=m)
+    for name, step in sorted((checkpoints or {}).items(), key=lambda item: item[1]):
+        ax.axvline(step, color="0.4", linestyle=":", linewidth=0.8)
+        ax.annotate(name, (step, 1.0), xycoords=("data", "axes fraction"), xytext=(-2, -2),
+                    textcoords="offset points", ha="right", va="top", fontsize=7, color="0.3")
     if fin.size == 0:
         mark_missing(ax, 0.5, 0.5, "loss n/a", size=8, in_axes=True)
         ax.set_xlim(0, 1)
@@ -305,7 +322,7 @@ def plot_training_loss(table: pl.DataFrame, *, smooth: int = 1) -> Figure:
     elif fin.min() > 0 and fin.max() / fin.min() > 20:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-        ax.yaxis.set_minor_formatter(FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("step")
     ax.set_ylabel("training loss")
     if len(models) > 1:
