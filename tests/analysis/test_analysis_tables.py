@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from saltbench.analysis import (
+    GRANULARITIES,
     METRICS_SCHEMA,
     accuracy_by_task,
     combine_intervals,
@@ -37,6 +38,23 @@ def test_combine_intervals_mean_and_normal_width():
     # two independent intervals of half-width 0.1 -> mean half-width 0.1 * sqrt(2) / 2
     assert high - mean == pytest.approx(0.1 * math.sqrt(2) / 2)
     assert mean - low == pytest.approx(0.1 * math.sqrt(2) / 2)
+
+
+def test_combine_intervals_clipped_to_metric_range():
+    # precisions near 0 with wide intervals: the normal approximation would go below 0
+    v, lo, hi = np.array([0.0, 0.01]), np.array([0.0, 0.0]), np.array([0.0, 0.05])
+    assert combine_intervals(v, lo, hi)[1] < 0
+    mean, low, high, _ = combine_intervals(v, lo, hi, bounds=(0.0, 1.0))
+    assert low == 0.0 and high == pytest.approx(mean + 0.05 / 2 / 2)
+
+
+def test_leaderboard_intervals_stay_in_metric_range():
+    rows = [{"model": "m", "style": "direct", "task": t, "granularity": g, "metric": "precision",
+             "confidence": None, "flavour": None, "calibration": None, "value": v, "ci_low": 0.0, "ci_high": hi,
+             "n_units": 10, "n_responses": 5}
+            for t, v, hi in (("dna", 0.0, 0.0), ("matmul", 0.01, 0.05)) for g in GRANULARITIES]  # fmt: skip
+    board = leaderboard(pl.DataFrame(rows, schema=METRICS_SCHEMA))
+    assert (board["precision_atom_ci_low"] >= 0).all()
 
 
 def test_combine_intervals_all_nan_and_missing_ci():

@@ -156,15 +156,20 @@ def read_train_logs(paths: Sequence[str | PathLike[str]]) -> pl.DataFrame:
     )
 
 
-def combine_intervals(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, z: float = 1.959964) -> tuple[
-    float, float, float, int
-]:
+def combine_intervals(
+    values: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    z: float = 1.959964,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> tuple[float, float, float, int]:
     r"""Mean of independent estimates with a normal-approximation interval built from their intervals.
 
     For the :math:`T` estimates with a finite value, :math:`\bar v = \frac1T \sum_t v_t`. Each finite
     interval gives a standard error :math:`s_t = (h_t - l_t)/(2z)`; the interval of the mean is
     :math:`\bar v \pm z \sqrt{\sum_t s_t^2}/T`, which assumes independent estimates (different tasks use
-    different samples). If any defined estimate lacks a finite interval, the bounds are NaN.
+    different samples). If any defined estimate lacks a finite interval, the bounds are NaN. The interval
+    is clipped to the metric's range ``bounds`` (e.g. ``(0, 1)`` for a precision or an AUROC).
 
     Returns:
         ``(mean, low, high, n_defined)``; all NaN and 0 when no value is finite.
@@ -188,7 +193,8 @@ def combine_intervals(values: np.ndarray, lows: np.ndarray, highs: np.ndarray, z
         return mean, NAN, NAN, n
     se = (hi - lo) / (2.0 * z)
     half = z * math.sqrt(float((se**2).sum())) / n
-    return mean, mean - half, mean + half, n
+    low_bound, high_bound = bounds
+    return mean, max(low_bound, mean - half), min(high_bound, mean + half), n
 
 
 def wilson_interval(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -64,6 +65,16 @@ def select_metric(
     return nan_for_null(out.drop("_n"))
 
 
+# the range of each aggregated metric, to which the normal-approximation interval of the mean is clipped
+METRIC_RANGES: dict[str, tuple[float, float]] = {
+    **{f"precision_{g}": (0.0, 1.0) for g in GRANULARITIES},
+    "ece": (0.0, 1.0),
+    "auroc_pooled": (0.0, 1.0),
+    "auroc_per_response": (0.0, 1.0),
+    "prr": (-math.inf, 1.0),
+}
+
+
 def _over_tasks(cells: pl.DataFrame, keys: Sequence[str], prefix: str) -> pl.DataFrame:
     """Mean over tasks per ``keys`` (:func:`combine_intervals`): ``{prefix}``, ``_ci_low``, ``_ci_high``."""
     schema = {**{k: pl.String() for k in keys}, prefix: pl.Float64(), f"{prefix}_ci_low": pl.Float64(),
@@ -74,7 +85,8 @@ def _over_tasks(cells: pl.DataFrame, keys: Sequence[str], prefix: str) -> pl.Dat
     rows = []
     for rec in grouped.iter_rows(named=True):
         arrays = (np.asarray(rec[c], dtype=np.float64) for c in ("value", "ci_low", "ci_high"))
-        mean, low, high, n = combine_intervals(*arrays)
+        bounds = METRIC_RANGES.get(prefix, (-math.inf, math.inf))
+        mean, low, high, n = combine_intervals(*arrays, bounds=bounds)
         values = (mean, low, high, n)
         rows.append({k: rec[k] for k in keys} | dict(zip(list(schema)[len(keys) :], values)))
     return pl.DataFrame(rows, schema=schema)
@@ -98,7 +110,8 @@ def leaderboard(
     Aggregation across tasks: the **unweighted mean of the per-task values** (each task counts equally,
     whatever its number of units); undefined (NaN) task values are skipped. The interval of the mean
     combines the per-task bootstrap intervals under a normal approximation assuming independent tasks
-    (:func:`saltbench.analysis._common.combine_intervals`); it is NaN when a defined task lacks an interval.
+    (:func:`saltbench.analysis._common.combine_intervals`), clipped to the metric's range
+    (:data:`METRIC_RANGES`); it is NaN when a defined task lacks an interval.
 
     Args:
         metrics: the concatenated metrics tables (:data:`METRICS_SCHEMA`).
