@@ -8,6 +8,7 @@ import math
 import polars as pl
 import pytest
 import torch
+import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from saltbench.tasks import get_task
@@ -143,3 +144,10 @@ def test_config_validation() -> None:
         TrainConfig.from_dict({**TINY, "model": {"d_model": 30, "n_heads": 4}})
     with pytest.raises(ValueError, match="precision"):
         TrainConfig.from_dict({**TINY, "precision": "fp8"})
+
+
+def test_default_config_trains_the_documented_recipe(repo_root):
+    """config/config.yaml's training block is DEFAULT_TRAIN_CONFIG (whose docstring holds the measurements)."""
+    block = yaml.safe_load((repo_root / "config" / "config.yaml").read_text())["training"]
+    block = {k: v for k, v in block.items() if k not in ("enabled", "name")}
+    assert TrainConfig.from_dict(block) == TrainConfig.from_dict(DEFAULT_TRAIN_CONFIG)
