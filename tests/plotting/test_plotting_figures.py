@@ -12,6 +12,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from saltbench.analysis import (
+    POOLED,
     accuracy_by_corruption,
     accuracy_by_position,
     accuracy_by_task,
@@ -30,6 +31,7 @@ from saltbench.analysis.synthetic import (
     synthetic_units,
 )
 from saltbench.plotting import FIGURES, empty_figure, render, save_figure
+from saltbench.plotting._style import TASK_LABELS
 
 TASKS = ("dna", "matmul")
 
@@ -176,3 +178,11 @@ def test_training_loss_marks_checkpoints_and_smooths(raws):
     assert len(ax.lines) == 2 * n_models + 2  # raw + moving average per model, one line per checkpoint
     with pytest.raises(ValueError, match="smooth"):
         render("training_loss", log, smooth=0)
+
+
+def test_propagation_has_one_panel_per_task_and_no_pooled_panel(raws):
+    table = accuracy_by_corruption(raws["two_models"].interventions)
+    assert POOLED in set(table["task"])  # the table pools; the figure must not (tasks reach different fractions)
+    fig = render("interventions_propagation", table)
+    titles = {ax.get_title() for ax in fig.axes if ax.axison}
+    assert titles == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}

@@ -30,6 +30,13 @@ from ._style import (
 )
 
 PLACEMENT_ORDER: tuple[str, ...] = ("local", "distant", "random")
+# distinct markers and dashes keep coinciding placement lines (a model insensitive to where the
+# corruption sits) visible on top of each other
+PLACEMENT_STYLE: dict[str, dict[str, object]] = {
+    "local": {"marker": "o", "linestyle": "-", "markersize": 6},
+    "distant": {"marker": "s", "linestyle": "--", "markersize": 4.5},
+    "random": {"marker": "^", "linestyle": ":", "markersize": 3.5},
+}
 
 
 @styled
@@ -189,12 +196,16 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
 
     Args:
         table: :func:`saltbench.analysis.accuracy_by_corruption` output (aggregated here over models).
-        max_cols: panels per row (one panel per task, pooled first).
+        max_cols: panels per row (one panel per task).
 
-    Lines: local / distant / random corruption with Wilson 95% bands; black star and dotted line: clean
-    prefix accuracy.
+    Lines: local / distant / random corruption (distinct markers and dashes) with Wilson 95% bands; black star and dotted line: clean
+    prefix accuracy. There is no panel pooled over tasks: the corrupted fraction ``c/(k-1)`` reachable
+    at a position depends on the task's answer length, so a pooled curve mixes different tasks at
+    different fractions (one task's accuracy level at low fractions, another's at high ones) and shows
+    a trend that no task has.
     """
     title = "Error propagation"
+    table = table.filter(pl.col("task") != POOLED)
     if table.is_empty():
         return empty_figure(title, "no intervention results")
     agg = _over_models(table, ["task", "placement", "bin"])
@@ -218,7 +229,7 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
             drawn += 1
             band = (line["x"], line["ci_low"], line["ci_high"])
             ax.fill_between(*band, color=colours[p], alpha=0.18, linewidth=0)
-            ax.plot(line["x"], line["accuracy"], marker="o", color=colours[p], label=p)
+            ax.plot(line["x"], line["accuracy"], color=colours[p], label=p, **PLACEMENT_STYLE[p])
         if drawn == 0:
             mark_missing(ax, 0.5, 0.5, "no data", size=8, in_axes=True)
         ax.set_title(label(task, TASK_LABELS))
@@ -231,7 +242,7 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
     for r in range(rows):
         axes[r * cols].set_ylabel("next-atom accuracy")
     handles = [Line2D([], [], color="black", marker="*", linestyle=":", linewidth=0.7, label="clean prefix")]
-    handles += [Line2D([], [], color=colours[p], marker="o", label=f"{p} corruption") for p in placements]
+    handles += [Line2D([], [], color=colours[p], label=f"{p} corruption", **PLACEMENT_STYLE[p]) for p in placements]
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
     return fig
 
