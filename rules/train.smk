@@ -19,8 +19,9 @@ rule train_tiny_models:
         f"logs/models/train_{TRAINING_NAME}.log",
     benchmark:
         f"benchmarks/models/train_{TRAINING_NAME}.tsv"
-    # the configured torch thread count fixes the reduction order (determinism); free cores run other jobs
-    threads: TRAINING_CONFIG.get("num_threads") or workflow.cores
+    # the configured torch thread count fixes the reduction order (determinism); free cores run other jobs.
+    # num_threads null leaves torch's default: ask for 4 (capped at --cores locally).
+    threads: TRAINING_CONFIG.get("num_threads") or 4
     resources:
         mem_mb=8000,
         runtime=120,
