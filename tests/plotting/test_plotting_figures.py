@@ -186,3 +186,11 @@ def test_propagation_has_one_panel_per_task_and_no_pooled_panel(raws):
     fig = render("interventions_propagation", table)
     titles = {ax.get_title() for ax in fig.axes if ax.axison}
     assert titles == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}
+
+
+def test_context_length_draws_one_line_per_task_and_none_pooled(raws):
+    table = accuracy_by_position(raws["two_models"].interventions)
+    assert POOLED in set(table["task"])
+    ax = render("interventions_context_length", table).axes[0]
+    labels = {line.get_label() for line in ax.lines}
+    assert labels == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}

@@ -254,10 +254,13 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
     Args:
         table: :func:`saltbench.analysis.accuracy_by_position` output (aggregated here over models).
 
-    One line per task (pooled over tasks in black, with a Wilson 95% band): a falling line means
-    accuracy degrades as the answer context grows even when everything before is correct.
+    One line per task with its Wilson 95% band: a falling line means accuracy degrades as the answer
+    context grows even when everything before is correct. No line pooled over tasks: which positions a
+    task reaches depends on its answer length (a one-atom answer only has k/n = 1), so a pooled line
+    would mix tasks unevenly along the x axis.
     """
     title = "Context length"
+    table = table.filter(pl.col("task") != POOLED)
     if table.is_empty():
         return empty_figure(title, "no clean-prefix interventions")
     agg = _over_models(table, ["task", "bin"])
@@ -267,14 +270,10 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
     ax = fig.add_subplot()
     for task in tasks:
         line = agg.filter(pl.col("task") == task).sort("x")
-        if task == POOLED:
-            band = (line["x"], line["ci_low"], line["ci_high"])
-            ax.fill_between(*band, color="black", alpha=0.12, linewidth=0)
-            ax.plot(line["x"], line["accuracy"], color="black", linewidth=1.8, label=label(task, TASK_LABELS),
-                    zorder=4)  # fmt: skip
-        else:
-            ax.plot(line["x"], line["accuracy"], marker="o", markersize=2.5, linewidth=0.9,
-                    color=colours.get(task, "0.5"), label=label(task, TASK_LABELS))  # fmt: skip
+        colour = colours.get(task, "0.5")
+        ax.fill_between(line["x"], line["ci_low"], line["ci_high"], color=colour, alpha=0.12, linewidth=0)
+        ax.plot(line["x"], line["accuracy"], marker="o", markersize=2.5, linewidth=0.9, color=colour,
+                label=label(task, TASK_LABELS))  # fmt: skip
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("position in answer (k / n)")
