@@ -182,7 +182,8 @@ def test_training_loss_marks_checkpoints_and_smooths(raws):
 
 def test_propagation_has_one_panel_per_task_and_no_pooled_panel(raws):
     table = accuracy_by_corruption(raws["two_models"].interventions)
-    assert POOLED in set(table["task"])  # the table pools; the figure must not (tasks reach different fractions)
+    # the table pools; the figure must not (tasks reach different fractions)
+    assert POOLED in set(table["task"])
     fig = render("interventions_propagation", table)
     titles = {ax.get_title() for ax in fig.axes if ax.axison}
     assert titles == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}

@@ -147,7 +147,7 @@ def test_config_validation() -> None:
 
 
 def test_default_config_trains_the_documented_recipe(repo_root):
-    """config/config.yaml's training block is DEFAULT_TRAIN_CONFIG (whose docstring holds the measurements)."""
+    """config/config.yaml's training block is DEFAULT_TRAIN_CONFIG (its docstring holds the measurements)."""
     block = yaml.safe_load((repo_root / "config" / "config.yaml").read_text())["training"]
     block = {k: v for k, v in block.items() if k not in ("enabled", "name")}
     assert TrainConfig.from_dict(block) == TrainConfig.from_dict(DEFAULT_TRAIN_CONFIG)

@@ -58,7 +58,8 @@ def bootstrap_ci(
     Resample values that are NaN/inf are ignored; if fewer than ``min_defined * n_resamples`` are
     defined, the bounds are NaN (logged as a warning); if the metric is undefined on the full data
     (NaN point, e.g. a single class), the bounds are NaN without resampling. Bounds are the
-    ``alpha/2`` and ``1 - alpha/2`` quantiles (linear interpolation) of the defined values. The same ``seed`` gives identical results.
+    ``alpha/2`` and ``1 - alpha/2`` quantiles (linear interpolation) of the defined values. The same
+    ``seed`` gives identical results.
 
     Args:
         metric_fn: a metric such as :func:`auroc`, :func:`prr` or a ``functools.partial`` of one.

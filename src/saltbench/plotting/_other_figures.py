@@ -198,11 +198,11 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
         table: :func:`saltbench.analysis.accuracy_by_corruption` output (aggregated here over models).
         max_cols: panels per row (one panel per task).
 
-    Lines: local / distant / random corruption (distinct markers and dashes) with Wilson 95% bands; black star and dotted line: clean
-    prefix accuracy. There is no panel pooled over tasks: the corrupted fraction ``c/(k-1)`` reachable
-    at a position depends on the task's answer length, so a pooled curve mixes different tasks at
-    different fractions (one task's accuracy level at low fractions, another's at high ones) and shows
-    a trend that no task has.
+    Lines: local / distant / random corruption (distinct markers and dashes) with Wilson 95% bands;
+    black star and dotted line: clean prefix accuracy. There is no panel pooled over tasks: the
+    corrupted fraction ``c/(k-1)`` reachable at a position depends on the task's answer length, so a
+    pooled curve mixes different tasks at different fractions (one task's accuracy level at low
+    fractions, another's at high ones) and shows a trend that no task has.
     """
     title = "Error propagation"
     table = table.filter(pl.col("task") != POOLED)
@@ -242,7 +242,8 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
     for r in range(rows):
         axes[r * cols].set_ylabel("next-atom accuracy")
     handles = [Line2D([], [], color="black", marker="*", linestyle=":", linewidth=0.7, label="clean prefix")]
-    handles += [Line2D([], [], color=colours[p], label=f"{p} corruption", **PLACEMENT_STYLE[p]) for p in placements]
+    handles += [Line2D([], [], color=colours[p], label=f"{p} corruption", **PLACEMENT_STYLE[p])
+                for p in placements]
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
     return fig
 
