@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from saltbench.io import read_table
+from saltbench.interventions import INTERVENTION_SCHEMA
 from saltbench.metric_table import METRIC_ROW_SCHEMA
 
 GRANULARITIES: tuple[str, ...] = ("atom", "line", "generation")
@@ -62,20 +63,13 @@ UNITS_KEY_SCHEMA: Mapping[str, pl.DataType] = {
 """Key columns of a units table; score columns ``"{flavour}.{function}"`` (Float64) come on top."""
 
 INTERVENTIONS_SCHEMA: Mapping[str, pl.DataType] = {
-    "model": pl.String(),
-    "task": pl.String(),
-    "sample_id": pl.String(),
-    "n_atoms": pl.Int64(),
-    "position": pl.Int64(),
-    "position_fraction": pl.Float64(),
-    "n_corrupted": pl.Int64(),
-    "corrupted_fraction": pl.Float64(),
-    "placement": pl.String(),
-    "next_correct": pl.Boolean(),
-    "next_m_accuracy": pl.Float64(),
-    "next_confidence": pl.Float64(),
-    "tf_logprob_correct": pl.Float64(),
-}
+    name: INTERVENTION_SCHEMA[name]
+    for name in ("model", "task", "sample_id", "n_atoms", "position", "position_fraction", "n_corrupted",
+                 "corrupted_fraction", "placement", "next_correct", "next_m_accuracy", "next_confidence",
+                 "tf_logprob_correct")
+}  # fmt: skip
+"""The columns of the interventions stage's table (:data:`saltbench.interventions.INTERVENTION_SCHEMA`)
+that the analysis reads."""
 
 PLACEMENTS: tuple[str, ...] = ("clean", "random", "local", "distant")
 
