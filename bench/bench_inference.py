@@ -47,6 +47,8 @@ from saltbench.inference._scoring import score_logits
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.sources import SOURCE_RECORD
 
+from _timing import timed
+
 logger = logging.getLogger("bench_inference")
 
 INSTRUCTIONS = [
@@ -59,21 +61,6 @@ INSTRUCTIONS = [
     "Translate the following sentence into French and explain the grammar: The cat sleeps on the warm mat.",
     "Compare Python and C for numerical computing.",
 ]
-
-
-def _timed(fn: Any, repeats: int) -> tuple[dict[str, float], Any]:
-    """Run ``fn`` ``repeats`` times; the minimum wall-clock and process CPU seconds, and the last result.
-
-    CPU time (``time.process_time``: all threads of this process) is the steadier number on a shared
-    machine, where wall-clock time includes waiting for a core.
-    """
-    wall, cpu, result = float("inf"), float("inf"), None
-    for _ in range(repeats):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        wall = min(wall, time.perf_counter() - started)
-        cpu = min(cpu, time.process_time() - started_cpu)
-    return {"seconds": wall, "cpu_seconds": cpu}, result
 
 
 def _rate(timing: dict[str, float], count: int, unit: str) -> dict[str, float]:
@@ -126,7 +113,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     results["load_s"] = time.perf_counter() - started
 
     prompts = render_prompts(tokenizer, INSTRUCTIONS)
-    timing, records = _timed(
+    timing, records = timed(
         lambda: generate(model, tokenizer, prompts, max_new_tokens=args.new, batch_size=1, progress=False), 1
     )
     batch1 = [r.token_ids.tolist() for r in records]
@@ -137,11 +124,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ours_t: list[dict[str, float]] = []
     hf_t: list[dict[str, float]] = []
     for _ in range(args.repeats):
-        timing, records = _timed(
+        timing, records = timed(
             lambda: generate(model, tokenizer, prompts, max_new_tokens=args.new, batch_size=8, progress=False), 1
         )
         ours_t.append(timing)
-        timing, hf_tokens = _timed(lambda: _hf_generate(model, tokenizer, prompts, args.new, 8), 1)
+        timing, hf_tokens = timed(lambda: _hf_generate(model, tokenizer, prompts, args.new, 8), 1)
         hf_t.append(timing)
     ours = [r.token_ids.tolist() for r in records]
     best = {key: min(t[key] for t in ours_t) for key in ("seconds", "cpu_seconds")}
@@ -185,7 +172,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                             "mean_prefix_tokens": sum(map(len, prefixes)) / len(prefixes), "new_tokens": 8}
     outputs = {}
     for reuse in (True, False):
-        timing, out = _timed(
+        timing, out = timed(
             lambda r=reuse: greedy_continue_many(model, tokenizer, prompt_ids, prefixes, 8, reuse_cache=r, batch_size=8),
             args.repeats if reuse else 1,  # the slow baseline runs once
         )

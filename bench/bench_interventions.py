@@ -23,7 +23,6 @@ import logging
 import os
 import random
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +32,10 @@ from saltbench.inference import encode_prompt, load_model, render_prompts
 from saltbench.interventions import AnswerLayout, SampleRun, corruptor_for, plan_sample, run_sample
 from saltbench.tasks import get_task
 
+from _timing import timed
+
 logger = logging.getLogger("bench_interventions")
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _timed(fn: Any, repeats: int) -> tuple[dict[str, float], Any]:
-    """Minimum wall-clock and process-CPU seconds of ``repeats`` calls, and the last result."""
-    wall, cpu, result = float("inf"), float("inf"), None
-    for _ in range(repeats):
-        started, started_cpu = time.perf_counter(), time.process_time()
-        result = fn()
-        wall = min(wall, time.perf_counter() - started)
-        cpu = min(cpu, time.process_time() - started_cpu)
-    return {"seconds": wall, "cpu_seconds": cpu}, result
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:
@@ -86,7 +76,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     for reuse in (True, False):
         run = SampleRun(next_atoms=3, max_new_tokens=args.new or None, batch_size=args.batch_size,
                         reuse_cache=reuse, early_stop=not args.no_early_stop)
-        timing, rows[reuse] = _timed(
+        timing, rows[reuse] = timed(
             lambda run=run: run_sample(model, tok, prompt_ids, layout, specs, task="dna", variant=None,
                                        reference=reference, run=run),
             args.repeats,
