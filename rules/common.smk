@@ -47,6 +47,11 @@ def model_files(wildcards):
     return []
 
 
+def backend_of(wildcards):
+    """The inference engine of a job: the run's inference.backend, else the model's registry backend."""
+    return config["inference"]["backend"] or spec_of(wildcards.model).backend
+
+
 def model_path(wildcards):
     """What the inference script passes to from_pretrained."""
     return spec_of(wildcards.model).resolve_path(CONVERTED_MODELS)

@@ -30,6 +30,7 @@ rule generate_shard:
     params:
         spec=lambda wildcards: spec_of(wildcards.model),
         model_path=model_path,
+        backend=backend_of,
         inference=config["inference"],
         n_shots=config["datasets"]["n_shots"],
     log:

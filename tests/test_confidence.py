@@ -349,3 +349,18 @@ def test_topk_probabilities_valid_and_match_softmax(vectors):
     assert c["mean_probability"] == pytest.approx(sum(ps) / len(ps), rel=1e-9, abs=1e-15)
     assert c["mean_entropy"] == pytest.approx(sum(hs) / len(hs), rel=1e-9, abs=1e-12)
     assert c["max_entropy"] == pytest.approx(max(hs), rel=1e-9, abs=1e-12)
+
+
+def test_full_flavour_missing_entropy_only_blanks_entropy_functions():
+    """NaN entropy = not recorded (vLLM): the units holding such a token get NaN entropy functions,
+    every log-probability function stays exact; an infinite entropy is still an error."""
+    from saltbench.confidence import token_signals, unit_confidences
+
+    log_p, entropy = token_signals(np.log([0.5, 0.25, 0.8]), None, [np.nan, 1.0, 0.5], "full")
+    conf = unit_confidences(log_p, entropy, np.array([0, 1, 2]), np.array([0, 0, 1]), 2)
+    assert np.isnan(conf["mean_entropy"][0]) and np.isnan(conf["max_entropy"][0])
+    assert conf["mean_entropy"][1] == conf["max_entropy"][1] == 0.5
+    assert conf["mean_probability"].tolist() == pytest.approx([0.375, 0.8])
+    assert conf["log_probability_sum"][0] == pytest.approx(math.log(0.125))
+    with pytest.raises(ValueError, match="full_entropy must be finite or NaN"):
+        token_signals(np.log([0.5]), None, [np.inf], "full")

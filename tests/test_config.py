@@ -79,3 +79,12 @@ def test_malformed_yaml_top_level(tmp_path):
     path.write_text("- just\n- a list\n")
     with pytest.raises(ConfigError, match="top level must be a mapping"):
         load_config(path)
+
+
+def test_inference_backend_override(default_cfg):
+    assert validate_config(default_cfg, check_models=False)["inference"]["backend"] is None  # the registry's
+    default_cfg["inference"]["backend"] = "vllm"
+    assert validate_config(default_cfg, check_models=False)["inference"]["backend"] == "vllm"
+    default_cfg["inference"]["backend"] = "tgi"
+    with pytest.raises(ConfigError, match=r"inference.backend: 'tgi' is not one of \['hf', 'vllm', None\]"):
+        validate_config(default_cfg, check_models=False)

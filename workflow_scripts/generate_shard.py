@@ -14,8 +14,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     inference = params.inference
     rows = shard_rows(read_table(snakemake.input.dataset), int(wc.shard), inference["shard_size"])
     budget = max_new_tokens_for(inference, wc.task, wc.style)
-    log.info("model %s, %s/%s shard %s: %d prompts, max_new_tokens %d", wc.model, wc.style, wc.task, wc.shard,
-             rows.height, budget)
+    log.info("model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d", wc.model, params.backend, wc.style,
+             wc.task, wc.shard, rows.height, budget)
     frame = generate_shard(
         rows,
         model_name=wc.model,
@@ -26,13 +26,17 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         max_new_tokens=budget,
         batch_size=inference["batch_size"],
         top_k=inference["top_k"],
+        backend=params.backend,
+        num_threads=snakemake.threads,
     )
     spec = params.spec
     meta = provenance(stage="generations", model=wc.model, model_source=repr(spec.source), style=wc.style,
-                      task=wc.task, shard=int(wc.shard), config_hash=config_hash(dict(inference)))
+                      task=wc.task, shard=int(wc.shard), backend=params.backend,
+                      config_hash=config_hash(dict(inference)))
     write_table(frame, snakemake.output[0], meta)
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
     log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])
 
 
-main(snakemake)  # noqa: F821
+if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file
+    main(snakemake)  # noqa: F821

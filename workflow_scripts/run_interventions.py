@@ -16,11 +16,11 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     torch.set_num_threads(max(1, int(snakemake.threads)))
     frame = intervention_shard(
         rows, options, model_name=wc.model, model_path=params.model_path, spec=params.spec,
-        n_shots=params.n_shots, top_k=params.top_k,
+        n_shots=params.n_shots, top_k=params.top_k, backend=params.backend, num_threads=snakemake.threads,
     )
     meta = provenance(
         stage="interventions", model=wc.model, model_source=repr(params.spec.source), task=wc.task,
-        shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()),
+        backend=params.backend, shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()),
     )
     write_table(frame, snakemake.output[0], meta)
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
@@ -28,4 +28,5 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
              snakemake.output[0])
 
 
-main(snakemake)  # noqa: F821
+if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file
+    main(snakemake)  # noqa: F821

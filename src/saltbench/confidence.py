@@ -12,7 +12,8 @@ Two layers, both vectorised over all tokens / units of a run:
      the entropy of the renormalised top-k distribution. A token without log-probabilities gets
      ``d = 0`` (uniform: ``p = 1/20``, ``H = ln 20``).
    * ``flavour="full"``: ``p_t = exp(chosen log-prob)`` (the model's true probability, clipped to
-     ``[1e-20, 1]``) and ``H_t`` = the full-vocabulary entropy stored at generation time.
+     ``[1e-20, 1]``) and ``H_t`` = the full-vocabulary entropy stored at generation time (NaN when the
+     backend did not record it — vLLM — so ``mean_entropy``/``max_entropy`` of its units are NaN).
 
 2. :func:`unit_confidences` aggregates tokens into units given ``(token, unit)`` pairs — a token may
    belong to several units (it then counts fully for each, §5.3) — and returns every confidence
@@ -172,7 +173,9 @@ def token_signals(
         topk_logprobs: shape ``(T, K)``, the alternatives in the order they were returned (for the
             ``"topk"`` flavour; NaN = absent). By default they are taken to *exclude* the chosen token,
             i.e. the §5.4 vector is ``[chosen_logprob[t], *topk_logprobs[t]]``.
-        full_entropy: shape ``(T,)``, full-vocabulary entropy per token (``"full"`` flavour only).
+        full_entropy: shape ``(T,)``, full-vocabulary entropy per token (``"full"`` flavour only); NaN =
+            not recorded (the vLLM backend), which makes the entropy functions of every unit holding
+            that token NaN.
         flavour: ``"topk"`` (paper-compatible renormalised top-k) or ``"full"``.
         chosen_in_topk: optional bool mask ``(T, K)`` marking the alternative that *is* the chosen token
             (e.g. ``topk_ids == chosen_ids[:, None]``); those entries are dropped, as in vLLM's output
@@ -205,8 +208,8 @@ def token_signals(
             raise ValueError(f"full_entropy must have shape ({n},), got {ent.shape}")
         if np.isnan(chosen).any():
             raise ValueError("chosen_logprob must not contain NaN for flavour='full'")
-        if not np.isfinite(ent).all():
-            raise ValueError(f"full_entropy must be finite, got {ent[~np.isfinite(ent)][0]!r}")
+        if np.isinf(ent).any():
+            raise ValueError(f"full_entropy must be finite or NaN (not recorded), got {ent[np.isinf(ent)][0]!r}")
         return np.log(np.clip(np.exp(np.minimum(chosen, 0.0)), eps, 1.0)), ent.copy()
     # Kept in the caller's dtype (e.g. float32 from Parquet); converted chunk by chunk to bound memory.
     others = np.full((n, 0), np.nan) if topk_logprobs is None else np.asarray(topk_logprobs)

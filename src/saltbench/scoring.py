@@ -75,6 +75,17 @@ def token_unit_pairs(
     return tok, unit
 
 
+def warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
+    """Log why ``full``-flavour entropy functions are NaN when some tokens have no recorded entropy."""
+    missing = int(np.isnan(entropy).sum())
+    if missing:
+        log.warning(
+            "%s: full-vocabulary entropy not recorded for %d of %d tokens (the vLLM backend does not return "
+            "it): full.mean_entropy and full.max_entropy are NaN for the units holding them",
+            where, missing, entropy.size,
+        )
+
+
 def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
     """Concatenate the per-token list columns of all rows into flat numpy arrays."""
     chosen = gens["chosen_logprob"].explode().to_numpy().astype(np.float64)
@@ -171,6 +182,8 @@ def score_generations(
     tok_all = np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int64)
     unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
 
+    if "full" in flavours:
+        warn_missing_entropy(tokens["entropy"], f"generations for {task}")
     columns: dict[str, np.ndarray] = {}
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     for flavour in flavours:

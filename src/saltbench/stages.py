@@ -63,12 +63,23 @@ def generate_shard(
     batch_size: int,
     top_k: int,
     progress: bool = True,
+    backend: str | None = None,
+    num_threads: int | None = None,
 ) -> pl.DataFrame:
-    """Generate one shard: prompts -> chat rendering -> greedy decoding with per-token log-probabilities."""
-    from saltbench.inference import generate, load_model, records_to_frame, render_prompts
+    """Generate one shard: prompts -> chat rendering -> greedy decoding with per-token log-probabilities.
+
+    ``backend``: ``hf`` (transformers, batches of ``batch_size``) or ``vllm`` (continuous batching;
+    ``num_threads`` bounds a CPU engine's threads); default: the registry entry's ``backend``.
+    """
+    from saltbench.inference import generate, generate_vllm, load_model, load_vllm, records_to_frame, render_prompts
 
     instructions = build_prompts(rows, style, n_shots)
-    model, tokenizer = load_model(model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
+    backend = backend or spec.backend
+    if backend == "vllm":
+        engine = load_vllm(model_path, spec, num_threads=num_threads, max_logprobs=top_k)
+        tokenizer = engine.tokenizer
+    else:
+        model, tokenizer = load_model(model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
     prompts = render_prompts(
         tokenizer,
         instructions,
@@ -76,16 +87,22 @@ def generate_shard(
         chat_template=spec.chat_template,
         thinking=spec.thinking,
     )
-    records = generate(
-        model,
-        tokenizer,
-        prompts,
-        max_new_tokens=spec.max_new_tokens(max_new_tokens),
-        batch_size=batch_size,
-        top_k=top_k,
-        max_context=spec.max_context,
-        progress=progress,
-    )
+    budget = spec.max_new_tokens(max_new_tokens)
+    if backend == "vllm":
+        records = generate_vllm(
+            engine, prompts, max_new_tokens=budget, top_k=top_k, max_context=spec.max_context, progress=progress
+        )
+    else:
+        records = generate(
+            model,
+            tokenizer,
+            prompts,
+            max_new_tokens=budget,
+            batch_size=batch_size,
+            top_k=top_k,
+            max_context=spec.max_context,
+            progress=progress,
+        )
     meta = {
         "sample_id": rows["sample_id"].to_list(),
         "task": rows["task"].to_list(),

@@ -41,6 +41,10 @@ def test_example_registry_parses(tmp_path, registry_yaml):
     assert qwen.source == HubSource(id="Qwen/Qwen3-4B-Instruct-2507", revision="main")
     assert (qwen.dtype, qwen.thinking, qwen.revision) == ("bfloat16", False, "main")
     assert qwen.max_new_tokens(512) == 768
+    assert (qwen.backend, qwen.gpu_memory_utilization, qwen.enforce_eager, qwen.tensor_parallel_size) == (
+        "vllm", 0.85, False, 1
+    )
+    assert (smol.backend, smol.tensor_parallel_size) == ("hf", 1)  # defaults; 0 GPUs -> one CPU engine
     tiny = registry["salt-tiny"]  # defaults
     assert tiny.source == LocalSource(path="data/models/salt-tiny/final")
     assert (tiny.dtype, tiny.system_prompt, tiny.chat_template) == ("float32", DEFAULT_SYSTEM_PROMPT, "none")
@@ -53,6 +57,11 @@ def test_shipped_registry_parses():
         pytest.skip("config/models.yaml not written yet")
     registry = load_model_registry(path)
     assert "smollm2-135m" in registry
+    hub = [spec for spec in registry.values() if isinstance(spec.source, HubSource)]
+    assert len(hub) >= 50 and all(spec.backend == "vllm" for spec in hub)  # the paper roster runs on vLLM
+    assert all(spec.tensor_parallel_size == spec.resources.gpus >= 1 for spec in hub)
+    assert {spec.tensor_parallel_size for spec in hub} >= {1, 2}  # multi-GPU models shard over their GPUs
+    assert all(spec.backend == "hf" for spec in registry.values() if not isinstance(spec.source, HubSource))
 
 
 @pytest.mark.parametrize(
@@ -72,6 +81,10 @@ def test_shipped_registry_parses():
         ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=-1), r"key 'resources.gpus'.*-1"),
         ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=True), r"key 'resources.gpus'"),
         ("qwen3-4b-instruct", lambda s: s["resources"].update(tpus=1), r"key 'resources'.*tpus"),
+        ("qwen3-4b-instruct", lambda s: s.update(backend="tgi"), r"'qwen3-4b-instruct', key 'backend'.*'tgi'"),
+        ("qwen3-4b-instruct", lambda s: s.update(gpu_memory_utilization=1.5), r"key 'gpu_memory_utilization'.*1.5"),
+        ("qwen3-4b-instruct", lambda s: s.update(gpu_memory_utilization=0), r"key 'gpu_memory_utilization'"),
+        ("qwen3-4b-instruct", lambda s: s.update(enforce_eager="no"), r"key 'enforce_eager'.*'no'"),
     ],
 )
 def test_bad_values_name_model_and_key(raw, model, edit, pattern):

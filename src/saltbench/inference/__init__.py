@@ -32,8 +32,10 @@ from saltbench.inference.records import (
     records_to_frame,
 )
 from saltbench.inference.registry import (
+    BACKENDS,
     DEFAULT_SYSTEM_PROMPT,
     DTYPES,
+    Backend,
     Dtype,
     GgufPackageSource,
     HubSource,
@@ -55,6 +57,10 @@ _LAZY = {
     "generate": "generation",
     "greedy_decode": "generation",
     "load_model": "loading",
+    "load_tokenizer": "loading",
+    "generate_vllm": "vllm_engine",
+    "load_vllm": "vllm_engine",
+    "VllmEngine": "vllm_engine",
     "load_model_from_spec": "loading",
     "Continuation": "teacher",
     "PromptCache": "teacher",
@@ -69,7 +75,8 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 if TYPE_CHECKING:
     from saltbench.inference.generation import eos_token_ids, generate, greedy_decode
-    from saltbench.inference.loading import load_model, load_model_from_spec
+    from saltbench.inference.loading import load_model, load_model_from_spec, load_tokenizer
+    from saltbench.inference.vllm_engine import VllmEngine, generate_vllm, load_vllm
     from saltbench.inference.teacher import (
         Continuation,
         PromptCache,
@@ -80,6 +87,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_SYSTEM_PROMPT",
     "DTYPES",
     "FINISH_REASONS",
@@ -87,6 +95,7 @@ __all__ = [
     "GENERATION_SCHEMA",
     "SOURCE_RECORD",
     "TOP_K",
+    "Backend",
     "Continuation",
     "Dtype",
     "FinishReason",
@@ -100,6 +109,7 @@ __all__ = [
     "PromptCache",
     "Resources",
     "TokenScores",
+    "VllmEngine",
     "continue_from_cache",
     "convert_gguf_to_safetensors",
     "encode_prompt",
@@ -113,6 +123,9 @@ __all__ = [
     "greedy_decode",
     "load_model",
     "load_model_from_spec",
+    "load_tokenizer",
+    "load_vllm",
+    "generate_vllm",
     "load_model_registry",
     "parse_model_registry",
     "prepare_model",

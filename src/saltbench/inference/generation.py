@@ -38,7 +38,11 @@ logger = logging.getLogger(__name__)
 
 def eos_token_ids(model: Any, tokenizer: Any) -> list[int]:
     """All EOS ids of the model's generation config (an int or a list); the tokenizer's EOS if none."""
-    config = getattr(model, "generation_config", None)
+    return generation_config_eos_ids(getattr(model, "generation_config", None), tokenizer)
+
+
+def generation_config_eos_ids(config: Any, tokenizer: Any) -> list[int]:
+    """The EOS ids of a ``GenerationConfig`` (``eos_token_id``: an int or a list), else the tokenizer's."""
     eos = getattr(config, "eos_token_id", None) if config is not None else None
     if eos is None:
         eos = getattr(tokenizer, "eos_token_id", None)
@@ -164,6 +168,41 @@ def _left_pad(
     return ids.to(device), mask.to(device), positions.to(device)
 
 
+def screen_prompts(
+    tokenizer: Any,
+    prompts: Sequence[str] | Sequence[Sequence[int]],
+    *,
+    max_context: int,
+    max_new_tokens: int,
+    top_k: int = TOP_K,
+) -> tuple[list[list[int]], list[GenerationRecord | None]]:
+    """Token ids of every prompt, and an ``error`` record for each one that cannot be generated.
+
+    A prompt cannot run when it is empty or longer than ``max_context − max_new_tokens``; its slot in
+    the second list holds a :meth:`GenerationRecord.failed` (logged as a warning), the others ``None``.
+    Shared by every backend, so they reject the same prompts with the same message.
+    """
+    if max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    encoded = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
+    encoded = [[int(t) for t in ids] for ids in encoded]
+    limit = max_context - max_new_tokens
+    results: list[GenerationRecord | None] = [None] * len(encoded)
+    for index, ids in enumerate(encoded):
+        if not ids:
+            results[index] = GenerationRecord.failed("empty prompt", num_prompt_tokens=0, k=top_k)
+        elif len(ids) > limit:
+            results[index] = GenerationRecord.failed(
+                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
+                f"leaves room for {max(limit, 0)}",
+                num_prompt_tokens=len(ids),
+                k=top_k,
+            )
+        if results[index] is not None:
+            logger.warning("prompt %d not generated: %s", index, results[index].error)  # type: ignore[union-attr]
+    return encoded, results
+
+
 def generate(
     model: Any,
     tokenizer: Any,
@@ -181,35 +220,17 @@ def generate(
     config's ``max_position_embeddings``) bounds prompt + new tokens; longer prompts give
     ``finish_reason="error"`` records. See the module docstring for the algorithm.
     """
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
     if max_context is None:
         max_context = getattr(model.config, "max_position_embeddings", None) or 2**31 - 1
-    encoded = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
-    encoded = [[int(t) for t in ids] for ids in encoded]
+    encoded, results = screen_prompts(
+        tokenizer, prompts, max_context=max_context, max_new_tokens=max_new_tokens, top_k=top_k
+    )
     eos_ids = eos_token_ids(model, tokenizer)
     pad_id = pad_token_id(model, tokenizer)
     device = model_device(model)
-    limit = max_context - max_new_tokens
-    results: list[GenerationRecord | None] = [None] * len(encoded)
-    runnable = []
-    for index, ids in enumerate(encoded):
-        if not ids:
-            results[index] = GenerationRecord.failed("empty prompt", num_prompt_tokens=0, k=top_k)
-        elif len(ids) > limit:
-            results[index] = GenerationRecord.failed(
-                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
-                f"leaves room for {max(limit, 0)}",
-                num_prompt_tokens=len(ids),
-                k=top_k,
-            )
-        else:
-            runnable.append(index)
-    for index, record in enumerate(results):
-        if record is not None:
-            logger.warning("prompt %d not generated: %s", index, record.error)
+    runnable = [index for index, record in enumerate(results) if record is None]
     order = sorted(runnable, key=lambda i: -len(encoded[i]))
     bar = _progress_bar(len(order), progress)
     started, produced = time.perf_counter(), 0

@@ -38,13 +38,10 @@ def load_model(
                 f"{'' if local.exists() else '; the path does not exist'})"
             )
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     started = time.perf_counter()
-    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
-    if tokenizer.pad_token is None and tokenizer.eos_token is not None:
-        tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "left"
+    tokenizer = load_tokenizer(path, revision=revision)
     kwargs: dict[str, Any] = {"dtype": getattr(torch, dtype), "revision": revision}
     if attn_implementation is not None:
         kwargs["attn_implementation"] = attn_implementation
@@ -61,6 +58,17 @@ def load_model(
     logger.info("loaded %s (%s, %s) in %.2f s", path, dtype, "sharded" if sharded else device,
                 time.perf_counter() - started)
     return model, tokenizer
+
+
+def load_tokenizer(path: str | Path, *, revision: str | None = None) -> Any:
+    """The model's tokenizer, padding on the left, with EOS as pad token when it has none."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+    if tokenizer.pad_token is None and tokenizer.eos_token is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return tokenizer
 
 
 def load_model_from_spec(spec: ModelSpec, cache_dir: str | Path, device: str | None = None) -> tuple[Any, Any]:

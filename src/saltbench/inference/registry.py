@@ -14,10 +14,14 @@ spec. Every key except ``source`` is optional; the defaults are shown below::
         thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
         max_context: 8192         # prompt + generated tokens; null = the model config's max_position_embeddings
         max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
+        backend: hf               # hf (transformers forward passes) | vllm (the vLLM engine)
+        gpu_memory_utilization: 0.9   # vllm: share of each GPU's memory the engine may take
+        enforce_eager: false      # vllm: skip CUDA graphs / torch.compile (faster start, slower decoding)
         resources: {gpus: 0, gpu_model: null, mem_mb: 4000, runtime_min: 60, cpus: 2}
       qwen3-4b-instruct:
         source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
         dtype: bfloat16
+        backend: vllm
         resources: {gpus: 1, gpu_model: h100, mem_mb: 32000, runtime_min: 240, cpus: 8}
       salt-tiny:
         source: {kind: local, path: data/models/salt-tiny/final}
@@ -32,6 +36,15 @@ Source kinds:
   from its own cache.
 * ``local`` — a directory written by ``save_pretrained`` (relative paths are resolved against the
   current working directory, i.e. the workflow root).
+
+Backends (``backend``; a run may override it with the config key ``inference.backend``):
+
+* ``hf`` — batched greedy decoding through transformers forward passes
+  (:mod:`saltbench.inference.generation`), full-vocabulary entropy recorded per token;
+* ``vllm`` — the vLLM engine (:mod:`saltbench.inference.vllm_engine`): tensor parallelism over the
+  model's ``resources.gpus`` GPUs, ``max_context`` as the engine's maximum model length,
+  ``gpu_memory_utilization`` of each GPU; same records except the full-vocabulary entropy, which vLLM
+  does not return (stored as NaN).
 
 Unknown keys and bad values raise :class:`ValueError` naming the model and the key.
 """
@@ -51,6 +64,9 @@ logger = logging.getLogger(__name__)
 
 Dtype = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[str, ...] = get_args(Dtype)
+
+Backend = Literal["hf", "vllm"]
+BACKENDS: tuple[str, ...] = get_args(Backend)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
 """The system text used when a chat template mentions ``system`` (SALT_FACTS §7.2)."""
@@ -113,6 +129,14 @@ class ModelSpec:
     max_new_tokens_scale: float = 1.0
     resources: Resources = field(default_factory=Resources)
     pair_with: str | None = None
+    backend: Backend = "hf"
+    gpu_memory_utilization: float = 0.9
+    enforce_eager: bool = False
+
+    @property
+    def tensor_parallel_size(self) -> int:
+        """GPUs one vLLM engine spans: the job's ``resources.gpus`` (1 on CPU)."""
+        return max(1, self.resources.gpus)
 
     def resolve_path(self, cache_dir: str | Path) -> str | Path:
         """Where ``from_pretrained`` finds this model (no side effects).
@@ -223,6 +247,9 @@ _SPEC_KEYS = {
     "max_new_tokens_scale",
     "resources",
     "pair_with",
+    "backend",
+    "gpu_memory_utilization",
+    "enforce_eager",
 }
 _SOURCE_KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional)
     "gguf_package": ({"package", "file"}, set()),
@@ -309,7 +336,16 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
         values["system_prompt"] = raw["system_prompt"]
     if "chat_template" in raw:
         values["chat_template"] = _nonempty_str(name, "chat_template", raw["chat_template"])
-    for key in ("reasoning",):
+    if "backend" in raw:
+        if raw["backend"] not in BACKENDS:
+            raise _fail(name, "backend", f"expected one of {list(BACKENDS)}, got {raw['backend']!r}")
+        values["backend"] = raw["backend"]
+    if "gpu_memory_utilization" in raw:
+        share = raw["gpu_memory_utilization"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0 < share <= 1:
+            raise _fail(name, "gpu_memory_utilization", f"expected a number in (0, 1], got {share!r}")
+        values["gpu_memory_utilization"] = float(share)
+    for key in ("reasoning", "enforce_eager"):
         if key in raw:
             if not isinstance(raw[key], bool):
                 raise _fail(name, key, f"expected true or false, got {raw[key]!r}")

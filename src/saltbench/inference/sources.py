@@ -4,7 +4,7 @@ transformers can read GGUF directly (``from_pretrained(dir, gguf_file=name)``), 
 and building the tokenizer takes close to a minute; :func:`convert_gguf_to_safetensors` does it once
 and writes an ordinary ``save_pretrained`` directory that later loads in under a second.
 
-The GGUF tokenizer import in transformers 4.57 takes ``eos_token`` from the wrong metadata field
+The GGUF tokenizer import of transformers (seen in 4.57) takes ``eos_token`` from the wrong metadata field
 and turns ``add_bos_token`` on even when the file says otherwise (for SmolLM2 it yields
 ``eos_token = "<|im_start|>"`` and prepends a BOS to every encoding); the conversion restores the
 special tokens and the BOS flag from the GGUF metadata (``tokenizer.ggml.*``).
@@ -12,6 +12,7 @@ special tokens and the BOS flag from the GGUF metadata (``tokenizer.ggml.*``).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.metadata
 import json
@@ -26,6 +27,9 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 SOURCE_RECORD = "saltbench_source.json"
+CONVERSION_FORMAT = 2
+"""Version of the conversion recipe; a directory converted by another version is converted again
+(2: plain float32 model without a GGUF quantizer, fast tokenizer class, for transformers 5)."""
 """File written into every converted directory: the source GGUF's name, size and sha256."""
 
 
@@ -102,12 +106,47 @@ def _repair_tokenizer(tokenizer: Any, meta: dict[str, Any]) -> None:
         tokenizer.add_bos_token = bool(add_bos)
 
 
+def _plain_model(model: Any) -> Any:
+    """The de-quantised GGUF model as an ordinary float32 model that ``save_pretrained`` accepts.
+
+    transformers 5 de-quantises GGUF weights on load but keeps a GGUF quantizer on the model, whose
+    ``save_pretrained`` then refuses to serialise it; the same weights in a model built from the config
+    without ``quantization_config`` save as plain safetensors.
+    """
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
+    plain.load_state_dict(model.state_dict())
+    plain.generation_config = copy.deepcopy(model.generation_config)
+    return plain.eval()
+
+
+def _declare_fast_tokenizer(model_dir: Path) -> None:
+    """Make ``tokenizer_config.json`` name the class that reads ``tokenizer.json`` as written.
+
+    The GGUF import records ``"tokenizer_class": "LlamaTokenizer"``; transformers 5 then rebuilds a
+    SentencePiece-style (Metaspace) pre-tokenizer for byte-level BPE vocabularies such as SmolLM2's, so
+    spaces vanish on encoding and decoded text shows ``Ġ``/``Ċ`` — for transformers and vLLM alike.
+    ``PreTrainedTokenizerFast`` uses ``tokenizer.json`` unchanged.
+    """
+    config_path = model_dir / "tokenizer_config.json"
+    if not (model_dir / "tokenizer.json").is_file() or not config_path.is_file():
+        return
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    if config.get("tokenizer_class") != "PreTrainedTokenizerFast":
+        config["tokenizer_class"] = "PreTrainedTokenizerFast"
+        config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
 def convert_gguf_to_safetensors(gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> Path:
     """Convert a GGUF checkpoint to a float32 safetensors ``save_pretrained`` directory.
 
     Writes config, generation config, ``model.safetensors``, the tokenizer files (with special
     tokens repaired from the GGUF metadata, see the module docstring) and ``saltbench_source.json``
-    (``{"source_file", "size", "sha256", "transformers_version"}``). The directory is built in a
+    (``{"source_file", "size", "sha256", "format", "transformers_version"}``). The directory is built in a
     temporary sibling and renamed into place, so ``out_dir`` is either complete or absent.
 
     If ``out_dir`` already holds a conversion of a file with the same sha256 it is returned as is
@@ -123,7 +162,8 @@ def convert_gguf_to_safetensors(gguf_path: str | Path, out_dir: str | Path, *, o
         raise FileNotFoundError(f"gguf_path {str(gguf_path)!r} does not exist")
     sha = file_sha256(gguf_path)
     existing = read_source_record(out_dir)
-    if existing is not None and existing.get("sha256") == sha and not overwrite:
+    current = existing is not None and existing.get("format") == CONVERSION_FORMAT
+    if current and existing.get("sha256") == sha and not overwrite:  # type: ignore[union-attr]
         logger.info("reusing converted model in %s (sha256 %s)", out_dir, sha[:12])
         return out_dir
 
@@ -138,12 +178,14 @@ def convert_gguf_to_safetensors(gguf_path: str | Path, out_dir: str | Path, *, o
         )
         if tokenizer.eos_token_id is not None and model.generation_config.eos_token_id is None:
             model.generation_config.eos_token_id = tokenizer.eos_token_id
-        model.save_pretrained(tmp, safe_serialization=True)
+        _plain_model(model).save_pretrained(tmp, safe_serialization=True)
         tokenizer.save_pretrained(tmp)
+        _declare_fast_tokenizer(tmp)
         record = {
             "source_file": gguf_path.name,
             "size": gguf_path.stat().st_size,
             "sha256": sha,
+            "format": CONVERSION_FORMAT,
             "transformers_version": transformers.__version__,
         }
         (tmp / SOURCE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -43,7 +43,7 @@ from saltbench.interventions._corruption import corruptor_for
 from saltbench.interventions._layout import AnswerLayout, RenderedPrefix, render_prefix
 from saltbench.interventions._options import Boundary, InterventionOptions
 from saltbench.interventions._plan import InterventionSpec, plan_sample
-from saltbench.scoring import token_unit_pairs
+from saltbench.scoring import token_unit_pairs, warn_missing_entropy
 
 if TYPE_CHECKING:
     from saltbench.interventions._decode import ForcedContinuation, StopRule
@@ -137,6 +137,7 @@ def _confidences(
     topk = np.concatenate([g.topk_logprobs for g in gens])
     topk_ids = np.concatenate([g.topk_ids for g in gens])
     entropy = np.concatenate([g.entropy for g in gens]).astype(np.float64)
+    warn_missing_entropy(entropy, "interventions")
     for flavour, prefix in (("topk", "conf."), ("full", "conf_full.")):
         log_p, ent = token_signals(chosen, topk, entropy, flavour,  # type: ignore[arg-type]
                                    chosen_in_topk=topk_ids == token_ids[:, None], top_k=top_k)
@@ -176,7 +177,9 @@ def run_sample(
     The dicts hold every column of :data:`INTERVENTION_SCHEMA` except ``model, task, sample_id, variant``.
     """
     from saltbench.inference import encode_prompt_cache
+    from saltbench.inference.vllm_engine import VllmEngine
     from saltbench.interventions._decode import force_and_continue
+    from saltbench.interventions._decode_vllm import vllm_force_and_continue
 
     layouts = [layout.substitute(s.replacements) for s in specs]
     rendered = [
@@ -200,23 +203,30 @@ def run_sample(
     keys = [(r.token_ids, r.target_ids) for r in rendered]
     first = {key: i for i, key in reversed(list(enumerate(keys)))}
     unique = sorted(first, key=lambda key: (len(key[0]) + len(key[1]), key))
-    cache = encode_prompt_cache(model, prompt_ids) if run.reuse_cache else None
+    on_vllm = isinstance(model, VllmEngine)
+    cache = encode_prompt_cache(model, prompt_ids) if run.reuse_cache and not on_vllm else None
     unit_rule = resolve_task(task, variant)
     n = layout.n_atoms
     conts: list[ForcedContinuation] = []
-    for lo in range(0, len(unique), run.batch_size):
-        group = unique[lo : lo + run.batch_size]
+    group_size = len(unique) if on_vllm else run.batch_size  # vLLM batches continuously: one call
+    for lo in range(0, len(unique), group_size):
+        group = unique[lo : lo + group_size]
         stop = None
         if run.early_stop:
             spec_of = [specs[first[key]] for key in group]
             stop = _stop_rule(tokenizer, unit_rule, [rendered[first[key]].text for key in group],
                               [s.position + min(run.next_atoms, n - s.position + 1) for s in spec_of])
-        conts.extend(
-            force_and_continue(
-                model, tokenizer, prompt_ids, group, max_new_tokens=budget, cache=cache, top_k=run.top_k,
-                stop=stop,
+        if on_vllm:
+            conts.extend(
+                vllm_force_and_continue(model, prompt_ids, group, max_new_tokens=budget, top_k=run.top_k, stop=stop)
             )
-        )
+        else:
+            conts.extend(
+                force_and_continue(
+                    model, tokenizer, prompt_ids, group, max_new_tokens=budget, cache=cache, top_k=run.top_k,
+                    stop=stop,
+                )
+            )
 
     # evaluate prefix + continuation (cut after the first fence the continuation writes)
     evals, texts, spans = [], [], []
@@ -301,7 +311,8 @@ def run_interventions(
     """The interventions table of some dataset rows (one shard) for one model.
 
     Args:
-        model, tokenizer: a loaded causal LM (``saltbench.inference.load_model``).
+        model, tokenizer: a loaded causal LM (``saltbench.inference.load_model``), or a vLLM engine
+            (``saltbench.inference.load_vllm``, started with ``prefix_caching=True``) and its ``tokenizer``.
         rows: dataset rows (``sample_id, task, variant, input, reference``).
         options: the grid (``InterventionOptions.from_config``).
         model_name: the registry name written to the ``model`` column.
@@ -373,9 +384,15 @@ def intervention_shard(
     spec: Any,
     n_shots: int | None,
     top_k: int = 20,
+    backend: str | None = None,
+    num_threads: int | None = None,
 ) -> pl.DataFrame:
-    """The workflow stage: load the model a registry entry describes and run :func:`run_interventions`."""
-    from saltbench.inference import load_model
+    """The workflow stage: load the model a registry entry describes and run :func:`run_interventions`.
+
+    ``backend``: ``hf`` or ``vllm`` (default: the registry entry's); ``num_threads``: CPU threads of a
+    vLLM engine on a CPU build.
+    """
+    from saltbench.inference import load_model, load_vllm
 
     atoms = [
         AnswerLayout.from_reference(reference, task, variant).n_atoms
@@ -384,9 +401,11 @@ def intervention_shard(
     if not any(n >= 2 for n in atoms):  # nothing to intervene on: do not load the model
         log.info("%d samples, none with 2 or more reference atoms: no interventions", rows.height)
         return empty_interventions()
-    model, tokenizer = load_model(
-        model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus
-    )
+    if (backend or spec.backend) == "vllm":
+        engine = load_vllm(model_path, spec, num_threads=num_threads, prefix_caching=True, max_logprobs=top_k)
+        model, tokenizer = engine, engine.tokenizer
+    else:
+        model, tokenizer = load_model(model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
     return run_interventions(
         model, tokenizer, rows, options, model_name=model_name, spec=spec, n_shots=n_shots, top_k=top_k
     )
