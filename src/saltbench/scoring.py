@@ -75,7 +75,7 @@ def token_unit_pairs(
     return tok, unit
 
 
-def warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
+def _warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
     """Log why ``full``-flavour entropy functions are NaN when some tokens have no recorded entropy."""
     missing = int(np.isnan(entropy).sum())
     if missing:
@@ -183,7 +183,7 @@ def score_generations(
     unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
 
     if "full" in flavours:
-        warn_missing_entropy(tokens["entropy"], f"generations for {task}")
+        _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
     columns: dict[str, np.ndarray] = {}
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     for flavour in flavours:

@@ -49,3 +49,27 @@ def test_log_probabilities_and_confidences_agree(tables):
         assert np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(a)), initial=0.0) < 1e-3, column
     for name in ("mean_entropy", "max_entropy"):  # not returned by vLLM: missing, never made up
         assert vl[f"conf_full.{name}"].is_nan().all()
+
+
+def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smollm2_vllm, caplog):
+    """A target whose positions an earlier request left in vLLM's prefix cache (cached positions get no
+    prompt log-probabilities) is re-run without the cache: the teacher-forced values still equal
+    transformers' teacher forcing."""
+    import logging
+
+    from saltbench.inference import encode_prompt, render_prompts, teacher_force
+    from saltbench.interventions._decode_vllm import vllm_force_and_continue
+
+    model, tokenizer = smollm2_model
+    block = smollm2_vllm.llm.llm_engine.vllm_config.cache_config.block_size
+    (prompt,) = render_prompts(tokenizer, [get_task("dna").prompt("AGA GCT AAG")])
+    prompt_ids = encode_prompt(tokenizer, prompt)
+    filler = tokenizer(" TCT CGA TTC" * 40, add_special_tokens=False)["input_ids"]
+    n = (-len(prompt_ids) - 1) % block + block  # prompt + prefix ends one token before a block boundary
+    prefix, target = filler[:n], filler[n : n + 3]
+    vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix + target + filler[:block], [])], max_new_tokens=1)
+    with caplog.at_level(logging.DEBUG, logger="saltbench.interventions._decode_vllm"):
+        (row,) = vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix, target)], max_new_tokens=0)
+    assert "run again without it" in caplog.text
+    forced = teacher_force(model, tokenizer, prompt_ids + prefix, target)
+    assert np.abs(row.target_logprobs - forced.chosen_logprobs).max() < 1e-3

@@ -148,10 +148,15 @@ def _generation_config(path: str | Path, revision: str | None) -> Any:
 
 
 def sampling_params(
-    engine: VllmEngine, *, max_tokens: int, logprobs: int | None = None, prompt_logprobs: int | None = None
+    engine: VllmEngine,
+    *,
+    max_tokens: int,
+    logprobs: int | None = None,
+    prompt_logprobs: int | None = None,
+    skip_reading_prefix_cache: bool | None = None,
 ) -> Any:
     """Greedy ``SamplingParams`` stopping at the model's EOS ids, flat log-probabilities, no detokenising
-    inside the engine (token texts are ours)."""
+    inside the engine (token texts are ours); ``skip_reading_prefix_cache=None`` keeps vLLM's default."""
     from vllm import SamplingParams
 
     return SamplingParams(
@@ -163,6 +168,7 @@ def sampling_params(
         detokenize=False,
         flat_logprobs=True,
         skip_special_tokens=True,
+        skip_reading_prefix_cache=skip_reading_prefix_cache,
     )
 
 

@@ -8,8 +8,13 @@ reference atom) — one engine call serves every row with two requests each:
   prompt's key/value blocks are computed once and reused by every row of the sample;
 * **target**: prompt ``prompt + x_r + y_r``, one new token, ``prompt_logprobs=0`` — the teacher-forced
   ``log p(y_j | prompt, x_r, y_<j)`` are the prompt log-probabilities at positions ``P+n … P+n+t−1``.
-  (vLLM computes prompt log-probabilities without reading the prefix cache, so this request encodes the
-  whole sequence.)
+  vLLM would not read the prefix cache for a request with prompt log-probabilities (cached positions
+  get none); we let it (``skip_reading_prefix_cache=False``) because only the last ``t`` positions are
+  needed: vLLM fills them whenever fewer than ``P+n`` tokens came from the cache (checked with the
+  request's ``num_cached_tokens``; a request that hit more is run again without the cache).
+
+The prompt alone is run first (one token), so its key/value blocks are cached before the rows' requests
+are scheduled together — otherwise every row of the first engine step would encode the prompt itself.
 
 vLLM cannot ask a Python rule after every token, so the stop rule of the transformers path is applied
 afterwards: the continuation is cut at the first token after which ``stop(row, ids)`` holds (or at an
@@ -19,6 +24,7 @@ EOS), which gives the same tokens and finish reason as stopping there; the engin
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,6 +33,8 @@ import numpy as np
 from saltbench.inference import GenerationRecord, TokenScores, token_texts
 from saltbench.inference.vllm_engine import VllmEngine, completion_scores, prompt_token_logprobs, sampling_params
 from saltbench.interventions._decode import FinishReason, ForcedContinuation, StopRule
+
+log = logging.getLogger(__name__)
 
 
 def _cut(scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None) -> tuple[int, FinishReason]:
@@ -59,9 +67,12 @@ def vllm_force_and_continue(
     if not rows:
         return []
     continue_params = sampling_params(engine, max_tokens=max_new_tokens, logprobs=top_k) if max_new_tokens else None
-    target_params = sampling_params(engine, max_tokens=1, prompt_logprobs=0)
+    target_params = sampling_params(engine, max_tokens=1, prompt_logprobs=0, skip_reading_prefix_cache=False)
+    engine.llm.generate([TokensPrompt(prompt_token_ids=prompt)], sampling_params(engine, max_tokens=1),
+                        use_tqdm=False)  # caches the prompt's blocks
     requests: list[Any] = []
     params: list[Any] = []
+    target_len: dict[int, int] = {}  # request index -> target tokens
     for x, y in rows:
         if continue_params is not None:
             requests.append(TokensPrompt(prompt_token_ids=[*prompt, *map(int, x)]))
@@ -69,7 +80,16 @@ def vllm_force_and_continue(
         if len(y):
             requests.append(TokensPrompt(prompt_token_ids=[*prompt, *map(int, x), *map(int, y)]))
             params.append(target_params)
-    outputs = iter(engine.llm.generate(requests, params, use_tqdm=False) if requests else [])
+            target_len[len(requests) - 1] = len(y)
+    outputs = engine.llm.generate(requests, params, use_tqdm=False) if requests else []
+    for i, length in target_len.items():
+        if outputs[i].num_cached_tokens >= len(requests[i]["prompt_token_ids"]) - length:
+            log.debug("target request %d: %d tokens from the prefix cache cover the target; run again without it",
+                      i, outputs[i].num_cached_tokens)
+            (outputs[i],) = engine.llm.generate(
+                [requests[i]], sampling_params(engine, max_tokens=1, prompt_logprobs=0), use_tqdm=False
+            )
+    outputs = iter(outputs)
     results = []
     for r, (x, y) in enumerate(rows):
         context = [*prompt, *map(int, x)]

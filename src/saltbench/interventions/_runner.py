@@ -43,7 +43,7 @@ from saltbench.interventions._corruption import corruptor_for
 from saltbench.interventions._layout import AnswerLayout, RenderedPrefix, render_prefix
 from saltbench.interventions._options import Boundary, InterventionOptions
 from saltbench.interventions._plan import InterventionSpec, plan_sample
-from saltbench.scoring import token_unit_pairs, warn_missing_entropy
+from saltbench.scoring import token_unit_pairs
 
 if TYPE_CHECKING:
     from saltbench.interventions._decode import ForcedContinuation, StopRule
@@ -137,7 +137,6 @@ def _confidences(
     topk = np.concatenate([g.topk_logprobs for g in gens])
     topk_ids = np.concatenate([g.topk_ids for g in gens])
     entropy = np.concatenate([g.entropy for g in gens]).astype(np.float64)
-    warn_missing_entropy(entropy, "interventions")
     for flavour, prefix in (("topk", "conf."), ("full", "conf_full.")):
         log_p, ent = token_signals(chosen, topk, entropy, flavour,  # type: ignore[arg-type]
                                    chosen_in_topk=topk_ids == token_ids[:, None], top_k=top_k)
@@ -346,6 +345,11 @@ def run_interventions(
         batch_size=options.batch_size, top_k=top_k, reuse_cache=reuse_cache,
         max_context=getattr(spec, "max_context", None),
     )
+    from saltbench.inference.vllm_engine import VllmEngine
+
+    if isinstance(model, VllmEngine):
+        log.warning("vLLM backend: the full-vocabulary entropy is not returned, so conf_full.mean_entropy and "
+                    "conf_full.max_entropy are NaN")
     records: list[dict[str, Any]] = []
     for prompt, (sample_id, task, variant, reference) in zip(
         prompts, rows.select("sample_id", "task", "variant", "reference").iter_rows()
