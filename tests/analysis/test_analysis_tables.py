@@ -81,7 +81,7 @@ def _cell(task: str, precision: float, ece_z: float, ece_platt: float, auc: floa
         metrics_rows([("precision", None, precision / 2)], task=task, model=model, style=style,
                      granularity="line"),  # fmt: skip
         metrics_rows([("ece", "mean_probability", ece_z), ("auroc_pooled", "mean_probability", auc),
-                      ("prr", "mean_probability", 0.3),
+                      ("aurc", "mean_probability", 0.3),
                       ("auroc_per_response", "mean_probability", auc - 0.1)],
                      task=task, model=model, style=style),  # fmt: skip
         metrics_rows([("ece", "mean_probability", ece_platt)], task=task, model=model, style=style,
@@ -102,6 +102,7 @@ def test_leaderboard_means_over_tasks_and_selects_calibration():
     assert row["ece"] == pytest.approx(0.15)  # zscore_sigmoid, not platt
     assert row["auroc_pooled"] == pytest.approx(0.7)  # mean_probability, not perplexity
     assert row["auroc_per_response"] == pytest.approx(0.6)
+    assert row["aurc"] == pytest.approx(0.3) and "prr" not in lb.columns
     assert row["n_tasks"] == 2
     assert row["precision_atom_ci_low"] < 0.5 < row["precision_atom_ci_high"]
     platt = leaderboard(metrics, calibration="platt").row(0, named=True)
@@ -140,7 +141,8 @@ def test_dominance_winner_uses_metric_direction():
         metrics_rows([("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.04),
                       ("ece", "max_entropy", 0.07)]),  # fmt: skip
         metrics_rows([("auroc_pooled", "mean_probability", 0.80), ("auroc_pooled", "perplexity", 0.70)]),
-        metrics_rows([("prr", "mean_probability", 0.20), ("prr", "perplexity", float("nan"))]),
+        metrics_rows([("aurc", "mean_probability", 0.20), ("aurc", "perplexity", float("nan")),
+                      ("prr", "perplexity", 0.9)]),  # fmt: skip
     )
     cells = dominance_cells(metrics).sort("aspect")
     by_aspect = {r["aspect"]: r for r in cells.iter_rows(named=True)}
@@ -149,8 +151,15 @@ def test_dominance_winner_uses_metric_direction():
     assert by_aspect["calibration"]["margin"] == pytest.approx(0.03)
     assert by_aspect["ranking"]["winner"] == "mean_probability"  # higher AUROC wins
     assert by_aspect["ranking"]["margin"] == pytest.approx(0.10)
+    assert by_aspect["rejection"]["metric"] == "aurc"  # not PRR (= 2 AUROC - 1 on pooled units)
     assert by_aspect["rejection"]["winner"] == "mean_probability"  # NaN does not compete
     assert by_aspect["rejection"]["n_functions"] == 1 and math.isnan(by_aspect["rejection"]["margin"])
+
+
+def test_dominance_rejection_prefers_the_lower_aurc():
+    metrics = metrics_rows([("aurc", "mean_probability", 0.30), ("aurc", "perplexity", 0.25)])
+    (row,) = dominance_cells(metrics, aspects=("rejection",)).iter_rows(named=True)
+    assert row["winner"] == "perplexity" and row["margin"] == pytest.approx(0.05)
 
 
 def test_dominance_summary_counts_and_tie_credit():

@@ -34,6 +34,8 @@ def test_reliability_bins_partition_the_evaluation_units(units):
     for _, rows in table.group_by("confidence"):
         assert rows.height == 10 and rows["n"].sum() == rows["n_units"][0]
         assert rows["n_cells"][0] == 4  # 2 models x 2 tasks
+        pooled = rows.select("calibration", "flavour", "models", "styles", "tasks").unique().row(0)
+        assert pooled == ("zscore_sigmoid", "topk", "a,b", "direct", "dna,matmul")  # what the bins pool
         filled = rows.filter(pl.col("n") > 0)
         assert filled["accuracy"].is_between(0, 1).all()
         assert ((filled["mean_confidence"] > filled["bin_low"] - 1e-12)

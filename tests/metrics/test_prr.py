@@ -231,3 +231,60 @@ def test_rejection_curve_shapes_and_random_baseline():
     np.testing.assert_allclose(c.model.overall_error, c.oracle.overall_error)
     np.testing.assert_allclose(c.model.selective_risk[:-1], [0.5, 1 / 3, 0.0, 0.0])
     assert c.random.order is None
+
+
+# -- PRR = 2 AUROC - 1 on binary units (the identity in prr's docstring) ---------------------------------
+
+_binary_units = st.integers(1, 60).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(0, 6).map(lambda k: k / 6), min_size=n, max_size=n),  # coarse scores: many ties
+        st.lists(st.booleans(), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_binary_units)
+def test_pooled_prr_is_twice_auroc_minus_one(data):
+    from saltbench.metrics import auroc
+
+    scores, correct = data
+    value, area = prr(scores, correct), auroc(scores, correct)
+    if math.isnan(area):
+        assert math.isnan(value)
+    else:
+        assert value == pytest.approx(2 * area - 1, abs=1e-12)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_binary_units, st.integers(1, 5), st.randoms(use_true_random=False))
+def test_per_response_prr_is_twice_per_response_auroc_minus_one(data, n_groups, rnd):
+    from saltbench.metrics import auroc_per_response
+
+    scores, correct = data
+    groups = [rnd.randrange(n_groups) for _ in scores]
+    value, area = prr_per_response(scores, correct, groups), auroc_per_response(scores, correct, groups)
+    if math.isnan(area):
+        assert math.isnan(value)
+    else:
+        assert value == pytest.approx(2 * area - 1, abs=1e-12)
+
+
+def test_identity_fails_under_the_paper_tie_rule():
+    from saltbench.metrics import auroc
+
+    assert auroc([0.5, 0.5], [1, 0]) == 0.5
+    assert prr([0.5, 0.5], [1, 0], ties="paper") == -1.0  # order-dependent: not 2 * 0.5 - 1
+
+
+def test_aurc_is_not_a_function_of_auroc():
+    """Two rankings with the same AUROC (0.5) and base rate but different AURC: the rejection aspect
+    measured by AURC carries information the ranking aspect does not."""
+    from saltbench.metrics import aurc, auroc
+
+    scores = [0.9, 0.7, 0.5, 0.3]
+    first, second = [0, 1, 1, 0], [1, 0, 0, 1]  # correctness of the units, most confident first
+    assert auroc(scores, first) == auroc(scores, second) == 0.5
+    assert prr(scores, first) == prr(scores, second) == 0.0
+    assert aurc(scores, first) == pytest.approx((1 + 1 / 2 + 1 / 3 + 2 / 4) / 4)
+    assert aurc(scores, second) == pytest.approx((0 + 1 / 2 + 2 / 3 + 2 / 4) / 4)

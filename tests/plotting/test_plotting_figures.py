@@ -195,3 +195,26 @@ def test_context_length_draws_one_line_per_task_and_none_pooled(raws):
     ax = render("interventions_context_length", table).axes[0]
     labels = {line.get_label() for line in ax.lines}
     assert labels == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}
+
+
+def test_reliability_diagram_shows_the_gap_and_what_it_pools(raws):
+    """Every bin's calibration gap is drawn (hatched bars between accuracy and mean confidence) and the
+    figure says which models, styles, tasks, granularity and calibration it pools."""
+    from saltbench.plotting import plot_reliability_diagrams
+
+    table = reliability_table(raws["single_model"].units, confidences=RELIABILITY_FNS)
+    fig = plot_reliability_diagrams(table)
+    text = fig._suptitle.get_text()
+    for word in ("atom units", "models", "styles", "tasks", "zscore_sigmoid", "topk"):
+        assert word in text, text
+    ax = fig.axes[0]
+    first = table.filter(pl.col("confidence") == table.sort("ece")["confidence"][0])
+    filled = first.filter((pl.col("n") > 0) & ((pl.col("mean_confidence") - pl.col("accuracy")).abs() > 1e-9))
+    hatched = [p for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == filled.height > 0  # one gap bar per bin with units and a nonzero gap
+    for patch in hatched:  # each gap spans from the bin's accuracy to its mean confidence
+        y0, y1 = sorted((patch.get_y(), patch.get_y() + patch.get_height()))
+        centre = patch.get_x() + patch.get_width() / 2
+        row = filled.filter((pl.col("bin_low") < centre) & (pl.col("bin_high") > centre)).row(0, named=True)
+        assert y0 == pytest.approx(min(row["accuracy"], row["mean_confidence"]))
+        assert y1 == pytest.approx(max(row["accuracy"], row["mean_confidence"]))

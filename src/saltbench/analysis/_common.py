@@ -37,8 +37,14 @@ METRIC_NAMES: tuple[str, ...] = (
 )  # fmt: skip
 
 Aspect = Literal["calibration", "ranking", "rejection"]
-ASPECT_METRICS: Mapping[Aspect, str] = {"calibration": "ece", "ranking": "auroc_pooled", "rejection": "prr"}
-"""The metric that measures each uncertainty aspect in the dominance analysis."""
+ASPECT_METRICS: Mapping[Aspect, str] = {"calibration": "ece", "ranking": "auroc_pooled", "rejection": "aurc"}
+"""The metric that measures each uncertainty aspect in the dominance analysis.
+
+Rejection is measured by AURC (area under the risk–coverage curve, lower is better), not by PRR: on pooled
+binary units PRR = 2·AUROC − 1 exactly (:func:`saltbench.metrics.prr`), so a PRR-based rejection aspect
+would repeat the ranking aspect. AURC averages the error rate of the *retained* units over all coverages,
+which weights the most confident units most; it is not a function of AUROC (two rankings with the same
+AUROC can have different AURC; tested)."""
 
 METRICS_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),

@@ -2,8 +2,9 @@
 
 A *cell* is one (model, style, task, granularity, flavour). In every cell the confidence functions are
 compared on the aspect's metric (:data:`~saltbench.analysis._common.ASPECT_METRICS`: calibration = ECE of
-the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection = PRR,
-higher is better). Functions whose value is NaN in a cell do not compete there.
+the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection = AURC,
+lower is better — not PRR, which on pooled binary units is 2·AUROC − 1 and would repeat the ranking
+aspect). Functions whose value is NaN in a cell do not compete there.
 
 * :func:`dominance_cells` — the winner of every cell and its margin to the runner-up.
 * :func:`dominance` — per aspect × granularity × flavour × function: how often the function wins,

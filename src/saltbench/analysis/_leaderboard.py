@@ -71,7 +71,7 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
     "ece": (0.0, 1.0),
     "auroc_pooled": (0.0, 1.0),
     "auroc_per_response": (0.0, 1.0),
-    "prr": (-math.inf, 1.0),
+    "aurc": (0.0, 1.0),
 }
 
 
@@ -103,9 +103,11 @@ def leaderboard(
     """One row per (model, style): precision at each granularity and uncertainty metrics of one confidence.
 
     Columns: ``precision_{atom,line,generation}``, ``ece``, ``auroc_pooled``, ``auroc_per_response`` and
-    ``prr``, each with ``_ci_low``/``_ci_high``, plus ``n_tasks`` (tasks with a defined precision at atom
-    level). ECE uses the calibrated confidence (``calibration``); AUROC and PRR the raw ranking (calibration
-    ``"none"``). Uncertainty metrics are taken at ``granularity``.
+    ``aurc``, each with ``_ci_low``/``_ci_high``, plus ``n_tasks`` (tasks with a defined precision at atom
+    level). ECE uses the calibrated confidence (``calibration``); AUROC and AURC the raw ranking
+    (calibration ``"none"``). Uncertainty metrics are taken at ``granularity``. Rejection is AURC, not PRR
+    (PRR = 2·AUROC − 1 on pooled binary units, so it would repeat ``auroc_pooled``; PRR stays in the
+    metrics table).
 
     Aggregation across tasks: the **unweighted mean of the per-task values** (each task counts equally,
     whatever its number of units); undefined (NaN) task values are skipped. The interval of the mean
@@ -118,7 +120,7 @@ def leaderboard(
         confidence: confidence function name (a key of ``saltbench.confidence.CONFIDENCE_FUNCTIONS``).
         flavour: ``"topk"`` or ``"full"``.
         calibration: calibration method used for ECE.
-        granularity: granularity of ECE, AUROC and PRR.
+        granularity: granularity of ECE, AUROC and AURC.
     """
     _check_choice("confidence", confidence, tuple(CONFIDENCE_FUNCTIONS))
     _check_choice("flavour", flavour, FLAVOURS)
@@ -132,7 +134,7 @@ def leaderboard(
         ("ece", select_metric(metrics, "ece", granularity=granularity, confidence=confidence, flavour=flavour,
                               calibration=calibration))  # fmt: skip
     )
-    for name in ("auroc_pooled", "auroc_per_response", "prr"):
+    for name in ("auroc_pooled", "auroc_per_response", "aurc"):
         ranking = select_metric(
             metrics, name, granularity=granularity, confidence=confidence, flavour=flavour, calibration="none"
         )

@@ -37,6 +37,11 @@ RELIABILITY_SCHEMA: Mapping[str, pl.DataType] = {
     "ece": pl.Float64(),
     "n_units": pl.Int64(),
     "n_cells": pl.Int64(),
+    "calibration": pl.String(),
+    "flavour": pl.String(),
+    "models": pl.String(),
+    "styles": pl.String(),
+    "tasks": pl.String(),
 }
 
 REJECTION_SCHEMA: Mapping[str, pl.DataType] = {
@@ -100,7 +105,9 @@ def reliability_table(
     of all cells are pooled per function and binned into ``n_bins`` equal-width bins ``((j-1)/m, j/m]``
     (a confidence of exactly 0 goes to the first bin). Per bin: ``n``, ``mean_confidence``, ``accuracy``;
     per function: ``ece`` = :math:`\sum_j n_j |\bar c_j - \bar a_j| / N` over these bins (the metric of
-    :func:`saltbench.metrics.ece` with ``binning="corrected"``), ``n_units`` and ``n_cells``. Cells with
+    :func:`saltbench.metrics.ece` with ``binning="corrected"``), ``n_units``, ``n_cells``, and what the
+    function's bins pool: ``calibration`` (method), ``flavour``, ``models``, ``styles``, ``tasks``
+    (comma-separated, sorted). Cells with
     fewer than two samples, or without finite scores on either side, are skipped; ``method="none"`` skips
     functions that are not probabilities. Empty bins are listed with ``n = 0`` and NaN means.
 
@@ -115,8 +122,10 @@ def reliability_table(
     columns = [f"{flavour}.{c}" for c in confidences]
     # (granularity, function) -> [counts, confidence sums, correct sums, cells]
     sums: dict[tuple[str, str], list[np.ndarray | int]] = {}
+    pooled: dict[tuple[str, str], set[tuple[str, str, str]]] = {}  # -> (model, style, task) of its cells
     for cell in _cells(units, granularities, columns):
         gran = cell["granularity"][0]
+        key = (str(cell["model"][0]), str(cell["style"][0]), str(cell["task"][0]))
         ids = cell["sample_id"].to_numpy()
         if np.unique(ids).size < 2:
             continue
@@ -140,18 +149,21 @@ def reliability_table(
             acc[1] = acc[1] + np.bincount(idx, weights=p, minlength=n_bins)
             acc[2] = acc[2] + np.bincount(idx, weights=correct[test], minlength=n_bins)
             acc[3] = int(acc[3]) + 1
+            pooled.setdefault((gran, name), set()).add(key)
     rows = []
     for (gran, name), (counts, conf_sum, acc_sum, n_cells) in sums.items():
         counts, conf_sum, acc_sum = np.asarray(counts), np.asarray(conf_sum), np.asarray(acc_sum)
         total = int(counts.sum())
         ece_value = float(np.abs(conf_sum - acc_sum).sum() / total)
+        models, styles, tasks = (",".join(sorted({k[i] for k in pooled[(gran, name)]})) for i in range(3))
+        origin = {"calibration": method, "flavour": flavour, "models": models, "styles": styles, "tasks": tasks}
         for j in range(n_bins):
             c = int(counts[j])
             rows.append({"granularity": gran, "confidence": name, "bin": j, "bin_low": j / n_bins,
                          "bin_high": (j + 1) / n_bins, "n": c,
                          "mean_confidence": conf_sum[j] / c if c else NAN,
                          "accuracy": acc_sum[j] / c if c else NAN, "ece": ece_value, "n_units": total,
-                         "n_cells": int(n_cells)})  # fmt: skip
+                         "n_cells": int(n_cells), **origin})  # fmt: skip
     order = {n: i for i, n in enumerate(CONFIDENCE_FUNCTIONS)}
     rows.sort(key=lambda r: (GRANULARITIES.index(r["granularity"]), order[r["confidence"]], r["bin"]))
     return nan_for_null(pl.DataFrame(rows, schema=dict(RELIABILITY_SCHEMA)))

@@ -91,6 +91,29 @@ def prr(scores: ArrayLike, correct: ArrayLike, *, ties: Ties = "average", atol: 
     1 = oracle ranking, 0 = random, −1 = the exact reverse of the oracle. Direction: scores are
     higher = more confident; higher PRR is better.
 
+    **PRR is an affine function of AUROC** for binary correctness with the default ``ties="average"``:
+
+    .. math::
+
+        \mathrm{PRR} = 2\,\mathrm{AUROC} - 1.
+
+    Derivation. Take ``n`` units, ``n_1`` incorrect (loss 1) and ``n_0 = n - n_1`` correct, ranked by
+    ascending score (rejection order) with mid-ranks for ties. The closed form of :func:`prr_per_group`
+    gives :math:`A_\text{model} = (R_1 - n_1/2)/n^2`, with :math:`R_1` the rank sum of the incorrect units
+    (averaging the losses of a tied run is the same as giving its incorrect units the run's mid-rank),
+    :math:`A_\text{random} = n_1/(2n)` and :math:`A_\text{random} - A_\text{oracle} = n_0 n_1/(2n^2)`.
+    By Mann–Whitney, :math:`R_1 = n_1(n_1+1)/2 + n_0 n_1 (1 - \mathrm{AUROC})` (AUROC = probability that a
+    correct unit outscores an incorrect one, ties counting 1/2, :func:`saltbench.metrics.auroc`). So
+    :math:`A_\text{random} - A_\text{model} = n_0 n_1 (\mathrm{AUROC} - 1/2)/n^2` and the ratio is
+    :math:`2\,\mathrm{AUROC} - 1`. Both are NaN in the same cases (a single class).
+
+    Consequences: on pooled binary units PRR ranks confidence functions exactly as AUROC does and adds no
+    information (the workflow measures the rejection aspect with AURC instead, which is not a function of
+    AUROC); per response, each response's PRR is ``2·AUROC_r − 1``, so :func:`prr_per_response` with
+    uniform weights equals ``2 · auroc_per_response − 1`` too. The identity does **not** hold with
+    ``ties="paper"`` when scores tie (the order-dependent rule gives e.g. −1 or 1 for ``[.5, .5]`` where
+    AUROC is 0.5), nor for non-binary losses. Property-tested in ``tests/metrics/test_prr.py``.
+
     Undefined cases: the denominator is :math:`\bar e(1-\bar e)/2`, zero when every unit is correct
     or every unit is incorrect (and for a single unit); the result is NaN when
     :math:`|A_\text{random} - A_\text{oracle}| \le` ``atol``. Upstream tests for an exact 0.0, which

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
 from saltbench.analysis._common import GRANULARITIES, wilson_interval
@@ -48,9 +49,11 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         granularity: which granularity to show.
         top: number of functions (panels).
 
-    Upper panels: accuracy per confidence bin (bars) against the diagonal of perfect calibration, with the
-    mean calibrated confidence of each bin as a dot; lower panels: share of evaluation units per bin.
-    Bins without units show ``n/a`` at the bottom.
+    Upper panels: accuracy per confidence bin (bars) against the diagonal of perfect calibration; the
+    bin's mean calibrated confidence is a tick across the bin and the **gap** between the two is shaded
+    (red above the bar: over-confident; green: under-confident), so each bin's contribution to ECE is
+    visible; lower panels: share of evaluation units per bin. The title says what the panels pool (models,
+    styles, tasks, granularity, calibration method, flavour).
     """
     title = "Reliability diagrams"
     if table.is_empty():
@@ -64,7 +67,7 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         .sort("ece", nulls_last=True)
     )  # fmt: skip
     functions = ranking["confidence"].to_list()[: max(1, top)]
-    fig = new_figure(TEXT_WIDTH if len(functions) > 2 else COLUMN_WIDTH * len(functions) * 0.9 + 0.3, 2.6)
+    fig = new_figure(TEXT_WIDTH if len(functions) > 2 else COLUMN_WIDTH * len(functions) * 0.9 + 0.3, 3.0)
     axes = fig.subplots(2, len(functions), sharex=True, squeeze=False, height_ratios=[3, 1])
     for j, fn in enumerate(functions):
         ax, hist = axes[0][j], axes[1][j]
@@ -79,7 +82,12 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.7)
         ax.bar(centre[ok], acc[ok], width=width[ok] * 0.95, color="C0", alpha=0.75, edgecolor="C0",
                linewidth=0.4)  # fmt: skip
-        ax.plot(conf[ok], acc[ok], marker="o", linestyle="", color="C1", markersize=2.5, markeredgewidth=0)
+        gap = conf - acc
+        for sign, colour in ((1, GAP_COLOURS["over"]), (-1, GAP_COLOURS["under"])):
+            side = ok & (sign * gap > 0)
+            ax.bar(centre[side], gap[side], bottom=acc[side], width=width[side] * 0.95, color=colour, alpha=0.35,
+                   edgecolor=colour, linewidth=0.4, hatch="////")  # fmt: skip
+        ax.hlines(conf[ok], lo[ok] + width[ok] * 0.025, hi[ok] - width[ok] * 0.025, color="C1", linewidth=1.2)
         if not ok.any():
             mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
         total = n.sum()
@@ -98,12 +106,36 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
             ax.set_ylabel("accuracy")
             hist.set_ylabel("share")
     handles = [
-        Line2D([], [], color="C0", marker="s", linestyle="", markersize=5, label="accuracy per bin"),
-        Line2D([], [], color="C1", marker="o", linestyle="", markersize=3, label="mean confidence"),
+        Patch(facecolor="C0", alpha=0.75, label="accuracy per bin"),
+        Line2D([], [], color="C1", linewidth=1.2, label="mean confidence per bin"),
+        Patch(facecolor=GAP_COLOURS["over"], alpha=0.35, hatch="////", label="gap: over-confident"),
+        Patch(facecolor=GAP_COLOURS["under"], alpha=0.35, hatch="////", label="gap: under-confident"),
         Line2D([], [], color="0.4", linestyle="--", linewidth=0.7, label="perfect calibration"),
     ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=3)
+    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=6.5)
+    fig.suptitle(_pooled_description(sub.filter(pl.col("confidence").is_in(functions)), granularity),
+                 fontsize=6.5, y=0.0, va="bottom")  # fmt: skip
     return fig
+
+
+GAP_COLOURS: Mapping[str, str] = {"over": "C3", "under": "C2"}
+"""Colours of the calibration gap in reliability diagrams: confidence above accuracy / below it."""
+
+
+def _pooled_description(rows: pl.DataFrame, granularity: str) -> str:
+    """What a reliability figure pools, from the table's provenance columns (empty if they are absent)."""
+    if not {"models", "styles", "tasks", "calibration", "flavour"} <= set(rows.columns) or rows.is_empty():
+        return ""
+
+    def joined(column: str) -> str:
+        return ", ".join(sorted({v for text in rows[column].drop_nulls() for v in text.split(",") if v}))
+
+    cells = int(rows["n_cells"].max()) if "n_cells" in rows.columns else 0
+    return (
+        f"Pooled: {granularity} units of {cells} (model, style, task) cells; models {joined('models')}; "
+        f"styles {joined('styles')}; tasks {joined('tasks')}; calibration {joined('calibration')}, "
+        f"flavour {joined('flavour')}, evaluation split"
+    )
 
 
 @styled

@@ -59,7 +59,8 @@ METRIC_LABELS: Mapping[str, str] = {
     "auroc_pooled": "AUROC (pooled)",
     "auroc_per_response": "AUROC (per response)",
     "ece": "ECE",
-    "prr": "PRR",
+    "prr": "PRR (= 2·AUROC − 1 on pooled units)",
+    "aurc": "AURC",
     "precision": "precision",
 }
 
