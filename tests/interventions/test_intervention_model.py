@@ -175,8 +175,9 @@ def test_tiny_char_model_through_the_workflow_stage(tmp_path):
     """The salt-tiny kind (character tokenizer, own chat template, 512-token context), untrained weights,
     through :func:`intervention_shard` exactly as the workflow calls it."""
     import string
-    from types import SimpleNamespace
 
+    from saltbench.inference import LocalSource
+    from saltbench.inference import ModelSpec as RegistrySpec
     from saltbench.interventions import intervention_shard
     from saltbench.training.model import ModelSpec, build_model
     from saltbench.training.tokenizer import build_char_tokenizer
@@ -192,8 +193,7 @@ def test_tiny_char_model_through_the_workflow_stage(tmp_path):
     options = InterventionOptions(
         position_fractions=(0.5, 1.0), corruption_counts=(0, 1), seed=0, batch_size=4
     )
-    spec = SimpleNamespace(dtype="float32", revision=None, resources=SimpleNamespace(gpus=0),
-                           system_prompt="unused", chat_template="auto", thinking=None, max_context=512)
+    spec = RegistrySpec(name="tiny", source=LocalSource(path=str(tmp_path)), system_prompt="unused", max_context=512)
     for rows in frames:
         table = intervention_shard(
             rows, options, model_name="tiny", model_path=tmp_path, spec=spec, n_shots=None
