@@ -190,16 +190,14 @@ def screen_prompts(
     results: list[GenerationRecord | None] = [None] * len(encoded)
     for index, ids in enumerate(encoded):
         if not ids:
-            results[index] = GenerationRecord.failed("empty prompt", num_prompt_tokens=0, k=top_k)
+            error = "empty prompt"
         elif len(ids) > limit:
-            results[index] = GenerationRecord.failed(
-                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
-                f"leaves room for {max(limit, 0)}",
-                num_prompt_tokens=len(ids),
-                k=top_k,
-            )
-        if results[index] is not None:
-            logger.warning("prompt %d not generated: %s", index, results[index].error)  # type: ignore[union-attr]
+            error = (f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
+                     f"leaves room for {max(limit, 0)}")
+        else:
+            continue
+        results[index] = GenerationRecord.failed(error, num_prompt_tokens=len(ids), k=top_k)
+        logger.warning("prompt %d not generated: %s", index, error)
     return encoded, results
 
 
