@@ -5,7 +5,7 @@ Stages, one rules/*.smk each: datasets -> inference -> scoring -> metrics (+ tra
 job runs (saltbench.config.validate_config); a wrong key or value stops the run with a message naming it.
 """
 
-from saltbench.config import validate_config
+from saltbench.config import check_config_files, validate_config
 from saltbench.interventions import InterventionOptions
 
 
@@ -16,6 +16,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
+# Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
+check_config_files(workflow.configfiles)
 config.update(validate_config(config))
 
 TASKS = config["tasks"]
