@@ -19,7 +19,8 @@ from saltbench.evaluation import (
 )
 
 DNA = task("dna")
-PIECES = ["********", "****", "*", "\n", " ", ",", "[", "]", "TCT", "CGA", "DK", "5", "[1, 2]", "p1: True", "end"]
+PIECES = ["********", "****", "*", "\n", " ", ",", "[", "]", "TCT", "CGA", "DK", "5", "[1, 2]", "p1: True",
+          "end", "\r\n", "\r", "\ud800", "\udfff"]
 text = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=25).map("".join)
 TASKS = [task("dna"), task("logic"), task("code", "two_sum"), task("code", "rotate_matrix")]
 
@@ -60,6 +61,11 @@ def test_empty_batch():
     assert summarize_units(frame).height == 0
 
 
+def stored(unit):
+    """What the frame stores for a unit: every surrogate code point written as U+FFFD."""
+    return None if unit is None else "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in unit)
+
+
 @settings(max_examples=60, deadline=None)
 @given(pairs=st.lists(st.tuples(text, text), max_size=6), which=st.integers(0, len(TASKS) - 1),
        alignment=st.sampled_from(ALIGNMENTS))
@@ -77,8 +83,8 @@ def test_batch_equals_single_evaluations(pairs, which, alignment):
                 (
                     c.index,
                     c.status,
-                    c.response_unit,
-                    c.reference_unit,
+                    stored(c.response_unit),
+                    stored(c.reference_unit),
                     c.is_correct,
                     *(ev.response_unit_spans[c.response_index] if c.response_index is not None else (None, None)),
                 )
@@ -102,4 +108,50 @@ def test_summary_counts_internal_missing_in_dynamic_mode():
     assert summary.select("sample_idx", "num_internal_missing", "num_precision_units", "precision").rows() == [
         (0, 1, 4, 0.75),
         (1, 0, 3, 1.0),
+    ]
+
+
+# -- surrogate code points (no UTF-8 encoding) --------------------------------------------------------
+SURROGATE_CASES = [
+    ("\ud800", "TCT"),
+    ("\ud800 TCT", "TCT"),
+    ("TCT \ud800", "TCT \ud800"),  # equal surrogates compare equal, as in evaluate
+    ("TCT \udc00", "TCT \ud800"),  # different surrogates stay different (not both U+FFFD)
+    ("x \udfff\n********\nTCT \ud800\r\nDK\n********", "TCT \ud800\nCGA"),
+    ("\ud83d\ude42 [1, \ud800]", "[1, 2]"),  # a surrogate pair written as two code points
+]
+
+
+@pytest.mark.parametrize("which", range(len(TASKS)))
+@pytest.mark.parametrize("alignment", ALIGNMENTS)
+def test_surrogates_get_the_statuses_and_metrics_of_evaluate(which, alignment):
+    t = TASKS[which]
+    responses = [r for r, _ in SURROGATE_CASES]
+    references = [g for _, g in SURROGATE_CASES]
+    frame = evaluate_many(responses, references, t, alignment=alignment)
+    summary = summarize_units(frame, dynamic_alignment=alignment == "dynamic")
+    for i, (response, reference) in enumerate(SURROGATE_CASES):
+        for g in GRANULARITIES:
+            ev = evaluate(response, reference, t, granularity=g, alignment=alignment)
+            rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            assert rows["status"].to_list() == [c.status for c in ev.comparisons]
+            spans = [
+                ev.response_unit_spans[c.response_index] if c.response_index is not None else (None, None)
+                for c in ev.comparisons
+            ]
+            assert rows.select("span_start", "span_end").rows() == spans
+
+            assert rows["response_unit"].to_list() == [stored(c.response_unit) for c in ev.comparisons]
+            assert rows["reference_unit"].to_list() == [stored(c.reference_unit) for c in ev.comparisons]
+            metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            if ev.comparisons:
+                assert metrics.select(METRIC_KEYS).row(0, named=True) == pytest.approx(ev.metrics)
+
+
+def test_surrogate_example():
+    frame = evaluate_many(["TCT \udc00 \ud800"], ["TCT \ud800 \ud800"], DNA, granularities="atom")
+    assert frame.select("status", "response_unit", "reference_unit", "span_start").rows() == [
+        ("correct", "TCT", "TCT", 0),
+        ("incorrect", "\ufffd", "\ufffd", 4),
+        ("correct", "\ufffd", "\ufffd", 6),
     ]

@@ -1,7 +1,9 @@
 """Property tests: robustness on arbitrary text, self-scoring references, span faithfulness, and the fast
-single-character split against a literal reading of SALT_FACTS §4.2."""
+single-character split against a literal reading of SALT_FACTS §4.2 (lines: universal newlines)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from evaluation_helpers import rule, task
@@ -27,7 +29,7 @@ TASKS = {
 PIECES = [
     "********", "****", "*********", "***", "*", "**", "\n", " ", "  ", "\t", "\r\n", ",", ", ", "[", "]",
     "TCT", "CGA", "DK", "<dk>", "DK>", "p1: True", "p12:False", "5", "-3.5", "[1, 2]", "[3,4]", "red",
-    "answer", "end", "\u00a0", "\u2028", "\x1c", "é", "漢字", "🙂", "\x00",
+    "answer", "end", "\u00a0", "\u2028", "\x1c", "é", "漢字", "🙂", "\x00", "\r", "\r\r\n", "\ud800",
 ]
 messy_text = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=40).map("".join)
 any_text = st.one_of(st.text(), messy_text, st.just(""), st.text(alphabet="*", max_size=30))
@@ -147,9 +149,14 @@ def test_spans_locate_each_unit_in_the_response(threshold, response, name, granu
 
 
 # -- the fast single-character split equals the literal rule ----------------------------------------
+def literal_lines(clean: str) -> list[str]:
+    """Lines under universal newlines: ``\\r\\n``, a lone ``\\r`` and ``\\n`` each end a line."""
+    return re.split(r"\r\n|\r|\n", clean)
+
+
 def literal_atoms(text: str, delimiter: str) -> list[str]:
     clean = text.replace("*", "").strip()
-    lines = [line.strip() for line in clean.split("\n")]
+    lines = [line.strip() for line in literal_lines(clean)]
     atoms = [p.strip() for line in lines if line for p in line.split(delimiter)]
     atoms = [a for a in atoms if a]
     if atoms and atoms[0].startswith("[") and not atoms[0].endswith("]"):
@@ -173,5 +180,5 @@ def test_delimiter_split_matches_literal_rule(threshold, text, delimiter):
 def test_lines_match_literal_rule(threshold, text):
     clean = text.replace("*", "").strip()
     with split_path(threshold):
-        assert decompose(text, rule(" "), "line") == [s.strip() for s in clean.split("\n") if s.strip()]
+        assert decompose(text, rule(" "), "line") == [s.strip() for s in literal_lines(clean) if s.strip()]
     assert decompose(text, rule(" "), "generation") == ([clean] if clean else [])

@@ -11,10 +11,16 @@ cut from the clean text with their clean offsets, and each clean span is mapped 
 the fences and surrounding whitespace do not, and a bracket-trimmed first/last atom (``[0`` → ``0``) has a
 span shrunk by the trimmed character. The scoring stage can therefore take exactly the tokens overlapping
 each evaluator unit, for every task (Logic atoms and multi-line comma lists included).
+
+Line breaks are universal newlines (``"\\n"``, ``"\\r\\n"``, a lone ``"\\r"``; see ``_units``): lines and
+atoms are split at any of them with offsets kept, and a generation unit is compared with its line breaks
+written ``"\\n"``, while its text and span stay those of the original response. A CRLF rendering of an
+answer therefore scores exactly like its LF rendering, and spans still index the original response.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -108,10 +114,19 @@ def _dk_flags(units: Sequence[str]) -> list[bool]:
     return flags
 
 
+def _keys(units: list[str], rule: UnitRule, granularity: str) -> list[str]:
+    """Comparison keys (``UnitRule.key``) of decomposed units. Only a generation unit can contain a line
+    break (``decompose_clean``), so line breaks are normalised there alone."""
+    if granularity == "generation":
+        return [rule.key(u) for u in units]
+    return [u.replace(" ", "") for u in units] if rule.strip_spaces else units
+
+
 def _align(
     response_units: list[str],
     reference_units: list[str],
     rule: UnitRule,
+    granularity: str,
     alignment: str,
     scores: tuple[float, float, float],
 ) -> tuple[tuple[list[int], list[int]] | None, list[Status]]:
@@ -119,11 +134,8 @@ def _align(
 
     Strict alignment returns ``None`` for the pairs: they are ``strict_pairs(R, G)``.
     """
-    if rule.strip_spaces:
-        resp_keys = [u.replace(" ", "") for u in response_units]
-        ref_keys = [u.replace(" ", "") for u in reference_units]
-    else:
-        resp_keys, ref_keys = response_units, reference_units
+    resp_keys = _keys(response_units, rule, granularity)
+    ref_keys = _keys(reference_units, rule, granularity)
     resp_dk = _dk_flags(response_units)
     if alignment == "dynamic":
         ridx, gidx = dynamic_pairs(resp_keys, resp_dk, ref_keys, *scores)
@@ -180,6 +192,9 @@ def evaluate(
         require_fence: an unfenced response has no answer (fix of §10.1; paper: off, whole text used).
         match_score, mismatch_penalty, gap_penalty: dynamic-alignment scores (§4.6).
 
+    Line breaks ``"\\n"``, ``"\\r\\n"`` and ``"\\r"`` are equivalent (module docstring). Any ``str`` is
+    accepted, lone surrogates included (compared as they are).
+
     Example:
         >>> from types import SimpleNamespace
         >>> dna = SimpleNamespace(delimiter=" ", atom_regex=None)
@@ -197,7 +212,7 @@ def evaluate(
     answer = _prepare(response, keyword_filter, require_fence)
     resp_units, (starts, ends) = _response_units(answer, rule, granularity)
     ref_units, _ = decompose_clean(reference.replace("*", "").strip(), rule, granularity, with_spans=False)
-    pairs, statuses = _align(resp_units, ref_units, rule, alignment, scores)
+    pairs, statuses = _align(resp_units, ref_units, rule, granularity, alignment, scores)
     ridx, gidx = pairs if pairs is not None else strict_pairs(len(resp_units), len(ref_units))
     comparisons = tuple(
         Comparison(
@@ -261,6 +276,16 @@ def align_units(
     ]
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_REPLACEMENT = "\ufffd"
+
+
+def _storable(units: list[str]) -> list[str]:
+    """Units with every surrogate code point (U+D800–U+DFFF) replaced by U+FFFD, one for one (polars stores
+    only valid UTF-8, which cannot encode a surrogate)."""
+    return [_SURROGATE.sub(_REPLACEMENT, u) for u in units]
+
+
 UNITS_SCHEMA: dict[str, pl.DataType] = {
     "sample_idx": pl.Int64(),
     "granularity": pl.Enum(GRANULARITIES),
@@ -296,8 +321,15 @@ def evaluate_many(
     response unit's span in the original response (null for missing units). A (sample, granularity) with
     no units on either side has no rows. Per-response metrics: :func:`summarize_units`.
 
+    Statuses, spans and metrics are those of :func:`evaluate` on the same arguments, for any ``str`` input.
+    The one difference is in the text columns: polars stores valid UTF-8 only, so in ``response_unit`` and
+    ``reference_unit`` every surrogate code point (U+D800–U+DFFF, e.g. a lone ``"\\ud800"``, which has no
+    UTF-8 encoding) is written as U+FFFD, one character for one; the comparison itself uses the original
+    text, exactly as ``evaluate`` does (so ``"\\ud800"`` and ``"\\udc00"`` stay different units).
+
     The extraction and clean-offset map are computed once per response and shared by all granularities;
-    the work is linear in the number of units (dynamic alignment: O(R·G) per response, numpy rows).
+    the work is linear in the number of units (dynamic alignment: O(R·G) time per response in numpy rows,
+    memory as in :mod:`saltbench.evaluation._alignment`: 2 bits per cell, checkpointed beyond 64 MiB).
     """
     grans: tuple[str, ...] = (granularities,) if isinstance(granularities, str) else tuple(granularities)
     for g in grans:
@@ -323,15 +355,22 @@ def evaluate_many(
     gran_code = {g: GRANULARITIES.index(g) for g in grans}
 
     for sample, (response, reference) in enumerate(zip(responses, references)):
-        answer = _prepare(_as_text(response, "response"), keyword_filter, require_fence)
+        response_text = _as_text(response, "response")
+        answer = _prepare(response_text, keyword_filter, require_fence)
         ref_clean = _as_text(reference, "reference").replace("*", "").strip()
+        resp_surrogates = _SURROGATE.search(response_text) is not None
+        ref_surrogates = _SURROGATE.search(ref_clean) is not None
         for g in grans:
             resp_units, (span_starts, span_ends) = _response_units(answer, rule, g)
             ref_units, _ = decompose_clean(ref_clean, rule, g, with_spans=False)
-            pairs, block_status = _align(resp_units, ref_units, rule, alignment, scores)
+            pairs, block_status = _align(resp_units, ref_units, rule, g, alignment, scores)
             n = len(block_status)
             if n == 0:
                 continue
+            if resp_surrogates:  # statuses above use the original text; the frame stores valid UTF-8
+                resp_units = _storable(resp_units)
+            if ref_surrogates:
+                ref_units = _storable(ref_units)
             counts.append(n)
             block_sample.append(sample)
             block_gran.append(gran_code[g])

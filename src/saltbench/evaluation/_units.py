@@ -4,10 +4,16 @@ Every decomposition works on ``clean = text.replace("*", "").strip()`` and retur
 unit text and its half-open ``[start, end)`` span *in clean coordinates* (``clean[start:end] == unit``).
 :class:`CleanText` maps those spans back to the original text (see ``evaluate``'s span contract).
 
+Line breaks are universal newlines: ``"\\n"``, ``"\\r\\n"`` and a lone ``"\\r"`` each end a line (as in
+Python's text-mode files). Splitting replaces every ``"\\r"`` with ``"\\n"``, one character for one, so the
+offsets do not move; a CRLF becomes ``"\\n\\n"``, i.e. one extra empty line, and empty lines are dropped at
+both granularities that split lines. No line or atom unit therefore contains a ``"\\r"``.
+
 Granularities:
 
-* ``generation``: ``[clean]`` if non-empty.
-* ``line``: ``clean.split("\\n")``, each line stripped, empty lines dropped.
+* ``generation``: ``[clean]`` if non-empty (unchanged text; its comparison key, :meth:`UnitRule.key`,
+  writes every line break as ``"\\n"``, so a CRLF answer equals its LF form).
+* ``line``: ``clean.replace("\\r", "\\n").split("\\n")``, each line stripped, empty lines dropped.
 * ``atom``: per non-empty stripped line — delimiter (when truthy): split on it, strip pieces, drop empties;
   otherwise every ``finditer`` match of ``atom_regex`` on the line, stripped, non-empty. Then *bracket
   trimming*: a first atom starting with ``[`` but not ending with ``]`` loses its first character; a last
@@ -85,8 +91,17 @@ class UnitRule:
         return self.delimiter != " "
 
     def key(self, unit: str) -> str:
-        """The normalised comparison key of a unit that is already asterisk-free and stripped."""
-        return unit.replace(" ", "") if self.strip_spaces else unit
+        """The normalised comparison key of a unit that is already asterisk-free and stripped.
+
+        Every line break is written ``"\\n"`` (``"\\r\\n"`` first, then a lone ``"\\r"``), then every space is
+        removed unless the delimiter is exactly ``" "``.
+        """
+        return line_key(unit.replace(" ", "") if self.strip_spaces else unit)
+
+
+def line_key(text: str) -> str:
+    """``text`` with ``"\\r\\n"`` and then every lone ``"\\r"`` replaced by ``"\\n"`` (universal newlines)."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 def resolve_task(task: str | TaskLike | UnitRule, variant: str | None = None) -> UnitRule:
@@ -267,6 +282,7 @@ def decompose_clean(
 ) -> tuple[list[str], Spans]:
     """Units of an already clean text (no ``*``, stripped) and their spans in ``clean``.
 
+    Line and atom units never contain a line break (``"\\r"`` splits lines like ``"\\n"``, offsets kept).
     With ``with_spans=False`` the spans may be left empty (a faster path for references).
     """
     if not clean:
@@ -274,6 +290,8 @@ def decompose_clean(
         return [], ([], [])
     if granularity == "generation":
         return [clean], ([0], [len(clean)])
+    if "\r" in clean:  # universal newlines, offset-preserving (module docstring)
+        clean = clean.replace("\r", "\n")
     if granularity == "line":
         return _lines(clean, with_spans)
     if granularity != "atom":
@@ -312,7 +330,8 @@ def decompose(text: str, task: str | TaskLike | UnitRule, granularity: Granulari
 
 
 def normalize_unit(unit: str, task: str | TaskLike | UnitRule) -> str:
-    """Comparison form of a unit: remove ``*``, strip, and remove every space unless the delimiter is ``" "``."""
+    """Comparison form of a unit: remove ``*``, strip, write every line break (CRLF, lone CR) as
+    ``"\\n"``, and remove every space unless the delimiter is ``" "``."""
     return resolve_task(task).key(unit.replace("*", "").strip())
 
 
