@@ -26,3 +26,22 @@ def test_truncated_file_is_detected(tmp_path):
     path.write_bytes(data[: len(data) // 2])
     with pytest.raises(CorruptFileError, match="t.parquet"):
         read_table(path)
+
+
+def test_a_rust_panic_while_reading_is_reported_as_a_corrupt_file(tmp_path, monkeypatch):
+    """polars' PanicException derives from BaseException (not Exception): it must still become a
+    CorruptFileError naming the file, for the data and for the metadata reader."""
+    from polars.exceptions import PanicException
+
+    path = tmp_path / "p.parquet"
+    write_table(pl.DataFrame({"a": [1]}), path)
+
+    def panic(*_args, **_kwargs):
+        raise PanicException("range end index 9 out of range for slice of length 3")
+
+    monkeypatch.setattr(pl, "read_parquet", panic)
+    monkeypatch.setattr(pl, "read_parquet_metadata", panic)
+    with pytest.raises(CorruptFileError, match=r"p\.parquet.*out of range"):
+        read_table(path)
+    with pytest.raises(CorruptFileError, match=r"p\.parquet"):
+        read_provenance(path)

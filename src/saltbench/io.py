@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from polars.exceptions import PanicException
 
 import saltbench
 
@@ -82,12 +83,16 @@ def write_table(frame: pl.DataFrame, path: str | os.PathLike[str], meta: Mapping
 
 
 def read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Read a Parquet table; a damaged file raises :class:`CorruptFileError` naming it."""
+    """Read a Parquet table; a damaged file raises :class:`CorruptFileError` naming it.
+
+    A damaged page can make polars' Rust code panic: ``PanicException`` derives from ``BaseException``,
+    not ``Exception``, so it is caught explicitly and reported the same way.
+    """
     try:
         return pl.read_parquet(path)
     except FileNotFoundError:
         raise
-    except Exception as exc:  # polars raises ComputeError/OSError variants for bad footers
+    except (Exception, PanicException) as exc:  # ComputeError/OSError variants for bad footers and pages
         raise CorruptFileError(f"{path}: not a readable Parquet file ({exc}); delete it and rerun") from exc
 
 
@@ -95,7 +100,7 @@ def read_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
     """The provenance record stored by :func:`write_table` (empty dict when absent)."""
     try:
         meta = pl.read_parquet_metadata(path)
-    except Exception as exc:
+    except (Exception, PanicException) as exc:
         raise CorruptFileError(f"{path}: cannot read Parquet metadata ({exc})") from exc
     raw = meta.get(PROVENANCE_KEY)
     return json.loads(raw) if raw else {}
