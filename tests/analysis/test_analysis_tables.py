@@ -157,9 +157,24 @@ def test_dominance_winner_uses_metric_direction():
 
 
 def test_dominance_rejection_prefers_the_lower_aurc():
-    metrics = metrics_rows([("aurc", "mean_probability", 0.30), ("aurc", "perplexity", 0.25)])
+    metrics = metrics_rows([("aurc", "mean_probability", 0.30), ("aurc", "perplexity", 0.25),
+                            ("auroc_pooled", "mean_probability", 0.6), ("auroc_pooled", "perplexity", 0.7)])
     (row,) = dominance_cells(metrics, aspects=("rejection",)).iter_rows(named=True)
     assert row["winner"] == "perplexity" and row["margin"] == pytest.approx(0.05)
+
+
+def test_dominance_skips_rejection_cells_with_one_class():
+    """All units wrong: AUROC undefined and every function's AURC is 1 - a tie by construction, no win."""
+    one_class = metrics_rows([("aurc", "mean_probability", 1.0), ("aurc", "perplexity", 1.0),
+                              ("auroc_pooled", "mean_probability", float("nan")),
+                              ("auroc_pooled", "perplexity", float("nan"))], task="dna")  # fmt: skip
+    both = metrics_rows([("aurc", "mean_probability", 0.4), ("aurc", "perplexity", 0.3),
+                         ("auroc_pooled", "mean_probability", 0.7), ("auroc_pooled", "perplexity", 0.6)],
+                        task="code")  # fmt: skip
+    cells = dominance_cells(cat(one_class, both), aspects=("ranking", "rejection"))
+    assert cells["task"].to_list() == ["code", "code"]
+    by_aspect = {r["aspect"]: r["winner"] for r in cells.iter_rows(named=True)}
+    assert by_aspect == {"ranking": "mean_probability", "rejection": "perplexity"}  # the aspects disagree
 
 
 def test_dominance_summary_counts_and_tie_credit():

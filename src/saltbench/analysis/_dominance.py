@@ -4,7 +4,8 @@ A *cell* is one (model, style, task, granularity, flavour). In every cell the co
 compared on the aspect's metric (:data:`~saltbench.analysis._common.ASPECT_METRICS`: calibration = ECE of
 the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection = AURC,
 lower is better — not PRR, which on pooled binary units is 2·AUROC − 1 and would repeat the ranking
-aspect). Functions whose value is NaN in a cell do not compete there.
+aspect). Functions whose value is NaN in a cell do not compete there, and rejection is compared only
+where the function's AUROC is defined (units of both classes: otherwise every ranking has AURC 0 or 1).
 
 * :func:`dominance_cells` — the winner of every cell and its margin to the runner-up.
 * :func:`dominance` — per aspect × granularity × flavour × function: how often the function wins,
@@ -63,14 +64,24 @@ def _function_order(name: str) -> int:
 
 
 def _aspect_rows(metrics: pl.DataFrame, aspect: Aspect, calibration: str) -> pl.DataFrame:
+    """The rows an aspect compares: its metric, defined, per (cell, function).
+
+    Rejection rows are kept only where the same function's pooled AUROC is defined, i.e. where the
+    cell's units are neither all correct nor all incorrect: there every ranking has the same AURC (0 or
+    1), so the functions would tie by construction, not by merit.
+    """
     metric = ASPECT_METRICS[aspect]
     cal = calibration if aspect == "calibration" else "none"
-    return metrics.filter(
+    rows = metrics.filter(
         (pl.col("metric") == metric)
         & (pl.col("calibration") == cal)
         & pl.col("confidence").is_not_null()
         & pl.col("value").is_finite()
     )
+    if aspect != "rejection":
+        return rows
+    ranked = _aspect_rows(metrics, "ranking", calibration).select(*CELL_KEYS, "confidence").unique()
+    return rows.join(ranked, on=[*CELL_KEYS, "confidence"], how="semi", nulls_equal=True)
 
 
 def dominance_cells(
