@@ -204,7 +204,7 @@ def test_reliability_diagram_shows_the_gap_and_what_it_pools(raws):
 
     table = reliability_table(raws["single_model"].units, confidences=RELIABILITY_FNS)
     fig = plot_reliability_diagrams(table)
-    text = fig._suptitle.get_text()
+    text = fig._supxlabel.get_text().replace("\n", " ")
     for word in ("atom units", "models", "styles", "tasks", "zscore_sigmoid", "topk"):
         assert word in text, text
     ax = fig.axes[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Mapping
 
 import numpy as np
@@ -113,8 +114,9 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         Line2D([], [], color="0.4", linestyle="--", linewidth=0.7, label="perfect calibration"),
     ]
     fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=6.5)
-    fig.suptitle(_pooled_description(sub.filter(pl.col("confidence").is_in(functions)), granularity),
-                 fontsize=6.5, y=0.0, va="bottom")  # fmt: skip
+    pooled = _pooled_description(sub.filter(pl.col("confidence").is_in(functions)), granularity)
+    if pooled:  # below the panels, inside the layout (constrained layout makes room for it)
+        fig.supxlabel("\n".join(textwrap.wrap(pooled, 150)), fontsize=6, color="0.25")
     return fig
 
 
