@@ -7,6 +7,7 @@ job runs (saltbench.config.validate_config); a wrong key or value stops the run 
 
 from saltbench.config import check_config_files, validate_config
 from saltbench.interventions import InterventionOptions
+from saltbench.runlock import acquire_run_lock, remove_stale_temporaries
 
 
 # config/config.yaml is the default; a --configfile given on the command line replaces it entirely
@@ -34,6 +35,13 @@ TRAINED_MODELS = [TRAINING_NAME] if TRAINING.get("enabled", False) else []
 
 
 report: "report/workflow.rst"
+
+
+onstart:
+    # Real runs only (never dry runs, --lint or --report): one running workflow per directory, held until
+    # this process exits (saltbench.runlock); then the temporary files of interrupted writers are removed.
+    acquire_run_lock()
+    remove_stale_temporaries(["data", "results", "figures"])
 
 
 include: "rules/common.smk"

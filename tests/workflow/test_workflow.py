@@ -146,3 +146,42 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
     interventions = pl.read_parquet(workdir / "data/interventions/smollm2-135m/kronecker.parquet")
     assert interventions.height > 0 and interventions["conf_full.mean_entropy"].is_nan().all()
     assert read_provenance(workdir / "data/interventions/smollm2-135m/kronecker/shard-0.parquet")["backend"] == "vllm"
+
+
+@pytest.mark.model
+def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_workflow):
+    """While a real run works, a second real run and a targeted run in the same directory are refused,
+    and a run that finds nothing to do cannot take the lock away; after SIGKILL of the first run, the same
+    command resumes without --unlock and removes the temporary file an interrupted writer left."""
+    import os
+    import signal
+    import time
+
+    workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
+    command = ["--cores", "1", "--profile", "profiles/local", "--configfile", "config/test.yaml"]
+    first = subprocess.Popen([*SNAKEMAKE, *command], cwd=workdir, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    try:
+        started = workdir / "logs/generations/smollm2-135m/direct/dna/shard-0.log"
+        deadline = time.monotonic() + 300
+        while not started.exists():
+            assert first.poll() is None and time.monotonic() < deadline, "the first run did not start a job"
+            time.sleep(1)
+        nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
+                                 capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert nothing.returncode == 0 and "Nothing to be done" in nothing.stdout + nothing.stderr
+        target = "data/generations/smollm2-135m/direct/matmul/shard-1.parquet"
+        for args in (command, [target, *command]):
+            second = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=300)
+            assert second.returncode != 0, second.stdout[-2000:]
+            assert f"another workflow run (process {first.pid})" in second.stdout + second.stderr
+        assert first.poll() is None  # the first run is still working
+    finally:
+        os.killpg(first.pid, signal.SIGKILL)
+        first.wait()
+    stale = workdir / "data/generations/smollm2-135m/direct/dna/.shard-1.parquet.x1y2.tmp"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_bytes(b"half a file")
+    run(command, workdir, timeout=1500)  # the same command, no --unlock
+    assert not stale.exists()
+    assert (workdir / "results/metrics/smollm2-135m/direct/matmul.parquet").is_file()
