@@ -167,21 +167,27 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
         while not started.exists():
             assert first.poll() is None and time.monotonic() < deadline, "the first run did not start a job"
             time.sleep(1)
-        nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
-                                 capture_output=True, text=True, timeout=300)  # fmt: skip
-        assert nothing.returncode == 0 and "Nothing to be done" in nothing.stdout + nothing.stderr
-        target = "data/generations/smollm2-135m/direct/matmul/shard-1.parquet"
-        for args in (command, [target, *command]):
+        # a target the first run never builds (its config has no cot style), so this run always has work
+        target = "data/generations/smollm2-135m/cot/dna/shard-0.parquet"
+
+        def refused(args: list[str]) -> None:
             second = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=300)
             assert second.returncode != 0, second.stdout[-2000:]
             assert f"another workflow run (process {first.pid})" in second.stdout + second.stderr
-        assert first.poll() is None  # the first run is still working
+
+        refused(command)  # the first run has just started its first shard: this one has work too
+        refused([target, *command])
+        nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
+                                 capture_output=True, text=True, timeout=300)  # fmt: skip
+        assert nothing.returncode == 0 and "Nothing to be done" in nothing.stdout + nothing.stderr
+        refused([target, *command])  # ... and did not take the lock away
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()
     stale = workdir / "data/generations/smollm2-135m/direct/dna/.shard-1.parquet.x1y2.tmp"
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"half a file")
+    (workdir / "results/metrics/smollm2-135m/direct/matmul.parquet").unlink(missing_ok=True)  # work is left
     run(command, workdir, timeout=1500)  # the same command, no --unlock
     assert not stale.exists()
     assert (workdir / "results/metrics/smollm2-135m/direct/matmul.parquet").is_file()
