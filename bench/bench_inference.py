@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from _timing import timed
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: F401 - imported before timing the load
 
 from saltbench.inference import (
@@ -46,8 +47,6 @@ from saltbench.inference import (
 from saltbench.inference._scoring import score_logits
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.sources import SOURCE_RECORD
-
-from _timing import timed
 
 logger = logging.getLogger("bench_inference")
 

@@ -27,12 +27,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from _timing import timed
 
 from saltbench.inference import encode_prompt, load_model, render_prompts
 from saltbench.interventions import AnswerLayout, SampleRun, corruptor_for, plan_sample, run_sample
 from saltbench.tasks import get_task
-
-from _timing import timed
 
 logger = logging.getLogger("bench_interventions")
 REPO = Path(__file__).resolve().parents[1]

@@ -5,11 +5,12 @@ import math
 from saltbench.data import PAPER_ROWS
 from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
 from saltbench.stages import n_shards
+from saltbench.tasks import PROMPT_STYLES, TASK_SLUGS
 
 
 wildcard_constraints:
-    task="|".join(["dna", "code", "logic", "matmul", "kronecker", "words"]),
-    style="direct|cot",
+    task="|".join(TASK_SLUGS),
+    style="|".join(PROMPT_STYLES),
     shard=r"\d+",
     model=r"[A-Za-z0-9][A-Za-z0-9._@+-]*",
 

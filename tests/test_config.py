@@ -130,10 +130,10 @@ def _types(sub: dict) -> list:
 
 def _integer_fields(schema: dict, path: tuple = ()) -> list[tuple[tuple, dict]]:
     """(key path, subschema) of every integer in the schema, however deep: properties, one key of each
-    patternProperties (its first alternative) and array items (path element 0)."""
+    per-task mapping (as task "dna") and array items (path element 0)."""
     children = list(schema.get("properties", {}).items())
-    children += [(re.match(r"\^\((\w+)", pattern).group(1), sub)
-                 for pattern, sub in schema.get("patternProperties", {}).items()]  # fmt: skip
+    if "propertyNames" in schema and isinstance(schema.get("additionalProperties"), dict):
+        children.append(("dna", schema["additionalProperties"]))  # a per-task mapping: one task stands for all
     out = []
     for key, sub in children:
         if "$ref" in sub:
@@ -383,7 +383,7 @@ def test_sample_bound_is_documented_in_the_schema():
     """The bound on n_samples is the schema's maximum and is stated in its description."""
     n_samples = load_schema()["properties"]["datasets"]["properties"]["n_samples"]
     assert n_samples["maximum"] == MAX_SAMPLES_PER_TASK == 1_000_000
-    assert all(sub["maximum"] == MAX_SAMPLES_PER_TASK for sub in n_samples["patternProperties"].values())
+    assert n_samples["additionalProperties"]["maximum"] == MAX_SAMPLES_PER_TASK
     assert "1000000" in n_samples["description"]
 
 

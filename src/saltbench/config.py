@@ -47,13 +47,16 @@ class ConfigError(ValueError):
 def load_schema() -> dict[str, Any]:
     """The workflow configuration JSON schema shipped with the package.
 
-    The ``interventions`` block's schema lives with its typed options
-    (:data:`saltbench.interventions.CONFIG_SCHEMA`) and is inserted here.
+    Definitions kept with the code they describe are inserted here: the task slugs
+    (:data:`saltbench.tasks.TASK_SLUGS`, ``$defs/task``) and the ``interventions`` block's schema
+    (:data:`saltbench.interventions.CONFIG_SCHEMA`).
     """
     from saltbench.interventions import CONFIG_SCHEMA as INTERVENTIONS_SCHEMA
+    from saltbench.tasks import TASK_SLUGS
 
     text = resources.files("saltbench").joinpath("schema/config.schema.json").read_text(encoding="utf-8")
     schema = json.loads(text)
+    schema["$defs"]["task"]["enum"] = list(TASK_SLUGS)
     schema["$defs"]["interventions"] = INTERVENTIONS_SCHEMA
     return schema
 

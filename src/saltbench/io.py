@@ -1,20 +1,37 @@
-"""Parquet I/O with provenance metadata, atomic writes and corruption detection.
+"""Parquet I/O with provenance, atomic writes, content digests and contract checks.
 
-Every table the workflow writes goes through :func:`write_table`: the file is written to a temporary
-name in the same folder and renamed into place, so an interrupted job never leaves a half-written
-output that a rerun would trust. The Parquet key-value metadata carries the provenance record
-(package version, git commit, config hash, seed, model id where relevant) as JSON under the key
-``saltbench``. :func:`read_table` refuses files whose Parquet footer is damaged with a clear error.
+Every table the workflow writes goes through :func:`write_table` and is read back by :func:`read_table`
+(``docs/architecture.md``, "Artifacts"):
+
+* **Atomic**: the file is written under a temporary name in the same folder and renamed into place, so an
+  interrupted job never leaves a half-written output that a rerun would trust.
+* **Provenance**: the Parquet key-value metadata holds the provenance record (package version, git commit,
+  config hash, seed, model where relevant) as JSON under ``saltbench``.
+* **Integrity**: a second key, ``saltbench.integrity``, holds the artifact kind, the row count, the
+  column names and types, the SHA-256 of the data region (every byte from the start of the file to the footer: all column chunks) and
+  the SHA-256 of the provenance JSON. Parquet itself has no checksum that polars verifies, and one flipped
+  byte inside a zstd page can decode to different, plausible data; with the digest it cannot. The digest
+  is computed after the data is laid out and written into a fixed-width placeholder in the footer, so the
+  file is written once.
+* **Contract**: the frame must match its artifact's contract (:mod:`saltbench.contracts`) on write; on
+  read the recorded artifact must be the expected one and the decoded frame must match the contract again
+  (schema and invariants such as ``is_correct == (status == "correct")``), which also covers the footer,
+  where the digest cannot live.
+
+Any failure on read — a bad magic number, a digest mismatch, a wrong artifact, a Rust panic inside
+polars — raises :class:`CorruptFileError` naming the file and what failed. Files are deterministic: the
+bytes depend only on the frame and the metadata, so reruns are byte-identical.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import subprocess
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -23,12 +40,18 @@ import polars as pl
 from polars.exceptions import PanicException
 
 import saltbench
+from saltbench.contracts import Artifact, ContractError
+from saltbench.contracts import artifact as artifact_spec
 
 PROVENANCE_KEY = "saltbench"
+INTEGRITY_KEY = "saltbench.integrity"
+INTEGRITY_FORMAT = 1
+_PLACEHOLDER = "0" * 64
+_MAGIC = b"PAR1"
 
 
 class CorruptFileError(RuntimeError):
-    """A workflow file exists but cannot be read back (truncated or damaged)."""
+    """A workflow file exists but cannot be trusted: truncated, damaged, of another kind, or not ours."""
 
 
 @lru_cache(maxsize=1)
@@ -50,6 +73,15 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def file_sha256(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
+    """SHA-256 hex digest of a file's bytes, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(chunk_size), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: package version and git commit plus the caller's fields (seed, model, ...)."""
     record: dict[str, Any] = {"package": "saltbench", "version": saltbench.__version__, "git_commit": git_commit()}
@@ -63,18 +95,72 @@ def _umask() -> int:
     return current
 
 
-def write_table(frame: pl.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, Any] | None = None) -> None:
-    """Write ``frame`` to Parquet atomically with ``meta`` stored as JSON provenance metadata.
+def _data_end(blob: bytes | memoryview) -> int:
+    """Offset where the Parquet footer starts (the data region is ``blob[:offset]``); ``ValueError`` if the
+    framing (``PAR1`` at both ends, footer length) is broken."""
+    size = len(blob)
+    if size < 12 or bytes(blob[:4]) != _MAGIC or bytes(blob[-4:]) != _MAGIC:
+        raise ValueError("not a Parquet file (missing PAR1 magic at the start or end: truncated?)")
+    footer = int.from_bytes(bytes(blob[-8:-4]), "little")
+    if footer <= 0 or footer > size - 12:
+        raise ValueError(f"footer length {footer} does not fit a file of {size} bytes")
+    return size - 8 - footer
 
-    The bytes depend only on the frame and ``meta`` (no timestamps), so reruns are byte-identical.
+
+def _column_types(frame: pl.DataFrame) -> list[list[str]]:
+    """``[[name, dtype], ...]`` of a frame: recorded on write, compared on read (the footer that holds the
+    schema is outside the data digest; a damaged column name or type is caught here)."""
+    return [[name, str(dtype)] for name, dtype in frame.schema.items()]
+
+
+def encode_table(frame: pl.DataFrame, meta: Mapping[str, Any] | None, kind: str | Artifact) -> bytes:
+    """The Parquet bytes :func:`write_table` writes: ``frame`` checked against its contract, with provenance
+    ``meta`` and the integrity record (module docstring)."""
+    spec = artifact_spec(kind)
+    spec.validate(frame, f"{spec.name} frame")
+    payload = json.dumps(dict(meta or {}), sort_keys=True, default=str)
+    record = {
+        "format": INTEGRITY_FORMAT,
+        "artifact": spec.name,
+        "rows": frame.height,
+        "columns": _column_types(frame),
+        "meta_sha256": hashlib.sha256(payload.encode()).hexdigest(),
+        "data_sha256": _PLACEHOLDER,
+    }
+    buffer = io.BytesIO()
+    frame.write_parquet(
+        buffer, metadata={PROVENANCE_KEY: payload, INTEGRITY_KEY: json.dumps(record)}, statistics=False
+    )
+    blob = bytearray(buffer.getbuffer())
+    end = _data_end(blob)
+    marker = f'"data_sha256": "{_PLACEHOLDER}"'.encode()
+    at = blob.find(marker, end)
+    if at < 0 or blob.find(marker, at + 1) >= 0:
+        raise RuntimeError("the integrity placeholder is not exactly once in the Parquet footer")
+    digest = hashlib.sha256(memoryview(blob)[:end]).hexdigest().encode()
+    start = at + len(marker) - len(_PLACEHOLDER) - 1
+    blob[start : start + len(_PLACEHOLDER)] = digest
+    return bytes(blob)
+
+
+def write_table(
+    frame: pl.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, Any] | None, artifact: str | Artifact
+) -> None:
+    """Write ``frame`` as the artifact ``artifact`` to ``path`` atomically (module docstring).
+
+    A frame that breaks the artifact's contract raises :class:`saltbench.contracts.ContractError` naming the
+    file and the column, and nothing is written.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    payload = json.dumps(dict(meta or {}), sort_keys=True, default=str)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    os.close(fd)
     try:
-        frame.write_parquet(tmp, metadata={PROVENANCE_KEY: payload}, statistics=False)
+        blob = encode_table(frame, meta, artifact)
+    except ContractError as exc:
+        raise ContractError(f"{target}: {exc}") from None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(blob)
         os.chmod(tmp, 0o666 & ~_umask())
         os.replace(tmp, target)
     except BaseException:
@@ -82,25 +168,96 @@ def write_table(frame: pl.DataFrame, path: str | os.PathLike[str], meta: Mapping
         raise
 
 
-def read_table(path: str | os.PathLike[str]) -> pl.DataFrame:
-    """Read a Parquet table; a damaged file raises :class:`CorruptFileError` naming it.
+def _footer_metadata(blob: bytes) -> dict[str, str]:
+    """The footer's key-value metadata (strings)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
-    A damaged page can make polars' Rust code panic: ``PanicException`` derives from ``BaseException``,
-    not ``Exception``, so it is caught explicitly and reported the same way.
+    raw = pq.read_metadata(pa.BufferReader(blob)).metadata or {}
+    return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
+
+
+def _verified(path: str | os.PathLike[str], blob: bytes, kind: str | Artifact | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(integrity record, provenance) of a file's bytes after checking digests and the artifact kind."""
+    end = _data_end(blob)
+    meta = _footer_metadata(blob)
+    if INTEGRITY_KEY not in meta:
+        raise ValueError(
+            "no integrity record (written by another tool or an older saltbench); it cannot be verified"
+        )
+    record = json.loads(meta[INTEGRITY_KEY])
+    if record.get("format") != INTEGRITY_FORMAT:
+        raise ValueError(f"integrity record format {record.get('format')!r}, expected {INTEGRITY_FORMAT}")
+    if hashlib.sha256(memoryview(blob)[:end]).hexdigest() != record.get("data_sha256"):
+        raise ValueError("data digest mismatch: the column data differ from what was written")
+    payload = meta.get(PROVENANCE_KEY, "")
+    if hashlib.sha256(payload.encode()).hexdigest() != record.get("meta_sha256"):
+        raise ValueError("provenance digest mismatch: the metadata differ from what was written")
+    if kind is not None and record.get("artifact") != artifact_spec(kind).name:
+        raise ValueError(f"holds a {record.get('artifact')!r} table, expected {artifact_spec(kind).name!r} (a file "
+                         "copied from another stage?)")
+    return record, json.loads(payload) if payload else {}
+
+
+def _corrupt(path: str | os.PathLike[str], exc: BaseException) -> CorruptFileError:
+    return CorruptFileError(f"{path}: {exc}; delete it and rerun the rule that writes it")
+
+
+def read_table(
+    path: str | os.PathLike[str], artifact: str | Artifact | None, columns: Sequence[str] | None = None
+) -> pl.DataFrame:
+    """Read a file written by :func:`write_table`, verified (module docstring).
+
+    Args:
+        path: the Parquet file.
+        artifact: the artifact kind the caller expects (``None``: any kind; the contract is not checked).
+        columns: read only these columns (each must exist); their contract and the invariants between
+            them are still checked.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        CorruptFileError: anything else is wrong; the message names the file and what failed.
     """
     try:
-        return pl.read_parquet(path)
+        blob = Path(path).read_bytes()
     except FileNotFoundError:
         raise
-    except (Exception, PanicException) as exc:  # ComputeError/OSError variants for bad footers and pages
-        raise CorruptFileError(f"{path}: not a readable Parquet file ({exc}); delete it and rerun") from exc
+    try:
+        record, _ = _verified(path, blob, artifact)
+        frame = pl.read_parquet(io.BytesIO(blob), columns=list(columns) if columns is not None else None)
+        if frame.height != record.get("rows"):
+            raise ValueError(f"{frame.height} rows decoded, {record.get('rows')} written")
+        written = {name: dtype for name, dtype in record.get("columns", [])}
+        decoded = _column_types(frame)
+        if columns is None and len(decoded) != len(written):
+            raise ValueError(f"{len(decoded)} columns decoded, {len(written)} written")
+        for name, dtype in decoded:
+            if written.get(name) != dtype:
+                raise ValueError(f"column {name!r} decoded as {dtype}, written as {written.get(name, 'absent')}")
+        if artifact is not None:
+            artifact_spec(artifact).validate(frame, "contents", partial=columns is not None)
+    except (Exception, PanicException) as exc:  # PanicException derives from BaseException only
+        raise _corrupt(path, exc) from exc
+    return frame
 
 
 def read_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The provenance record stored by :func:`write_table` (empty dict when absent)."""
+    """The provenance record stored by :func:`write_table`, verified against the file's integrity record."""
     try:
-        meta = pl.read_parquet_metadata(path)
+        blob = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise
+    try:
+        return _verified(path, blob, None)[1]
     except (Exception, PanicException) as exc:
-        raise CorruptFileError(f"{path}: cannot read Parquet metadata ({exc})") from exc
-    raw = meta.get(PROVENANCE_KEY)
-    return json.loads(raw) if raw else {}
+        raise _corrupt(path, exc) from exc
+
+
+def table_columns(path: str | os.PathLike[str]) -> list[str]:
+    """Column names of a Parquet file, from its footer (the data are verified when read)."""
+    try:
+        return list(pl.read_parquet_schema(path))
+    except FileNotFoundError:
+        raise
+    except (Exception, PanicException) as exc:
+        raise _corrupt(path, exc) from exc

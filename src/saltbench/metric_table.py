@@ -28,28 +28,13 @@ import polars as pl
 
 from saltbench.calibration import fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.contracts import METRIC_ROW_COLUMNS, RESPONSE_STATUSES
 from saltbench.metrics import aurc, auroc, auroc_per_response, bootstrap_ci, brier, ece, mce, prr
 
 log = logging.getLogger(__name__)
 
-METRIC_ROW_SCHEMA: dict[str, pl.DataType] = {
-    "granularity": pl.String(),
-    "confidence": pl.String(),
-    "flavour": pl.String(),
-    "calibration": pl.String(),
-    "metric": pl.String(),
-    "value": pl.Float64(),
-    "ci_low": pl.Float64(),
-    "ci_high": pl.Float64(),
-    "n_units": pl.Int64(),
-    "n_responses": pl.Int64(),
-}
+METRIC_ROW_SCHEMA = METRIC_ROW_COLUMNS
 """Columns of the metrics table (the workflow adds model, style, task in front)."""
-
-RESPONSE_STATUSES = ("correct", "incorrect", "selective", "redundant")
-
-LOWER_IS_BETTER = frozenset({"ece", "mce", "brier", "aurc"})
-"""Metrics where a smaller value is better; for the others (AUROC, PRR, precision) higher is better."""
 
 
 @dataclass(frozen=True)

@@ -30,16 +30,10 @@ import numpy as np
 import polars as pl
 
 from saltbench.confidence import CONFIDENCE_NAMES, FLAVOURS, Flavour, token_signals, unit_confidences
-from saltbench.evaluation import GRANULARITIES, STATUSES, Granularity, evaluate_many
+from saltbench.contracts import GRANULARITIES, UNIT_COLUMNS, Granularity, confidence_column
+from saltbench.evaluation import evaluate_many
 
 log = logging.getLogger(__name__)
-
-UNIT_KEY_COLUMNS: tuple[str, ...] = ("sample_id", "granularity", "unit_index")
-
-
-def confidence_column(flavour: str, function: str) -> str:
-    """Name of a confidence column in the units table, e.g. ``topk.mean_probability``."""
-    return f"{flavour}.{function}"
 
 
 def token_unit_pairs(
@@ -107,6 +101,11 @@ def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
             f"{n_tokens} tokens, or nulls inside a generation)"
         )
     return {"chosen": chosen, "token_ids": token_ids, "entropy": entropy, "topk": topk, "topk_ids": topk_ids}
+
+
+_UNIT_ORDER: tuple[str, ...] = tuple(c for c in UNIT_COLUMNS if c not in ("model", "style", "task"))
+"""The units table's columns that :func:`score_generations` writes (the rule adds model, style, task in
+front), in order."""
 
 
 def score_generations(
@@ -184,29 +183,45 @@ def score_generations(
 
     if "full" in flavours:
         _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
+    columns = confidence_columns(tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k)
+    out = units.join(gens.select("row", "sample_id", "variant"), on="row", how="left").with_columns(
+        **{name: pl.Series(values) for name, values in columns.items()}
+    )
+    return out.select([*_UNIT_ORDER, *(c for c in columns if c != "n_tokens")])
+
+
+def confidence_columns(
+    tokens: dict[str, np.ndarray],
+    token_index: np.ndarray,
+    unit_index: np.ndarray,
+    n_units: int,
+    *,
+    flavours: Sequence[Flavour],
+    top_k: int,
+) -> dict[str, np.ndarray]:
+    """Every confidence column of ``n_units`` units: ``n_tokens``, then ``{flavour}.{function}`` per flavour.
+
+    The one span → confidence path of the package (the scoring stage and the interventions both use it).
+
+    Args:
+        tokens: flat per-token arrays of all responses: ``chosen`` (T,),
+            ``token_ids`` (T,), ``entropy`` (T,), ``topk`` and ``topk_ids`` (T, k).
+        token_index, unit_index: (token, unit) membership pairs (:func:`token_unit_pairs`, shifted to the
+            flat token numbering); a unit without pairs gets ``n_tokens`` 0 and NaN confidences.
+        n_units: number of units.
+        flavours, top_k: see :func:`saltbench.confidence.token_signals`.
+    """
     columns: dict[str, np.ndarray] = {}
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     for flavour in flavours:
         log_p, entropy = token_signals(
-            tokens["chosen"],
-            tokens["topk"],
-            tokens["entropy"],
-            flavour,
-            chosen_in_topk=chosen_in_topk,
-            top_k=top_k,
+            tokens["chosen"], tokens["topk"], tokens["entropy"], flavour, chosen_in_topk=chosen_in_topk, top_k=top_k
         )
-        conf = unit_confidences(log_p, entropy, tok_all, unit_all, units.height)
+        conf = unit_confidences(log_p, entropy, token_index, unit_index, n_units)
         columns["n_tokens"] = conf["num_tokens"]
         for name in CONFIDENCE_NAMES:
             columns[confidence_column(flavour, name)] = conf[name]
-    out = units.join(gens.select("row", "sample_id", "variant"), on="row", how="left").with_columns(
-        **{name: pl.Series(values) for name, values in columns.items()}
-    )
-    ordered = [
-        "sample_id", "variant", "granularity", "unit_index", "status", "is_correct",
-        "response_unit", "reference_unit", "span_start", "span_end", "n_tokens",
-    ]
-    return out.select(ordered + [c for c in columns if c != "n_tokens"])
+    return columns
 
 
 def _row_groups(rows: np.ndarray) -> list[tuple[tuple[int], np.ndarray]]:
@@ -219,12 +234,7 @@ def _row_groups(rows: np.ndarray) -> list[tuple[tuple[int], np.ndarray]]:
 
 
 def _empty_units(granularities: Sequence[str], flavours: Sequence[str]) -> pl.DataFrame:
-    schema: dict[str, pl.DataType] = {
-        "sample_id": pl.String(), "variant": pl.String(), "granularity": pl.Enum(GRANULARITIES),
-        "unit_index": pl.Int32(), "status": pl.Enum(STATUSES), "is_correct": pl.Boolean(),
-        "response_unit": pl.String(), "reference_unit": pl.String(), "span_start": pl.Int64(),
-        "span_end": pl.Int64(), "n_tokens": pl.Int64(),
-    }
+    schema = {name: UNIT_COLUMNS[name] for name in _UNIT_ORDER}
     for flavour in flavours:
         for name in CONFIDENCE_NAMES:
             schema[confidence_column(flavour, name)] = pl.Float64()

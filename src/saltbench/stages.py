@@ -18,9 +18,6 @@ from saltbench.tasks import get_task
 
 log = logging.getLogger(__name__)
 
-META_COLUMNS: tuple[str, ...] = ("sample_id", "task", "variant", "model", "style", "prompt")
-"""Columns in front of the per-token columns of a generations file."""
-
 
 def n_shards(n_samples: int, shard_size: int) -> int:
     """Number of inference shards for ``n_samples`` samples: ``ceil(n / shard_size)`` (at least 1)."""
@@ -71,7 +68,14 @@ def generate_shard(
     ``backend``: ``hf`` (transformers, batches of ``batch_size``) or ``vllm`` (continuous batching;
     ``num_threads`` bounds a CPU engine's threads); default: the registry entry's ``backend``.
     """
-    from saltbench.inference import generate, generate_vllm, load_model, load_vllm, records_to_frame, render_prompts
+    from saltbench.inference import (
+        generate,
+        generate_vllm,
+        load_model,
+        load_vllm,
+        records_to_frame,
+        render_prompts,
+    )
 
     instructions = build_prompts(rows, style, n_shots)
     backend = backend or spec.backend

@@ -7,6 +7,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from synthetic_tables import synthetic_interventions
 
 from saltbench.analysis import (
     INTERVENTIONS_SCHEMA,
@@ -16,7 +17,6 @@ from saltbench.analysis import (
     accuracy_by_position,
     fit_intervention_effects,
 )
-from saltbench.analysis.synthetic import synthetic_interventions
 
 
 @pytest.fixture(scope="module")

@@ -9,6 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
+from synthetic_tables import synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
     METRICS_SCHEMA,
@@ -22,7 +23,6 @@ from saltbench.analysis import (
     reasoning_tradeoff,
     reasoning_tradeoff_units,
 )
-from saltbench.analysis.synthetic import synthetic_metrics, synthetic_units
 
 REPO = Path(__file__).resolve().parents[2]
 

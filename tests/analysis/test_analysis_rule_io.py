@@ -5,6 +5,9 @@ from __future__ import annotations
 import polars as pl
 import pytest
 
+from synthetic_tables import synthetic_units
+
+from saltbench.io import write_table
 from saltbench.analysis.rule_io import (
     ANALYSIS_DEFAULTS,
     analysis_options,
@@ -50,12 +53,15 @@ def test_named_paths_selects_by_prefix():
 
 
 def test_iter_units_reads_only_present_columns(tmp_path):
-    pl.DataFrame({"a": [1], "b": [2.0], "c": ["x"]}).write_parquet(tmp_path / "one.parquet")
-    pl.DataFrame({"a": [3], "c": ["y"]}).write_parquet(tmp_path / "two.parquet")
-    frames = list(iter_units([tmp_path / "one.parquet", tmp_path / "two.parquet"], ["a", "b"]))
-    assert [f.columns for f in frames] == [["a", "b"], ["a"]]
-    both = read_units([tmp_path / "one.parquet", tmp_path / "two.parquet"], ["a", "b"])
-    assert both["b"].to_list() == [2.0, None]
+    """A units file scored with the topk flavour only has no full.* columns: those are skipped for it."""
+    units = synthetic_units(styles=("direct",), tasks=("dna",), n_samples=2)
+    write_table(units.head(3), tmp_path / "one.parquet", {}, "units")
+    write_table(units.tail(2).select(pl.exclude("^full\\..*$")), tmp_path / "two.parquet", {}, "units")
+    paths = [tmp_path / "one.parquet", tmp_path / "two.parquet"]
+    frames = list(iter_units(paths, ["sample_id", "full.mean_probability"]))
+    assert [f.columns for f in frames] == [["sample_id", "full.mean_probability"], ["sample_id"]]
+    both = read_units(paths, ["sample_id", "full.mean_probability"])
+    assert both["full.mean_probability"].null_count() == 2 and both.height == 5
     assert read_units([], ["a"]).is_empty()
 
 

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from synthetic_tables import metrics_rows, synthetic_metrics
 
 from saltbench.analysis import (
     GRANULARITIES,
@@ -21,7 +22,6 @@ from saltbench.analysis import (
     leaderboard,
     wilson_interval,
 )
-from saltbench.analysis.synthetic import metrics_rows, synthetic_metrics
 
 
 def cat(*frames: pl.DataFrame) -> pl.DataFrame:

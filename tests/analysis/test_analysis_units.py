@@ -8,6 +8,7 @@ import importlib
 import numpy as np
 import polars as pl
 import pytest
+from synthetic_tables import synthetic_units
 
 from saltbench.analysis import (
     read_tables,
@@ -17,8 +18,7 @@ from saltbench.analysis import (
     to_latex,
     write_table_outputs,
 )
-from saltbench.analysis.synthetic import synthetic_units
-from saltbench.io import read_provenance, read_table
+from saltbench.io import read_provenance, read_table, write_table
 from saltbench.metrics import ece
 
 
@@ -113,7 +113,7 @@ def test_write_table_outputs_round_trip(tmp_path):
     frame = pl.DataFrame({"model": ["a"], "value": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
     paths = {k: tmp_path / f"t.{k}" for k in ("parquet", "csv", "tex")}
     write_table_outputs(frame, paths, {"stage": "analysis", "seed": 1})
-    assert read_table(paths["parquet"]).equals(frame)
+    assert read_table(paths["parquet"], "table").equals(frame)
     assert read_provenance(paths["parquet"])["seed"] == 1
     assert pl.read_csv(paths["csv"]).equals(frame)
     assert "0.500 [0.400, 0.600]" in paths["tex"].read_text()
@@ -169,8 +169,9 @@ def test_streaming_frames_gives_the_same_tables(units):
 def test_read_train_logs_adds_model_from_folder(tmp_path):
     for name in ("tiny", "small"):
         (tmp_path / name).mkdir()
-        log = pl.DataFrame({"step": [0, 10], "loss": [3.0, 2.0], "lr": [0.0, 1e-3], "tokens_per_s": [1.0, 2]})
-        log.write_parquet(tmp_path / name / "train_log.parquet")
+        log = pl.DataFrame({"step": [1, 2], "loss": [3.0, 2.0], "lr": [0.0, 1e-3], "tokens": [10, 10],
+                            "answer_tokens": [4, 4], "tokens_per_s": [1.0, 2], "elapsed_s": [0.5, 1.0]})
+        write_table(log, tmp_path / name / "train_log.parquet", {}, "train_log")
     logs = read_train_logs([tmp_path / name / "train_log.parquet" for name in ("tiny", "small")])
     assert logs["model"].to_list() == ["tiny", "tiny", "small", "small"]
     assert read_train_logs([]).is_empty()

@@ -14,14 +14,15 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-
-from saltbench.analysis.synthetic import (
+from synthetic_tables import (
     synthetic_interventions,
     synthetic_metrics,
     synthetic_train_log,
     synthetic_units,
+    with_contract_columns,
 )
-from saltbench.io import read_provenance, read_table
+
+from saltbench.io import read_provenance, read_table, write_table
 from saltbench.plotting import FIGURES
 
 pytestmark = pytest.mark.workflow
@@ -89,19 +90,21 @@ def _write_inputs(root: Path) -> None:
     units = synthetic_units(models=MODELS, styles=STYLES, tasks=TASKS, n_samples=8, seed=2)
     for (model, style, task), frame in metrics.partition_by("model", "style", "task", as_dict=True).items():
         (root / "results" / "metrics" / model / style).mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(root / "results" / "metrics" / model / style / f"{task}.parquet")
+        write_table(frame, root / "results" / "metrics" / model / style / f"{task}.parquet", {}, "metrics")
     for (model, style, task), frame in units.partition_by("model", "style", "task", as_dict=True).items():
         (root / "data" / "units" / model / style).mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(root / "data" / "units" / model / style / f"{task}.parquet")
+        write_table(frame, root / "data" / "units" / model / style / f"{task}.parquet", {}, "units")
     inter = synthetic_interventions(models=MODELS[:1], tasks=TASKS, n_samples=6, seed=2)
     for (model, task), frame in inter.partition_by("model", "task", as_dict=True).items():
         (root / "data" / "interventions" / model).mkdir(parents=True, exist_ok=True)
-        frame.write_parquet(root / "data" / "interventions" / model / f"{task}.parquet")
+        path = root / "data" / "interventions" / model / f"{task}.parquet"
+        write_table(with_contract_columns(frame, "interventions"), path, {}, "interventions")
     logs = synthetic_train_log(models=("salt-tiny", "salt-small"), steps=50)
     for (model,), frame in logs.partition_by("model", as_dict=True).items():
         (root / "data" / "models" / model).mkdir(parents=True, exist_ok=True)
         # the training stage writes no model column
-        frame.drop("model").write_parquet(root / "data" / "models" / model / "train_log.parquet")
+        path = root / "data" / "models" / model / "train_log.parquet"
+        write_table(with_contract_columns(frame.drop("model"), "train_log"), path, {}, "train_log")
 
 
 def _snakemake(root: Path, *args: str, timeout: int = 900) -> subprocess.CompletedProcess[str]:
@@ -130,11 +133,11 @@ def test_tables_figures_and_report(tmp_path, level):
     _write_inputs(tmp_path)
     _snakemake(tmp_path, "--cores", "2")
     for name in TABLES:
-        table = read_table(tmp_path / "results" / "tables" / f"{name}.parquet")
+        table = read_table(tmp_path / "results" / "tables" / f"{name}.parquet", "table")
         assert table.height > 0, name
         assert read_provenance(tmp_path / "results" / "tables" / f"{name}.parquet")["stage"] == "analysis"
         assert (tmp_path / "results" / "tables" / f"{name}.tex").read_text().startswith("\\begin{tabular}")
-    tradeoff = read_table(tmp_path / "results" / "tables" / "reasoning_tradeoff.parquet")
+    tradeoff = read_table(tmp_path / "results" / "tables" / "reasoning_tradeoff.parquet", "table")
     assert set(tradeoff["kind"]) == {"style", "reasoning"} and set(tradeoff["level"]) == {level}
     assert (tradeoff["n_pairs"] > 0).all()
     for name in FIGURES:

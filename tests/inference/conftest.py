@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-
 REGISTRY_YAML = """\
 models:
   smollm2-135m:

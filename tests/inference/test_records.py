@@ -8,6 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from artifact_samples import generation_record
+
 from saltbench.inference import (
     GENERATION_COLUMNS,
     GENERATION_SCHEMA,
@@ -16,23 +18,6 @@ from saltbench.inference import (
     frame_to_records,
     records_to_frame,
 )
-
-
-def _record(rng: np.random.Generator, n: int, k: int = 20, finish: str = "length") -> GenerationRecord:
-    if finish == "error":
-        return GenerationRecord.failed("prompt too long", num_prompt_tokens=int(rng.integers(1, 99)), k=k)
-    logits = rng.normal(size=(n, 50)).astype(np.float32)
-    logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
-    top = np.argsort(-logp, axis=1)[:, :k]
-    scores = TokenScores(
-        token_ids=top[:, 0].astype(np.int32),
-        chosen_logprobs=np.take_along_axis(logp, top[:, :1], 1)[:, 0],
-        topk_ids=top.astype(np.int32),
-        topk_logprobs=np.take_along_axis(logp, top, 1),
-        entropy=-(np.exp(logp) * logp).sum(1).astype(np.float32),
-    )
-    texts = [rng.choice(["a", " b", "", "é", "\n", "😀", "**"]) for _ in range(n)]
-    return GenerationRecord.from_scores(scores, texts, finish_reason=finish, num_prompt_tokens=int(rng.integers(1, 99)))
 
 
 def _assert_same(a: GenerationRecord, b: GenerationRecord) -> None:
@@ -48,14 +33,15 @@ def _assert_same(a: GenerationRecord, b: GenerationRecord) -> None:
 
 
 def test_offsets_reconstruct_text():
-    record = _record(np.random.default_rng(0), 30)
+    record = generation_record(np.random.default_rng(0), 30)
     offsets = [*record.token_offsets.tolist(), len(record.text)]
     assert [record.text[offsets[i] : offsets[i + 1]] for i in range(30)] == list(record.token_texts)
 
 
 def test_schema_and_meta_columns():
     rng = np.random.default_rng(1)
-    records = [_record(rng, 3), _record(rng, 0, finish="error"), _record(rng, 5, finish="eos")]
+    records = [generation_record(rng, 3), generation_record(rng, 0, finish="error"),
+               generation_record(rng, 5, finish="eos")]
     frame = records_to_frame(records, {"sample_id": ["s0", "s1", "s2"], "task": ["dna"] * 3})
     assert frame.columns == ["sample_id", "task", *GENERATION_COLUMNS]
     assert dict(frame.select(GENERATION_COLUMNS).schema) == GENERATION_SCHEMA
@@ -66,7 +52,7 @@ def test_schema_and_meta_columns():
 
 
 def test_meta_validation():
-    records = [_record(np.random.default_rng(2), 2)]
+    records = [generation_record(np.random.default_rng(2), 2)]
     with pytest.raises(ValueError, match="'sample_id' has 2 values, expected 1"):
         records_to_frame(records, {"sample_id": ["a", "b"]})
     with pytest.raises(ValueError, match="'text' clashes"):
@@ -84,7 +70,7 @@ def test_meta_validation():
 def test_round_trip_through_parquet(tmp_path_factory, lengths, k, seed):
     rng = np.random.default_rng(seed)
     finishes = ["eos", "length", "error"]
-    records = [_record(rng, n, k, finishes[i % 3]) for i, n in enumerate(lengths)]
+    records = [generation_record(rng, n, k, finishes[i % 3]) for i, n in enumerate(lengths)]
     frame = records_to_frame(records, {"sample_id": [f"s{i}" for i in range(len(records))]})
     path = tmp_path_factory.mktemp("pq") / "g.parquet"
     frame.write_parquet(path)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+
 @pytest.fixture(scope="session")
 def smollm2_path(smollm2_dir: Path) -> Path:
     """The shared SmolLM2 directory (tests/conftest.py::smollm2_dir)."""

@@ -109,7 +109,7 @@ def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
         assert row["next_atom"] == row["reference_atom"]
         free_lp = float(record.chosen_logprobs[j : j + len(r.target_ids)].sum())
         assert row["tf_logprob_correct"] == pytest.approx(free_lp, abs=2e-4)
-        assert row["conf_full.log_probability_sum"] == pytest.approx(free_lp, abs=2e-4)  # same tokens
+        assert row["full.log_probability_sum"] == pytest.approx(free_lp, abs=2e-4)  # same tokens
         assert 0 < row["next_confidence"] <= 1 and row["next_n_tokens"] == len(r.target_ids)
 
 
@@ -131,7 +131,7 @@ def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free)
     for spec, a, b in zip(specs, reused, plain):
         for col in ("continuation", "next_correct", "next_status", "finish_reason"):
             assert a[col] == b[col], col
-        for col in ("next_confidence", "tf_logprob_correct", "tf_logprob_with_gap", "conf.mean_entropy"):
+        for col in ("next_confidence", "tf_logprob_correct", "tf_logprob_with_gap", "topk.mean_entropy"):
             assert a[col] == pytest.approx(b[col], abs=2e-4, nan_ok=True), col
         sub = layout.substitute(spec.replacements)
         assert decompose(a["prefix"], "dna") == list(sub.atoms[: spec.position - 1])

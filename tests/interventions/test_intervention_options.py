@@ -102,5 +102,5 @@ def test_schema_has_the_analysis_columns():
     for column, dtype in INTERVENTIONS_SCHEMA.items():
         assert INTERVENTION_SCHEMA[column] == dtype, column
     assert set(ANALYSIS_COLUMNS) <= set(INTERVENTION_SCHEMA)
-    wanted = {f"conf.{n}" for n in ("mean_probability", "perplexity", "max_entropy")}
+    wanted = {f"topk.{n}" for n in ("mean_probability", "perplexity", "max_entropy")}
     assert wanted <= set(INTERVENTION_SCHEMA)

@@ -41,14 +41,14 @@ def test_same_rows_and_outcomes(tables):
 def test_log_probabilities_and_confidences_agree(tables):
     hf, vl = tables
     columns = ["tf_logprob_correct", "tf_logprob_with_gap"]
-    columns += [f"conf.{name}" for name in CONFIDENCE_NAMES]
-    columns += [f"conf_full.{name}" for name in CONFIDENCE_NAMES if "entropy" not in name]
+    columns += [f"topk.{name}" for name in CONFIDENCE_NAMES]
+    columns += [f"full.{name}" for name in CONFIDENCE_NAMES if "entropy" not in name]
     for column in columns:
         a, b = hf[column].to_numpy(), vl[column].to_numpy()
         assert np.array_equal(np.isnan(a), np.isnan(b)), column
         assert np.nanmax(np.abs(a - b) / np.maximum(1.0, np.abs(a)), initial=0.0) < 1e-3, column
     for name in ("mean_entropy", "max_entropy"):  # not returned by vLLM: missing, never made up
-        assert vl[f"conf_full.{name}"].is_nan().all()
+        assert vl[f"full.{name}"].is_nan().all()
 
 
 def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smollm2_vllm, caplog):

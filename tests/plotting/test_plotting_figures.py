@@ -10,6 +10,12 @@ import matplotlib as mpl
 import polars as pl
 import pytest
 from matplotlib.figure import Figure
+from synthetic_tables import (
+    synthetic_interventions,
+    synthetic_metrics,
+    synthetic_train_log,
+    synthetic_units,
+)
 
 from saltbench.analysis import (
     POOLED,
@@ -23,12 +29,6 @@ from saltbench.analysis import (
     reasoning_tradeoff,
     rejection_table,
     reliability_table,
-)
-from saltbench.analysis.synthetic import (
-    synthetic_interventions,
-    synthetic_metrics,
-    synthetic_train_log,
-    synthetic_units,
 )
 from saltbench.plotting import FIGURES, empty_figure, render, save_figure
 from saltbench.plotting._style import TASK_LABELS

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from saltbench.io import write_table
 from saltbench.tasks import get_task
 from saltbench.tasks.base import derive_seed
 from saltbench.training.data import (
@@ -83,7 +84,7 @@ def test_assert_disjoint_raises_on_shared_input() -> None:
 def test_drop_inputs_and_load_eval_inputs(pairs, tmp_path) -> None:
     eval_frame = pairs.head(3).select("sample_id", "task", "variant", "input", "reference")
     path = tmp_path / "kronecker.parquet"
-    eval_frame.write_parquet(path)
+    write_table(eval_frame, path, {}, "dataset")
     eval_inputs = load_eval_inputs([path])
     assert eval_inputs == set(eval_frame["input"])
     with pytest.raises(ValueError):

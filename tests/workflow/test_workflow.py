@@ -96,11 +96,13 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=1500)
     import polars as pl
 
+    from saltbench.io import read_table
+
     for task in ("dna", "matmul"):
-        metrics = pl.read_parquet(workdir / f"results/metrics/smollm2-135m/direct/{task}.parquet")
+        metrics = read_table(workdir / f"results/metrics/smollm2-135m/direct/{task}.parquet", "metrics")
         assert set(metrics["granularity"]) == {"atom", "line", "generation"}
         assert metrics.filter(pl.col("metric") == "precision").height == 3
-        gens = pl.read_parquet(workdir / f"data/generations/smollm2-135m/direct/{task}.parquet")
+        gens = read_table(workdir / f"data/generations/smollm2-135m/direct/{task}.parquet", "generations")
         assert gens.height == 3 and gens["sample_id"].n_unique() == 3
     # simulate a run killed while generating: one shard and everything downstream of it are missing
     shard = workdir / "data/generations/smollm2-135m/direct/dna/shard-1.parquet"
@@ -125,26 +127,26 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
     pytest.importorskip("vllm", reason="vLLM is not installed")
     import polars as pl
 
-    from saltbench.io import read_provenance
+    from saltbench.io import read_provenance, read_table
 
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     targets = ["results/metrics/smollm2-135m/direct/dna.parquet", "data/interventions/smollm2-135m/kronecker.parquet"]
     run([*targets, "--cores", "2", "--configfile", "config/test-vllm.yaml"], workdir, timeout=1500)
     gens_path = workdir / "data/generations/smollm2-135m/direct/dna/shard-0.parquet"
     assert read_provenance(gens_path)["backend"] == "vllm"
-    gens = pl.read_parquet(gens_path)
+    gens = read_table(gens_path, "generations")
     assert gens.height == 2 and (gens["num_generated_tokens"] > 0).all()
     assert gens["entropy"].explode().is_nan().all() and gens["chosen_logprob"].explode().is_finite().all()
-    units = pl.read_parquet(workdir / "data/units/smollm2-135m/direct/dna.parquet")
+    units = read_table(workdir / "data/units/smollm2-135m/direct/dna.parquet", "units")
     spanned = units.filter(pl.col("n_tokens") > 0)
     assert spanned.height > 0 and spanned["topk.mean_probability"].is_finite().all()
     assert spanned["full.mean_probability"].is_finite().all() and spanned["full.mean_entropy"].is_nan().all()
     log = (workdir / "logs/units/smollm2-135m/direct/dna.log").read_text()
     assert "full-vocabulary entropy not recorded" in log
-    metrics = pl.read_parquet(workdir / "results/metrics/smollm2-135m/direct/dna.parquet")
+    metrics = read_table(workdir / "results/metrics/smollm2-135m/direct/dna.parquet", "metrics")
     assert set(metrics["granularity"]) == {"atom", "line", "generation"}
-    interventions = pl.read_parquet(workdir / "data/interventions/smollm2-135m/kronecker.parquet")
-    assert interventions.height > 0 and interventions["conf_full.mean_entropy"].is_nan().all()
+    interventions = read_table(workdir / "data/interventions/smollm2-135m/kronecker.parquet", "interventions")
+    assert interventions.height > 0 and interventions["full.mean_entropy"].is_nan().all()
     assert read_provenance(workdir / "data/interventions/smollm2-135m/kronecker/shard-0.parquet")["backend"] == "vllm"
 
 
@@ -162,11 +164,15 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
     first = subprocess.Popen([*SNAKEMAKE, *command], cwd=workdir, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
     try:
-        started = workdir / "logs/generations/smollm2-135m/direct/dna/shard-0.log"
+        lock = workdir / ".snakemake/saltbench-run.lock"
         deadline = time.monotonic() + 300
-        while not started.exists():
-            assert first.poll() is None and time.monotonic() < deadline, "the first run did not start a job"
-            time.sleep(1)
+        dataset = workdir / "data/datasets/dna.parquet"  # the target of the run with nothing to do below
+        while not (lock.exists() and lock.read_text().strip() == str(first.pid) and dataset.exists()):
+            assert first.poll() is None and time.monotonic() < deadline, "the first run did not start"
+            time.sleep(0.5)
+        # Freeze the first run (it keeps its lock): on a fast machine it could otherwise finish before the
+        # attempts below, which would then rightly succeed.
+        os.killpg(first.pid, signal.SIGSTOP)
         # a target the first run never builds (its config has no cot style), so this run always has work
         target = "data/generations/smollm2-135m/cot/dna/shard-0.parquet"
 
@@ -175,7 +181,7 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
             assert second.returncode != 0, second.stdout[-2000:]
             assert f"another workflow run (process {first.pid})" in second.stdout + second.stderr
 
-        refused(command)  # the first run has just started its first shard: this one has work too
+        refused(command)  # the first run has work left, so this one has work too
         refused([target, *command])
         nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
                                  capture_output=True, text=True, timeout=300)  # fmt: skip

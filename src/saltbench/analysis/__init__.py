@@ -21,16 +21,14 @@ table (results/tables/)     function                                     input
 ==========================  ===========================================  ==============================
 """
 
+from saltbench.contracts import GRANULARITIES, LOWER_IS_BETTER, RESPONSE_STATUSES
+
 from ._common import (
     ASPECT_METRICS,
-    GRANULARITIES,
     INTERVENTIONS_SCHEMA,
-    LOWER_IS_BETTER,
     METRICS_SCHEMA,
     TRAIN_LOG_SCHEMA,
-    UNITS_KEY_SCHEMA,
     combine_intervals,
-    RESPONSE_STATUSES,
     read_tables,
     read_train_logs,
     wilson_interval,
@@ -59,7 +57,6 @@ __all__ = [
     "POOLED",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
-    "UNITS_KEY_SCHEMA",
     "Comparison",
     "ModelPair",
     "accuracy_by_corruption",

@@ -22,19 +22,13 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from saltbench.contracts import (
+    INTERVENTION_COLUMNS,
+    METRICS,
+    RESPONSE_STATUSES,
+    TRAIN_LOG,
+)
 from saltbench.io import read_table
-from saltbench.interventions import INTERVENTION_SCHEMA
-from saltbench.metric_table import METRIC_ROW_SCHEMA
-
-GRANULARITIES: tuple[str, ...] = ("atom", "line", "generation")
-"""Unit granularities, finest first."""
-
-LOWER_IS_BETTER: frozenset[str] = frozenset({"ece", "mce", "brier", "aurc"})
-"""Metrics where smaller is better; every other metric (precision, recall, AUROC, PRR) is higher-better."""
-
-METRIC_NAMES: tuple[str, ...] = (
-    "precision", "recall", "ece", "mce", "brier", "auroc_pooled", "auroc_per_response", "prr", "aurc",
-)  # fmt: skip
 
 Aspect = Literal["calibration", "ranking", "rejection"]
 ASPECT_METRICS: Mapping[Aspect, str] = {"calibration": "ece", "ranking": "auroc_pooled", "rejection": "aurc"}
@@ -46,49 +40,23 @@ would repeat the ranking aspect. AURC averages the error rate of the *retained* 
 which weights the most confident units most; it is not a function of AUROC (two rankings with the same
 AUROC can have different AURC; tested)."""
 
-METRICS_SCHEMA: Mapping[str, pl.DataType] = {
-    "model": pl.String(),
-    "style": pl.String(),
-    "task": pl.String(),
-    **METRIC_ROW_SCHEMA,
-}
+METRICS_SCHEMA: Mapping[str, pl.DataType] = METRICS.columns
 """Columns of results/metrics/{model}/{style}/{task}.parquet: the metrics stage's rows behind their keys."""
 
-UNITS_KEY_SCHEMA: Mapping[str, pl.DataType] = {
-    "model": pl.String(),
-    "style": pl.String(),
-    "task": pl.String(),
-    "variant": pl.String(),
-    "sample_id": pl.String(),
-    "granularity": pl.String(),
-    "unit_index": pl.Int64(),
-    "status": pl.String(),
-    "is_correct": pl.Boolean(),
-    "n_tokens": pl.Int64(),
-}
-"""Key columns of a units table; score columns ``"{flavour}.{function}"`` (Float64) come on top."""
-
 INTERVENTIONS_SCHEMA: Mapping[str, pl.DataType] = {
-    name: INTERVENTION_SCHEMA[name]
+    name: INTERVENTION_COLUMNS[name]
     for name in ("model", "task", "sample_id", "n_atoms", "position", "position_fraction", "n_corrupted",
                  "corrupted_fraction", "placement", "next_correct", "next_m_accuracy", "next_confidence",
                  "tf_logprob_correct")
 }  # fmt: skip
-"""The columns of the interventions stage's table (:data:`saltbench.interventions.INTERVENTION_SCHEMA`)
-that the analysis reads."""
-
-PLACEMENTS: tuple[str, ...] = ("clean", "random", "local", "distant")
-
-RESPONSE_STATUSES: tuple[str, ...] = ("correct", "incorrect", "selective", "redundant")
-"""Statuses of units the model generated; ``missing`` reference units have no response text or score."""
+"""The columns of the interventions stage's table (:data:`saltbench.contracts.INTERVENTIONS`) that the
+analysis reads."""
 
 TRAIN_LOG_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),
-    "step": pl.Int64(),
-    "loss": pl.Float64(),
-    "lr": pl.Float64(),
-    "tokens_per_s": pl.Float64(),
+    **{name: TRAIN_LOG.columns[name] for name in ("step", "loss", "lr", "tokens_per_s")},
 }
+"""The training-log columns the analysis reads, behind the model name."""
 
 NAN = float("nan")
 
@@ -111,13 +79,16 @@ def nan_for_null(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(floats).fill_null(NAN)) if floats else frame
 
 
-def read_tables(paths: Sequence[str | PathLike[str]], schema: Mapping[str, pl.DataType]) -> pl.DataFrame:
+def read_tables(
+    paths: Sequence[str | PathLike[str]], schema: Mapping[str, pl.DataType], artifact: str | None = None
+) -> pl.DataFrame:
     """Concatenate Parquet tables (diagonally: extra columns are kept, absent ones become null).
 
     An empty ``paths`` gives an empty frame with ``schema``. Columns of ``schema`` absent from every file are
-    added as nulls, and the columns of ``schema`` are cast to its types.
+    added as nulls, and the columns of ``schema`` are cast to its types. ``artifact``: the kind every file
+    must hold (:func:`saltbench.io.read_table`; ``None`` accepts any verified file).
     """
-    frames = [read_table(p) for p in paths]
+    frames = [read_table(p, artifact) for p in paths]
     frames = [f for f in frames if f.width]
     if not frames:
         return empty_frame(schema)
@@ -143,7 +114,7 @@ def read_train_logs(paths: Sequence[str | PathLike[str]]) -> pl.DataFrame:
     """
     frames = []
     for path in paths:
-        frame = read_table(path)
+        frame = read_table(path, "train_log")
         if "model" not in frame.columns:
             frame = frame.with_columns(pl.lit(Path(path).parent.name).alias("model"))
         frames.append(frame)

@@ -24,8 +24,9 @@ import polars as pl
 
 from saltbench.calibration import CALIBRATION_METHODS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.contracts import LOWER_IS_BETTER
 
-from ._common import ASPECT_METRICS, LOWER_IS_BETTER, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
+from ._common import ASPECT_METRICS, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
 
 CELL_KEYS: tuple[str, ...] = ("model", "style", "task", "granularity", "flavour")
 
@@ -106,8 +107,12 @@ def dominance_cells(
         ties, NaN when only one function is defined) and ``n_functions`` (functions defined in the cell).
 
     Example:
-        >>> from saltbench.analysis.synthetic import metrics_rows
-        >>> m = metrics_rows([("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.05)])
+        >>> cell = {"model": "m", "style": "direct", "task": "dna", "granularity": "atom", "flavour": "topk",
+        ...         "calibration": "zscore_sigmoid", "metric": "ece", "ci_low": 0.0, "ci_high": 1.0,
+        ...         "n_units": 100, "n_responses": 10}
+        >>> values = {"mean_probability": 0.10, "perplexity": 0.05}
+        >>> m = pl.DataFrame([{**cell, "confidence": c, "value": v} for c, v in values.items()],
+        ...                  schema=dict(METRICS_SCHEMA))
         >>> row = dominance_cells(m, aspects=("calibration",)).row(0, named=True)
         >>> row["winner"], round(row["margin"], 6)
         ('perplexity', 0.05)

@@ -106,7 +106,7 @@ def write_table_outputs(
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "parquet":
-            write_table(frame, target, meta)
+            write_table(frame, target, meta, "table")
         elif kind == "csv":
             frame.write_csv(target)
         else:

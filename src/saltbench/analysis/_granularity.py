@@ -8,8 +8,9 @@ import numpy as np
 import polars as pl
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
+from saltbench.contracts import GRANULARITIES
 
-from ._common import GRANULARITIES, METRICS_SCHEMA, nan_for_null, require_columns
+from ._common import METRICS_SCHEMA, nan_for_null, require_columns
 
 GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = {
     "task": pl.String(),

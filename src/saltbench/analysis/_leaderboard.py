@@ -11,8 +11,9 @@ import polars as pl
 
 from saltbench.calibration import CALIBRATION_METHODS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
+from saltbench.contracts import GRANULARITIES
 
-from ._common import GRANULARITIES, METRICS_SCHEMA, combine_intervals, nan_for_null, require_columns
+from ._common import METRICS_SCHEMA, combine_intervals, nan_for_null, require_columns
 
 logger = logging.getLogger(__name__)
 

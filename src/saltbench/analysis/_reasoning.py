@@ -35,9 +35,10 @@ import polars as pl
 from scipy import stats
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.contracts import RESPONSE_STATUSES
 from saltbench.metrics import ConfidenceInterval, auroc
 
-from ._common import METRICS_SCHEMA, NAN, RESPONSE_STATUSES, nan_for_null, require_columns
+from ._common import METRICS_SCHEMA, NAN, nan_for_null, require_columns
 from ._leaderboard import select_metric
 from ._pairs import Comparison
 

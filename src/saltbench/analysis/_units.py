@@ -17,9 +17,10 @@ import polars as pl
 
 from saltbench.calibration import CALIBRATION_METHODS, CalibrationMethod, fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.contracts import GRANULARITIES
 from saltbench.metrics import rejection_curve
 
-from ._common import GRANULARITIES, NAN, nan_for_null, require_columns, response_units
+from ._common import NAN, nan_for_null, require_columns, response_units
 
 logger = logging.getLogger(__name__)
 

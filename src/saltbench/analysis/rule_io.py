@@ -9,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from saltbench.io import config_hash, provenance
+from saltbench.io import config_hash, provenance, read_table, table_columns
 
 from ._export import TABLE_FORMATS, write_table_outputs
 
@@ -100,8 +100,8 @@ def write_rule_tables(snakemake: Any, frame: pl.DataFrame, prefix: str = "", **f
 def iter_units(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str]) -> Iterator[pl.DataFrame]:
     """Units tables one file at a time, reading only ``columns`` that the file has (bounded memory)."""
     for path in paths:
-        available = pl.read_parquet_schema(path)
-        yield pl.read_parquet(path, columns=[c for c in columns if c in available])
+        available = set(table_columns(path))
+        yield read_table(path, "units", columns=[c for c in columns if c in available])
 
 
 def read_units(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str]) -> pl.DataFrame:

@@ -9,6 +9,7 @@ which removes the span/unit mismatch of §10.5.
 from __future__ import annotations
 
 from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
+from saltbench.contracts import GRANULARITIES, STATUSES, Granularity, Status
 from saltbench.evaluation._evaluate import (
     UNITS_SCHEMA,
     Evaluation,
@@ -26,15 +27,11 @@ from saltbench.evaluation._extraction import (
 from saltbench.evaluation._metrics import (
     ALIGNMENTS,
     METRIC_KEYS,
-    STATUSES,
     Alignment,
     Comparison,
-    Status,
 )
 from saltbench.evaluation._units import (
     DK_MARKERS,
-    GRANULARITIES,
-    Granularity,
     TaskLike,
     UnitRule,
     decompose,

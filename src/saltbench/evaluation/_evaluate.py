@@ -27,24 +27,21 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from saltbench.contracts import GRANULARITIES, STATUSES, UNIT_COLUMNS, Granularity, Status
 from saltbench.evaluation._alignment import check_scores, dynamic_pairs, strict_pairs
 from saltbench.evaluation._extraction import extract_answer
 from saltbench.evaluation._metrics import (
     ALIGNMENTS,
     METRIC_KEYS,
-    STATUSES,
     Alignment,
     Comparison,
-    Status,
     compute_metrics,
     count_internal_missing,
     pair_statuses,
 )
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
-    GRANULARITIES,
     CleanText,
-    Granularity,
     Spans,
     TaskLike,
     UnitRule,
@@ -288,16 +285,14 @@ def _storable(units: list[str]) -> list[str]:
 
 UNITS_SCHEMA: dict[str, pl.DataType] = {
     "sample_idx": pl.Int64(),
-    "granularity": pl.Enum(GRANULARITIES),
-    "unit_index": pl.Int32(),
-    "status": pl.Enum(STATUSES),
-    "response_unit": pl.String(),
-    "reference_unit": pl.String(),
-    "is_correct": pl.Boolean(),
-    "span_start": pl.Int64(),
-    "span_end": pl.Int64(),
-}
-"""Columns of the ``evaluate_many`` frame."""
+    **{
+        name: UNIT_COLUMNS[name]
+        for name in ("granularity", "unit_index", "status", "response_unit", "reference_unit", "is_correct",
+                     "span_start", "span_end")
+    },
+}  # fmt: skip
+"""Columns of the ``evaluate_many`` frame: ``sample_idx`` (position in the input), then the units table's
+evaluation columns (:data:`saltbench.contracts.UNIT_COLUMNS`) with the same dtypes."""
 
 
 def evaluate_many(

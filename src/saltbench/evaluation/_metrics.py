@@ -24,8 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-Status = Literal["correct", "incorrect", "missing", "redundant", "selective"]
-STATUSES: tuple[Status, ...] = ("correct", "incorrect", "missing", "redundant", "selective")
+from saltbench.contracts import Status
 
 Alignment = Literal["strict", "dynamic"]
 ALIGNMENTS: tuple[Alignment, ...] = ("strict", "dynamic")

@@ -36,13 +36,12 @@ import functools
 import itertools
 import re
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import regex
 
-Granularity = Literal["atom", "line", "generation"]
-GRANULARITIES: tuple[Granularity, ...] = ("atom", "line", "generation")
+from saltbench.contracts import GRANULARITIES, Granularity
 
 DK_MARKERS: frozenset[str] = frozenset({"DK", "<DK", "DK>", "<DK>"})
 """Don't-know markers; a unit is *selective* when ``unit.strip().upper()`` is one of them."""

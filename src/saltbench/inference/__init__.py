@@ -22,7 +22,12 @@ Typical use::
 from typing import TYPE_CHECKING
 
 from saltbench._lazy import lazy_getattr
-from saltbench.inference.chat import MissingChatTemplateError, encode_prompt, render_prompts, resolve_chat_template
+from saltbench.inference.chat import (
+    MissingChatTemplateError,
+    encode_prompt,
+    render_prompts,
+    resolve_chat_template,
+)
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.records import (
     FINISH_REASONS,
@@ -80,7 +85,6 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 if TYPE_CHECKING:
     from saltbench.inference.generation import eos_token_ids, generate, greedy_decode
     from saltbench.inference.loading import load_model, load_model_from_spec, load_tokenizer
-    from saltbench.inference.vllm_engine import VllmEngine, generate_vllm, load_vllm
     from saltbench.inference.teacher import (
         Continuation,
         PromptCache,
@@ -89,6 +93,7 @@ if TYPE_CHECKING:
         greedy_continue_many,
         teacher_force,
     )
+    from saltbench.inference.vllm_engine import VllmEngine, generate_vllm, load_vllm
 
 __all__ = [
     "BACKENDS",

@@ -25,6 +25,9 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
+from saltbench.contracts import GENERATION_COLUMNS as GENERATION_SCHEMA
+from saltbench.contracts import GENERATION_META
+
 FinishReason = Literal["eos", "length", "error"]
 FINISH_REASONS: tuple[str, ...] = ("eos", "length", "error")
 
@@ -144,22 +147,6 @@ class GenerationRecord:
         )
 
 
-GENERATION_SCHEMA: dict[str, pl.DataType] = {
-    "token_ids": pl.List(pl.Int32),
-    "token_texts": pl.List(pl.String),
-    "token_offsets": pl.List(pl.Int32),
-    "chosen_logprob": pl.List(pl.Float32),
-    "topk_ids": pl.List(pl.List(pl.Int32)),
-    "topk_logprobs": pl.List(pl.List(pl.Float32)),
-    "entropy": pl.List(pl.Float32),
-    "text": pl.String(),
-    "finish_reason": pl.String(),
-    "error": pl.String(),
-    "num_prompt_tokens": pl.Int32(),
-    "num_generated_tokens": pl.Int32(),
-}
-"""Columns :func:`records_to_frame` appends after the meta columns, with their dtypes."""
-
 GENERATION_COLUMNS: tuple[str, ...] = tuple(GENERATION_SCHEMA)
 
 
@@ -220,7 +207,8 @@ def records_to_frame(
     ).cast(GENERATION_SCHEMA)  # type: ignore[arg-type]
     if not meta:
         return generation
-    return pl.DataFrame(meta).hstack(generation)
+    types = {name: GENERATION_META[name] for name in meta if name in GENERATION_META}  # e.g. all-null variant: String
+    return pl.DataFrame(meta, schema_overrides=types).hstack(generation)
 
 
 def _split(flat: np.ndarray, offsets: np.ndarray) -> list[np.ndarray]:

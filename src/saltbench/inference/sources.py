@@ -13,7 +13,6 @@ special tokens and the BOS flag from the GGUF metadata (``tokenizer.ggml.*``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import importlib.metadata
 import json
 import logging
@@ -24,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from saltbench.io import file_sha256
+
 logger = logging.getLogger(__name__)
 
 SOURCE_RECORD = "saltbench_source.json"
@@ -31,15 +32,6 @@ CONVERSION_FORMAT = 2
 """Version of the conversion recipe; a directory converted by another version is converted again
 (2: plain float32 model without a GGUF quantizer, fast tokenizer class, for transformers 5)."""
 """File written into every converted directory: the source GGUF's name, size and sha256."""
-
-
-def file_sha256(path: str | Path, chunk_size: int = 1 << 20) -> str:
-    """Hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        while chunk := handle.read(chunk_size):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def resolve_gguf(package: str, file: str) -> Path:

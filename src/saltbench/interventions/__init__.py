@@ -25,7 +25,6 @@ Layers (each usable from a notebook):
 from typing import TYPE_CHECKING
 
 from saltbench._lazy import lazy_getattr
-
 from saltbench.interventions._corruption import (
     CODONS,
     CORRUPTION_KINDS,

@@ -31,7 +31,12 @@ from typing import Any
 import numpy as np
 
 from saltbench.inference import GenerationRecord, TokenScores, token_texts
-from saltbench.inference.vllm_engine import VllmEngine, completion_scores, prompt_token_logprobs, sampling_params
+from saltbench.inference.vllm_engine import (
+    VllmEngine,
+    completion_scores,
+    prompt_token_logprobs,
+    sampling_params,
+)
 from saltbench.interventions._decode import FinishReason, ForcedContinuation, StopRule
 
 log = logging.getLogger(__name__)

@@ -12,9 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal, get_args
 
-Placement = Literal["random", "local", "distant"]
-PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
-"""Where the ``c`` corrupted atoms go among the ``k - 1`` prefix atoms (``clean`` is the ``c = 0`` label)."""
+from saltbench.contracts import PLACEMENTS, Placement
+from saltbench.tasks import TASK_SLUGS
 
 Boundary = Literal["token", "atom"]
 BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
@@ -26,7 +25,6 @@ def _prop(kind: Any, default: Any, description: str, **extra: Any) -> dict[str, 
 
 
 _FRACTION = {"type": "number", "exclusiveMinimum": 0, "maximum": 1}
-_TASKS = ["dna", "code", "logic", "matmul", "kronecker", "words"]
 
 CONFIG_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -37,7 +35,7 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "enabled": _prop("boolean", False, "Run the intervention stage (rule all asks for its outputs)."),
         "models": _prop("array", [], "Models to intervene on; empty = the top-level `models`.",
                         items={"type": "string"}),
-        "tasks": _prop("array", [], "Tasks; empty = the top-level `tasks`.", items={"enum": _TASKS}),
+        "tasks": _prop("array", [], "Tasks; empty = the top-level `tasks`.", items={"enum": list(TASK_SLUGS)}),
         "samples_per_task": _prop(
             "integer", 8, "First N dataset rows per task (rows with < 2 atoms are skipped).", minimum=1
         ),

@@ -15,9 +15,9 @@ run once. For each prefix, in one batched pass (:func:`~saltbench.interventions.
    ``next_m_accuracy`` = share of ``correct`` among atoms ``k .. k+m'-1``, ``m' = min(m, n-k+1)``;
 3. the confidence of atom ``k``: every confidence function over the continuation tokens overlapping the
    evaluator's span of atom ``k`` (the straddling rule of the scoring stage), with the ``topk`` flavour
-   (renormalised top-20, the paper's; columns ``conf.{name}``, ``next_confidence`` =
-   ``conf.mean_probability``) and the ``full`` flavour (``conf_full.{name}``); NaN when the model wrote
-   no atom ``k``;
+   (renormalised top-20, the paper's; columns ``topk.{name}``, ``next_confidence`` =
+   ``topk.mean_probability``) and the ``full`` flavour (``full.{name}``), named as in the units table
+   (:func:`saltbench.contracts.confidence_column`); NaN when the model wrote no atom ``k``;
 4. ``tf_logprob_correct`` = ``Σ log p(t)`` over the target tokens overlapping ``a_k`` (full-vocabulary
    log-probabilities, teacher-forced right after the prefix); ``tf_logprob_with_gap`` = the sum over all
    target tokens (separator included).
@@ -37,13 +37,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from saltbench.confidence import CONFIDENCE_NAMES, token_signals, unit_confidences
+from saltbench.confidence import FLAVOURS
+from saltbench.contracts import CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS, confidence_column
 from saltbench.evaluation import UnitRule, decompose, evaluate, resolve_task
 from saltbench.interventions._corruption import corruptor_for
 from saltbench.interventions._layout import AnswerLayout, RenderedPrefix, render_prefix
 from saltbench.interventions._options import Boundary, InterventionOptions
 from saltbench.interventions._plan import InterventionSpec, plan_sample
-from saltbench.scoring import token_unit_pairs
+from saltbench.scoring import confidence_columns, token_unit_pairs
 
 if TYPE_CHECKING:
     from saltbench.interventions._decode import ForcedContinuation, StopRule
@@ -53,39 +54,11 @@ log = logging.getLogger(__name__)
 _FENCE_TOKEN = re.compile(r"\*{4,}")
 
 INTERVENTION_SCHEMA: dict[str, pl.DataType] = {
-    "model": pl.String(),
-    "task": pl.String(),
-    "sample_id": pl.String(),
-    "variant": pl.String(),
-    "n_atoms": pl.Int64(),
-    "position": pl.Int64(),
-    "position_fraction": pl.Float64(),
-    "n_corrupted": pl.Int64(),
-    "corrupted_fraction": pl.Float64(),
-    "placement": pl.String(),
-    "corrupted_positions": pl.List(pl.Int64()),
-    "corrupted_atoms": pl.List(pl.String()),
-    "next_m": pl.Int64(),
-    "next_correct": pl.Boolean(),
-    "next_m_accuracy": pl.Float64(),
-    "next_status": pl.String(),
-    "next_atom": pl.String(),
-    "reference_atom": pl.String(),
-    "prefix_intact": pl.Boolean(),
-    "next_confidence": pl.Float64(),
-    "next_n_tokens": pl.Int64(),
-    **{f"conf.{name}": pl.Float64() for name in CONFIDENCE_NAMES},
-    **{f"conf_full.{name}": pl.Float64() for name in CONFIDENCE_NAMES},
-    "tf_logprob_correct": pl.Float64(),
-    "tf_logprob_with_gap": pl.Float64(),
-    "tf_n_tokens": pl.Int64(),
-    "prefix_tokens": pl.Int64(),
-    "canonical_cut": pl.Boolean(),
-    "prefix": pl.String(),
-    "continuation": pl.String(),
-    "finish_reason": pl.String(),
+    **INTERVENTION_COLUMNS,
+    **{name: pl.Float64() for name in CONFIDENCE_COLUMNS},
 }
-"""Columns of ``data/interventions/{model}/{task}.parquet`` (one row per intervention), in order."""
+"""Columns of ``data/interventions/{model}/{task}.parquet`` (one row per intervention), in order
+(:data:`saltbench.contracts.INTERVENTIONS`)."""
 
 
 @dataclass(frozen=True)
@@ -125,25 +98,17 @@ def _confidences(
         unit_parts.append(np.full(tok.size, u, dtype=np.int64))
     tok_all = np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int64)
     unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
-    out: dict[str, np.ndarray] = {}
     if base[-1] == 0:
         nan = np.full(n, np.nan)
-        out.update({f"conf.{k}": nan for k in CONFIDENCE_NAMES})
-        out.update({f"conf_full.{k}": nan for k in CONFIDENCE_NAMES})
-        out["n_tokens"] = np.zeros(n, np.int64)
-        return out
-    token_ids = np.concatenate([g.token_ids for g in gens]).astype(np.int64)
-    chosen = np.concatenate([g.chosen_logprobs for g in gens]).astype(np.float64)
-    topk = np.concatenate([g.topk_logprobs for g in gens])
-    topk_ids = np.concatenate([g.topk_ids for g in gens])
-    entropy = np.concatenate([g.entropy for g in gens]).astype(np.float64)
-    for flavour, prefix in (("topk", "conf."), ("full", "conf_full.")):
-        log_p, ent = token_signals(chosen, topk, entropy, flavour,  # type: ignore[arg-type]
-                                   chosen_in_topk=topk_ids == token_ids[:, None], top_k=top_k)
-        conf = unit_confidences(log_p, ent, tok_all, unit_all, n)
-        out.update({f"{prefix}{k}": conf[k] for k in CONFIDENCE_NAMES})
-        out["n_tokens"] = conf["num_tokens"]
-    return out
+        return {"n_tokens": np.zeros(n, np.int64), **{name: nan for name in CONFIDENCE_COLUMNS}}
+    tokens = {
+        "token_ids": np.concatenate([g.token_ids for g in gens]).astype(np.int64),
+        "chosen": np.concatenate([g.chosen_logprobs for g in gens]).astype(np.float64),
+        "topk": np.concatenate([g.topk_logprobs for g in gens]),
+        "topk_ids": np.concatenate([g.topk_ids for g in gens]),
+        "entropy": np.concatenate([g.entropy for g in gens]).astype(np.float64),
+    }
+    return confidence_columns(tokens, tok_all, unit_all, n, flavours=FLAVOURS, top_k=top_k)
 
 
 def _stop_rule(tokenizer: Any, rule: UnitRule, prefixes: Sequence[str], wanted: Sequence[int]) -> StopRule:
@@ -273,10 +238,9 @@ def run_sample(
             "next_atom": ev.response_units[k - 1] if len(ev.response_units) >= k else None,
             "reference_atom": layout.atoms[k - 1],
             "prefix_intact": tuple(ev.response_units[: k - 1]) == lay.atoms[: k - 1],
-            "next_confidence": float(conf["conf.mean_probability"][u]),
+            "next_confidence": float(conf[confidence_column("topk", "mean_probability")][u]),
             "next_n_tokens": int(conf["n_tokens"][u]),
-            **{f"conf.{name}": float(conf[f"conf.{name}"][u]) for name in CONFIDENCE_NAMES},
-            **{f"conf_full.{name}": float(conf[f"conf_full.{name}"][u]) for name in CONFIDENCE_NAMES},
+            **{name: float(conf[name][u]) for name in CONFIDENCE_COLUMNS},
             "tf_logprob_correct": float(lp[mask].sum()) if mask.size == lp.size and mask.any() else math.nan,
             "tf_logprob_with_gap": float(lp.sum()) if lp.size else math.nan,
             "tf_n_tokens": int(mask.sum()),
@@ -348,8 +312,8 @@ def run_interventions(
     from saltbench.inference.vllm_engine import VllmEngine
 
     if isinstance(model, VllmEngine):
-        log.warning("vLLM backend: the full-vocabulary entropy is not returned, so conf_full.mean_entropy and "
-                    "conf_full.max_entropy are NaN")
+        log.warning("vLLM backend: the full-vocabulary entropy is not returned, so full.mean_entropy and "
+                    "full.max_entropy are NaN")
     records: list[dict[str, Any]] = []
     for prompt, (sample_id, task, variant, reference) in zip(
         prompts, rows.select("sample_id", "task", "variant", "reference").iter_rows()

@@ -12,15 +12,16 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from saltbench.analysis._common import ASPECT_METRICS, GRANULARITIES
+from saltbench.analysis._common import ASPECT_METRICS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.contracts import GRANULARITIES
 
 from ._style import (
     COLUMN_WIDTH,
     CONFIDENCE_LABELS,
     MISSING_COLOR,
-    TEXT_WIDTH,
     TASK_LABELS,
+    TEXT_WIDTH,
     color_map,
     empty_figure,
     hatch_cell,

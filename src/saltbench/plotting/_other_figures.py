@@ -13,13 +13,14 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
-from saltbench.analysis._common import GRANULARITIES, wilson_interval
 from saltbench.analysis import POOLED
+from saltbench.analysis._common import wilson_interval
+from saltbench.contracts import GRANULARITIES
 
 from ._style import (
     COLUMN_WIDTH,
-    PALETTE,
     CONFIDENCE_LABELS,
+    PALETTE,
     TASK_LABELS,
     TEXT_WIDTH,
     color_map,

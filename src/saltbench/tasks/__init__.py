@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from saltbench.contracts import STYLES as PROMPT_STYLES
+from saltbench.contracts import Style as PromptStyle
 from saltbench.tasks.base import (
     DATASET_COLUMNS,
     FENCE,
     FENCE_INSTRUCTION,
-    PROMPT_STYLES,
     FewShot,
-    PromptStyle,
     Task,
 )
 from saltbench.tasks.code import CODE_VARIANTS, CodeTask

@@ -28,9 +28,12 @@ import abc
 import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
-from typing import Any, ClassVar, Literal, TypeVar, cast
+from typing import Any, ClassVar, TypeVar, cast
 
 import polars as pl
+
+from saltbench.contracts import DATASET
+from saltbench.contracts import Style as PromptStyle
 
 FENCE = "********"
 """The answer fence: eight asterisks on a line by themselves before and after the answer."""
@@ -43,8 +46,6 @@ FENCE_INSTRUCTION = (
 )
 """One paragraph, no newline; the fence string appears three times, single-quoted (SALT_FACTS §1.3)."""
 
-PromptStyle = Literal["direct", "cot"]
-PROMPT_STYLES: tuple[PromptStyle, ...] = ("direct", "cot")
 
 STYLE_INSTRUCTIONS: dict[str, str] = {
     "direct": "Give only the answer: print the fenced answer immediately, without any explanation.",
@@ -67,16 +68,10 @@ ROW_PATTERN = rf"\[\s*{NUMBER_PATTERN}(?:\s*,\s*{NUMBER_PATTERN})*\s*\]|{DK_ALTE
 INTERVAL_PATTERN = rf"\[\s*{NUMBER_PATTERN}\s*,\s*{NUMBER_PATTERN}\s*\]|{DK_ALTERNATIVES}"
 """One bracketed pair of numbers (an interval), or a DK marker."""
 
-DATASET_COLUMNS: tuple[str, ...] = ("sample_id", "task", "variant", "input", "reference")
-"""Columns every dataset frame starts with (``variant``: the Code variant or the Words subject)."""
+DATASET_SCHEMA = DATASET.columns
+"""Columns every dataset frame starts with, with their dtypes (:data:`saltbench.contracts.DATASET`)."""
 
-DATASET_SCHEMA: dict[str, pl.DataType] = {
-    "sample_id": pl.String(),
-    "task": pl.String(),
-    "variant": pl.String(),
-    "input": pl.String(),
-    "reference": pl.String(),
-}
+DATASET_COLUMNS: tuple[str, ...] = tuple(DATASET_SCHEMA)
 
 
 @dataclass(frozen=True)

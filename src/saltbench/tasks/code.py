@@ -47,8 +47,6 @@ from dataclasses import dataclass
 import polars as pl
 
 from saltbench.tasks.base import (
-    check_n_seed,
-    make_params,
     FENCE_INSTRUCTION,
     INTERVAL_PATTERN,
     NUMBER_PATTERN,
@@ -57,8 +55,10 @@ from saltbench.tasks.base import (
     FewShot,
     PromptStyle,
     Task,
+    check_n_seed,
     dataset_frame,
     derive_seed,
+    make_params,
     render_few_shots,
     sample_ids,
 )

@@ -43,13 +43,13 @@ import numpy as np
 import polars as pl
 
 from saltbench.tasks.base import (
-    check_n_seed,
-    make_params,
     DK_ALTERNATIVES,
     NUMBER_PATTERN,
     FewShot,
     Task,
+    check_n_seed,
     dataset_frame,
+    make_params,
     sample_ids,
 )
 

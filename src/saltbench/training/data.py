@@ -28,6 +28,7 @@ import numpy as np
 import polars as pl
 from transformers import PreTrainedTokenizerFast
 
+from saltbench.io import read_table
 from saltbench.tasks.base import derive_seed
 from saltbench.training.tokenizer import render_prompts
 
@@ -162,7 +163,7 @@ def load_eval_inputs(paths: Iterable[str | Path]) -> frozenset[str]:
     """The ``input`` column of every evaluation dataset file (parquet) in ``paths``."""
     inputs: set[str] = set()
     for path in paths:
-        frame = pl.read_parquet(path, columns=["input"])
+        frame = read_table(path, "dataset", columns=["input"])
         inputs.update(v for v in frame["input"].to_list() if v is not None)
     return frozenset(inputs)
 

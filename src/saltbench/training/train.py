@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hashlib
 import json
 import logging
 import math
@@ -40,6 +39,8 @@ import transformers
 from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 
 import saltbench
+from saltbench.contracts import TRAIN_LOG
+from saltbench.io import file_sha256, provenance, write_table
 from saltbench.tasks.base import derive_seed
 from saltbench.training.data import (
     IGNORE_INDEX,
@@ -307,15 +308,6 @@ class TrainResult:
         raise KeyError(f"no checkpoint {name!r}; have {[c.name for c in self.checkpoints]}")
 
 
-def file_sha256(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _resolve_device(name: DeviceName) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -444,16 +436,9 @@ def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) 
     return data
 
 
-LOG_SCHEMA: dict[str, pl.DataType] = {
-    "step": pl.Int64(),
-    "loss": pl.Float64(),
-    "lr": pl.Float64(),
-    "tokens": pl.Int64(),
-    "answer_tokens": pl.Int64(),
-    "tokens_per_s": pl.Float64(),
-    "elapsed_s": pl.Float64(),
-}
-"""Columns of ``train_log`` (one row per optimizer step; ``tokens`` excludes padding)."""
+LOG_SCHEMA = TRAIN_LOG.columns
+"""Columns of ``train_log`` (one row per optimizer step; ``tokens`` excludes padding;
+:data:`saltbench.contracts.TRAIN_LOG`)."""
 
 
 class _StepLog:
@@ -552,7 +537,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
 
     frame = log.frame()
     log_path = out / "train_log.parquet"
-    frame.write_parquet(log_path)
+    write_table(frame, log_path, provenance(stage="training", seed=config.seed), "train_log")
     frame.write_csv(out / "train_log.csv")
     losses = frame["loss"].to_numpy()
     window = min(100, len(losses))

@@ -13,11 +13,10 @@ from itertools import product
 import numpy as np
 import polars as pl
 
+from saltbench.analysis import GRANULARITIES, INTERVENTIONS_SCHEMA, METRICS_SCHEMA, TRAIN_LOG_SCHEMA
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
-
-from ._common import GRANULARITIES, INTERVENTIONS_SCHEMA, METRICS_SCHEMA, TRAIN_LOG_SCHEMA
-
-TASKS: tuple[str, ...] = ("dna", "code", "logic", "matmul", "kronecker", "words")
+from saltbench.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, UNIT_COLUMNS
+from saltbench.tasks import TASK_SLUGS as TASKS
 
 _CALIBRATED = frozenset({"ece", "mce", "brier"})
 
@@ -176,18 +175,13 @@ def synthetic_units(
         pl.lit("").alias("variant"),
         pl.when(pl.col("is_correct")).then(pl.lit("correct")).otherwise(pl.lit("incorrect")).alias("status"),
     )
-    scores = [f"{fl}.{fn}" for fl in FLAVOURS for fn in CONFIDENCE_FUNCTIONS]
-    cols = ["model", "style", "task", "variant", "sample_id", "granularity", "unit_index", "status",
-            "is_correct", "n_tokens", *scores]  # fmt: skip
-    statuses = ("correct", "incorrect", "missing", "redundant", "selective")
+    units = units.with_columns(
+        response_unit=pl.lit("x"), reference_unit=pl.lit("x"), span_start=pl.lit(0), span_end=pl.lit(1)
+    )
     return (
-        units.select(cols)
+        units.select([*UNIT_COLUMNS, *CONFIDENCE_COLUMNS])
         .sort("model", "style", "task", "sample_id", "granularity", "unit_index")
-        .with_columns(  # the dtypes the scoring stage writes
-            pl.col("granularity").cast(pl.Enum(GRANULARITIES)),
-            pl.col("status").cast(pl.Enum(statuses)),
-            pl.col("unit_index").cast(pl.Int32),
-        )
+        .cast(dict(UNIT_COLUMNS))  # type: ignore[arg-type]  # the dtypes of the units contract
     )
 
 
@@ -262,7 +256,7 @@ def synthetic_train_log(
     rng = np.random.default_rng(seed)
     frames = []
     for i, model in enumerate(models):
-        step = np.arange(0, steps, 5)
+        step = np.arange(1, steps + 1)  # one row per optimizer step, as the training stage writes
         floor = 0.6 - 0.15 * i
         loss = floor + 3.5 * np.exp(-step / (60 + 30 * i)) + rng.normal(0, 0.04, step.size)
         decay = 0.5 * (1 + np.cos(np.pi * np.clip((step - 40) / (steps - 40), 0, 1)))
@@ -270,3 +264,12 @@ def synthetic_train_log(
         frames.append(pl.DataFrame({"model": model, "step": step, "loss": loss, "lr": lr,
                                     "tokens_per_s": rng.normal(9000 / (i + 1), 300, step.size)}))  # fmt: skip
     return pl.concat(frames).cast(dict(TRAIN_LOG_SCHEMA))  # type: ignore[arg-type]
+
+
+def with_contract_columns(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """``frame`` completed to the contract of artifact ``kind``: absent required columns as typed nulls, in
+    the contract's order, then the frame's other columns (so synthetic tables can be written as artifacts)."""
+    required = ARTIFACTS[kind].columns
+    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in required.items() if name not in frame.columns]
+    frame = frame.with_columns(missing)
+    return frame.select([*required, *(c for c in frame.columns if c not in required)])
