@@ -74,6 +74,7 @@ INTERVENTION_TABLES = [
 rule all:
     """Every dataset, metrics file, table and figure of the configuration."""
     default_target: True
+    localrule: True
     input:
         expand("data/datasets/{task}.parquet", task=TASKS),
         expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),

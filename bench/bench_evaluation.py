@@ -1,6 +1,6 @@
 """Throughput and memory of the batch evaluator (``saltbench.evaluation.evaluate_many``).
 
-Synthetic responses follow the paper-size distribution of the reproduction data (SALT_FACTS §3), mixed
+Synthetic responses follow the paper-size distribution of the reproduction data (docs/tasks.md §8), mixed
 in the proportions of its 1,748 rows: DNA 1–199 codons, Code short lists (7 variants), Logic 2–39 lines,
 Matrix Multiplication 6–64 entries, Kronecker Product 40–290 entries, Words Collection 5–155 needles.
 Each response wraps its reference in one of several shapes (fenced after some reasoning, unfenced, a

@@ -21,6 +21,7 @@ ANALYSIS_INTERVENTIONS = expand(
 
 rule table_leaderboard:
     """Per model x style: precision at three granularities, ECE, AUROC, PRR of the default confidence."""
+    localrule: True
     input:
         ANALYSIS_METRICS,
     output:
@@ -45,6 +46,7 @@ rule table_leaderboard:
 
 rule table_accuracy_by_task:
     """Per-task precision of every model, style and granularity (tidy; behind figure accuracy_by_task)."""
+    localrule: True
     input:
         ANALYSIS_METRICS,
     output:
@@ -64,6 +66,7 @@ rule table_accuracy_by_task:
 
 rule table_dominance:
     """Which confidence function wins each aspect (ECE, AUROC, PRR) per granularity, and by how much."""
+    localrule: True
     input:
         ANALYSIS_METRICS,
     output:
@@ -86,6 +89,7 @@ rule table_dominance:
 
 rule table_granularity:
     """AUROC (pooled and per response) at atom, line and generation level, per task and style."""
+    localrule: True
     input:
         ANALYSIS_METRICS,
     output:
@@ -108,6 +112,7 @@ rule table_granularity:
 
 rule table_reasoning_tradeoff:
     """Paired CoT-vs-direct and reasoning-vs-base comparisons: delta precision, relative delta AUROC."""
+    localrule: True
     input:
         metrics=ANALYSIS_METRICS,
         units=ANALYSIS_UNITS if ANALYSIS["reasoning_level"] == "sample" else [],
@@ -143,6 +148,7 @@ rule table_reasoning_tradeoff:
 
 rule table_interventions:
     """Fitted intervention effects (with cluster-bootstrap CIs) and next-atom accuracy tables."""
+    localrule: True
     input:
         ANALYSIS_INTERVENTIONS,
     output:
@@ -172,6 +178,7 @@ rule table_interventions:
 
 rule table_reliability:
     """Reliability-diagram bins of every confidence function (calibrated on a calibration split)."""
+    localrule: True
     input:
         ANALYSIS_UNITS,
     output:
@@ -197,6 +204,7 @@ rule table_reliability:
 
 rule table_rejection:
     """Risk-coverage curves of every confidence function with oracle and random baselines."""
+    localrule: True
     input:
         ANALYSIS_UNITS,
     output:

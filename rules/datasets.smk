@@ -3,6 +3,7 @@
 
 rule build_dataset:
     """Generate (or load) the samples of one task: data/datasets/{task}.parquet."""
+    localrule: True
     output:
         "data/datasets/{task}.parquet",
     params:

@@ -51,6 +51,7 @@ rule generate_shard:
 
 rule merge_generations:
     """Concatenate the shards of one (model, style, task) into data/generations/{model}/{style}/{task}.parquet."""
+    localrule: True
     input:
         lambda wildcards: expand(
             "data/generations/{{model}}/{{style}}/{{task}}/shard-{shard}.parquet",

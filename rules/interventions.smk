@@ -48,6 +48,7 @@ rule intervention_shard:
 
 rule merge_interventions:
     """Concatenate the shards of one (model, task) into data/interventions/{model}/{task}.parquet."""
+    localrule: True
     input:
         intervention_shards,
     output:

@@ -12,7 +12,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     cfg = {"seed": snakemake.params.seed, "datasets": snakemake.params.datasets}
     frame = build_dataset(cfg, task)
     meta = provenance(stage="datasets", task=task, seed=cfg["seed"], config_hash=config_hash(cfg))
-    write_table(frame, snakemake.output[0], meta)
+    write_table(frame, snakemake.output[0], meta, "dataset")
     log.info("wrote %d %s samples to %s", frame.height, task, snakemake.output[0])
 
 

@@ -12,7 +12,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     torch.set_num_threads(snakemake.threads)
     wc, params = snakemake.wildcards, snakemake.params
     inference = params.inference
-    rows = shard_rows(read_table(snakemake.input.dataset), int(wc.shard), inference["shard_size"])
+    rows = shard_rows(read_table(snakemake.input.dataset, "dataset"), int(wc.shard), inference["shard_size"])
     budget = max_new_tokens_for(inference, wc.task, wc.style)
     log.info("model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d", wc.model, params.backend, wc.style,
              wc.task, wc.shard, rows.height, budget)
@@ -33,7 +33,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     meta = provenance(stage="generations", model=wc.model, model_source=repr(spec.source), style=wc.style,
                       task=wc.task, shard=int(wc.shard), backend=params.backend,
                       config_hash=config_hash(dict(inference)))
-    write_table(frame, snakemake.output[0], meta)
+    write_table(frame, snakemake.output[0], meta, "generations")
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
     log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])
 

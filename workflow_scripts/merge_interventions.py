@@ -7,11 +7,11 @@ from saltbench.rule_support import setup_logging
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
-    frame = merge_intervention_shards([read_table(path) for path in snakemake.input])
+    frame = merge_intervention_shards([read_table(path, "interventions") for path in snakemake.input])
     first = read_provenance(snakemake.input[0])
     kept = {k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")}
     meta = provenance(**kept, shards=len(snakemake.input))
-    write_table(frame, snakemake.output[0], meta)
+    write_table(frame, snakemake.output[0], meta, "interventions")
     log.info("merged %d shards, %d interventions -> %s", len(snakemake.input), frame.height,
              snakemake.output[0])
 

@@ -9,7 +9,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
     wc, params = snakemake.wildcards, snakemake.params
     options = InterventionOptions.from_dict(params.options)
-    rows = select_shard(read_table(snakemake.input.dataset), options, int(wc.shard))
+    rows = select_shard(read_table(snakemake.input.dataset, "dataset"), options, int(wc.shard))
     log.info("model %s, %s shard %s: %d samples", wc.model, wc.task, wc.shard, rows.height)
     import torch
 
@@ -22,7 +22,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         stage="interventions", model=wc.model, model_source=repr(params.spec.source), task=wc.task,
         backend=params.backend, shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()),
     )
-    write_table(frame, snakemake.output[0], meta)
+    write_table(frame, snakemake.output[0], meta, "interventions")
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
     log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy,
              snakemake.output[0])

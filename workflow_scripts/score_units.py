@@ -10,10 +10,10 @@ from saltbench.scoring import score_generations
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
     wc, scoring = snakemake.wildcards, snakemake.params.scoring
-    generations = read_table(snakemake.input.generations)
+    generations = read_table(snakemake.input.generations, "generations")
     units = score_generations(
         generations,
-        read_table(snakemake.input.dataset),
+        read_table(snakemake.input.dataset, "dataset"),
         wc.task,
         granularities=scoring["granularities"],
         alignment=scoring["alignment"],
@@ -27,7 +27,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     source = read_provenance(snakemake.input.generations)
     write_table(units, snakemake.output[0], provenance(stage="units", model=wc.model, style=wc.style, task=wc.task,
                                                        generations_config_hash=source.get("config_hash"),
-                                                       scoring=scoring))
+                                                       scoring=scoring), "units")
     log.info("scored %d units of %d generations -> %s", units.height, generations.height, snakemake.output[0])
 
 

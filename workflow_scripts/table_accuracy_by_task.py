@@ -7,7 +7,7 @@ from saltbench.rule_support import setup_logging
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
-    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
     write_rule_tables(snakemake, accuracy_by_task(metrics))
 
 

@@ -8,11 +8,11 @@ from saltbench.rule_support import setup_logging
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
-    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
     calibration = snakemake.params.calibration
     write_rule_tables(snakemake, dominance(metrics, calibration=calibration))
     cells = dominance_cells(metrics, calibration=calibration)
-    write_table(cells, snakemake.output.cells, rule_meta(snakemake))
+    write_table(cells, snakemake.output.cells, rule_meta(snakemake), "table")
 
 
 main(snakemake)  # noqa: F821

@@ -15,7 +15,7 @@ from saltbench.rule_support import setup_logging
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     p = snakemake.params
-    data = read_tables(list(snakemake.input), INTERVENTIONS_SCHEMA)
+    data = read_tables(list(snakemake.input), INTERVENTIONS_SCHEMA, "interventions")
     effects = fit_intervention_effects(
         data, method=p.method, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
     )

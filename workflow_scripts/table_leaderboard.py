@@ -8,7 +8,7 @@ from saltbench.rule_support import setup_logging
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     p = snakemake.params
-    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA)
+    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
     table = leaderboard(
         metrics,
         confidence=p.confidence,

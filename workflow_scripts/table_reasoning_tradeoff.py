@@ -28,7 +28,7 @@ def _model_style(path: str) -> tuple[str, str]:
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
     p = snakemake.params
-    metrics = read_tables(list(snakemake.input.metrics), METRICS_SCHEMA)
+    metrics = read_tables(list(snakemake.input.metrics), METRICS_SCHEMA, "metrics")
     pairs = model_pairs(registry_entries(snakemake.input.registry), p.models)
     available = [(m, s) for m in p.models for s in p.styles]
     cmps = comparisons(available, pairs)

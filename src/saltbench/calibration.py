@@ -1,4 +1,4 @@
-"""Post-hoc calibration of confidence scores: fit on one split, apply to another (SALT_FACTS §5.6).
+"""Post-hoc calibration of confidence scores: fit on one split, apply to another (docs/confidence.md §5).
 
 Every calibrator maps a raw score to a probability of being correct in [0, 1]; all but
 ``"histogram"`` are non-decreasing in *confidence*. Scores whose direction is lower = more confident
@@ -73,7 +73,7 @@ def _check_eps(eps: float) -> None:
 def zscore_sigmoid(
     train_scores: npt.ArrayLike, scores: npt.ArrayLike, higher_is_confident: bool = True, eps: float = 1e-12
 ) -> FloatArray:
-    r"""Z-score + sigmoid calibration (SALT_FACTS §5.6).
+    r"""Z-score + sigmoid calibration (docs/confidence.md §5.1).
 
     .. math:: \hat p(s) = \sigma\!\left(\pm \frac{s - \mu}{\sigma_\text{train}}\right)
 

@@ -1,12 +1,13 @@
-"""Unit confidence from token log-probabilities (SALT_FACTS §5.4–5.5).
+"""Unit confidence from token log-probabilities (docs/confidence.md §2, §4).
 
 Two layers, both vectorised over all tokens / units of a run:
 
 1. :func:`token_signals` turns per-token log-probabilities into a per-token log-likelihood ``ℓ_t`` and
    entropy ``H_t``.
 
-   * ``flavour="topk"`` (paper-compatible, §5.4): the vector ``d = [chosen, alternatives...]`` is
-     repaired (a sentinel chosen value ``< -1000`` becomes ``min(finite alternatives) - 1``), cut/padded
+   * ``flavour="topk"`` (paper-compatible, docs/confidence.md §2.1): the vector
+     ``d = [chosen, alternatives...]`` is repaired (a sentinel chosen value ``< -1000`` becomes
+     ``min(finite alternatives) - 1``), cut/padded
      to ``top_k = 20`` entries with ``-1e9``, and **renormalised with a softmax**, so ``p_t`` is the
      chosen token's share of the returned top-k mass; ``ℓ_t = ln clip(p_t, 1e-20, 1)`` and ``H_t`` is
      the entropy of the renormalised top-k distribution. A token without log-probabilities gets
@@ -16,8 +17,8 @@ Two layers, both vectorised over all tokens / units of a run:
      backend did not record it — vLLM — so ``mean_entropy``/``max_entropy`` of its units are NaN).
 
 2. :func:`unit_confidences` aggregates tokens into units given ``(token, unit)`` pairs — a token may
-   belong to several units (it then counts fully for each, §5.3) — and returns every confidence
-   function of :data:`CONFIDENCE_FUNCTIONS` per unit (NaN for units without tokens).
+   belong to several units (it then counts fully for each, docs/confidence.md §3.4) — and returns every
+   confidence function of :data:`CONFIDENCE_FUNCTIONS` per unit (NaN for units without tokens).
 
 :func:`unit_confidence` is the one-unit convenience API on ragged Python lists.
 """
@@ -80,7 +81,7 @@ CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(
         )
     }
 )
-"""The nine paper confidence functions (SALT_FACTS §5.5) with their directions, in paper order."""
+"""The nine paper confidence functions (docs/confidence.md §4.1) with their directions, in paper order."""
 
 CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_FUNCTIONS)
 
@@ -104,7 +105,7 @@ def _check_flavour(flavour: str) -> None:
 def _topk_chunk(
     chosen: FloatArray, others: FloatArray, top_k: int, eps: float
 ) -> tuple[FloatArray, FloatArray]:
-    """§5.4 for one chunk: ``chosen`` (T,), ``others`` (T, K) with NaN = absent → (ℓ, H).
+    """docs/confidence.md §2.1 for one chunk: ``chosen`` (T,), ``others`` (T, K) with NaN = absent → (ℓ, H).
 
     Equivalent to building the padded length-``top_k`` vector and taking its softmax, without
     materialising it: the first ``top_k - 1`` present alternatives are kept in place (the softmax does
@@ -172,7 +173,7 @@ def token_signals(
             log-probabilities (``"topk"``: uniform fallback; ``"full"``: error).
         topk_logprobs: shape ``(T, K)``, the alternatives in the order they were returned (for the
             ``"topk"`` flavour; NaN = absent). By default they are taken to *exclude* the chosen token,
-            i.e. the §5.4 vector is ``[chosen_logprob[t], *topk_logprobs[t]]``.
+            i.e. the docs/confidence.md §2.1 vector is ``[chosen_logprob[t], *topk_logprobs[t]]``.
         full_entropy: shape ``(T,)``, full-vocabulary entropy per token (``"full"`` flavour only); NaN =
             not recorded (the vLLM backend), which makes the entropy functions of every unit holding
             that token NaN.
@@ -371,7 +372,7 @@ def unit_confidence(
 
     Args:
         token_logprob_vectors: one entry per token: the chosen token's log-prob first, then the other
-            returned candidates (``None`` or empty = no log-probabilities, §5.4 step 1).
+            returned candidates (``None`` or empty = no log-probabilities, docs/confidence.md §2.1 step 1).
         flavour: ``"topk"`` (paper) or ``"full"`` (needs ``full_entropy``; uses ``exp(vector[0])``).
         full_entropy: per-token full-vocabulary entropies (``"full"`` only).
         top_k, eps: as in :func:`token_signals`.

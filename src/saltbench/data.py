@@ -1,4 +1,4 @@
-"""Dataset frames: our generators, and the authors' reproduction data (SALT_FACTS §3).
+"""Dataset frames: our generators, and the authors' reproduction data (docs/tasks.md §8).
 
 A dataset frame has the columns ``sample_id, task, variant, input, reference`` (``variant``: the Code
 variant or the Words subject, null otherwise). Frames loaded from the paper data also carry
@@ -34,7 +34,7 @@ PAPER_FOLDERS: dict[str, str] = {
 """Task slug -> folder name in the authors' reproduction release."""
 
 PAPER_ROWS: dict[str, int] = {"dna": 300, "code": 148, "logic": 400, "matmul": 300, "kronecker": 300, "words": 300}
-"""Row counts of the reproduction folders (SALT_FACTS §3), checked on load."""
+"""Row counts of the reproduction folders (docs/tasks.md §8.1), checked on load."""
 
 
 def _read_arrow_folder(folder: Path) -> list[dict[str, Any]]:
@@ -91,7 +91,7 @@ def load_paper_datasets(path: str | Path, tasks: tuple[str, ...] | None = None) 
     """The authors' reproduction data as our dataset frames, keyed by task slug.
 
     Args:
-        path: folder holding ``DNA_dataset``, ``Code_dataset``, ... (SALT_FACTS §3).
+        path: folder holding ``DNA_dataset``, ``Code_dataset``, ... (docs/tasks.md §8.1).
         tasks: subset of task slugs to load (default: all six).
     """
     root = Path(path)

@@ -1,10 +1,10 @@
 """Metrics stage: a units table -> one row per (granularity, confidence, flavour, calibration, metric).
 
-Protocol (SALT_FACTS §5.6, §6; the split is our choice — the paper's is not public):
+Protocol (docs/metrics.md §9, docs/confidence.md §5; the split is our choice — the paper's is not public):
 
 * Units scored are the *response* units (correct, incorrect, selective, redundant); missing reference
   units only count for recall. Correctness = status ``correct``.
-* ``precision`` / ``recall``: mean over responses of the per-response values of SALT_FACTS §4.5
+* ``precision`` / ``recall``: mean over responses of the per-response values of docs/evaluation.md §8
   (precision = C / (R + I), recall = C / G), CI by resampling responses.
 * Ranking and rejection (``auroc_pooled``, ``auroc_per_response``, ``prr``, ``aurc``) use the raw
   scores oriented so that higher = more confident, on all responses; rows have ``calibration = none``.

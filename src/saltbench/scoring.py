@@ -1,6 +1,6 @@
 """Scoring stage: generations -> one row per response unit with status and every confidence value.
 
-Token -> unit alignment (fixes SALT_FACTS §10.4 and §10.5):
+Token -> unit alignment (fixes docs/compatibility.md §1.4 and §1.5):
 
 * Units and their character spans come from the evaluator itself
   (:func:`saltbench.evaluation.evaluate_many`, columns ``span_start``/``span_end``), i.e. from the
@@ -9,8 +9,9 @@ Token -> unit alignment (fixes SALT_FACTS §10.4 and §10.5):
   score.
 * Token ``i`` covers the characters ``[o_i, o_{i+1})`` of the generated text (``o_T = len(text)``),
   from the offsets recorded at inference time.
-* **Straddling rule** (the authors' rule, §5.3): a token belongs to every unit whose span it overlaps,
-  ``o_i < end and o_{i+1} > start``; a token straddling two units (`` 7 8``, ``\\n6``) counts fully for
+* **Straddling rule** (the authors' rule, docs/confidence.md §3.4): a token belongs to every unit whose
+  span it overlaps, ``o_i < end and o_{i+1} > start``; a token straddling two units (`` 7 8``,
+  ``\\n6``) counts fully for
   both. A zero-length token (the bytes of a character completed by a later token) belongs to a unit
   when it lies strictly inside it. Tokens only covering whitespace or fences between units belong to
   no atom.

@@ -65,7 +65,7 @@ def _write_workflow(root: Path, level: str) -> None:
     shutil.copytree(REPO / "report", root / "report")
     (root / "workflow_scripts").mkdir()
     for script in (REPO / "workflow_scripts").glob("*.py"):
-        if script.name.startswith(("table_", "figure_")):
+        if script.name.startswith(("table_", "draw_figure")):
             shutil.copy2(script, root / "workflow_scripts" / script.name)
     shutil.copy2(REPO / "environment.yml", root / "environment.yml")
     (root / "Snakefile").write_text(

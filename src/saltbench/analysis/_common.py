@@ -1,6 +1,6 @@
 """Shared schemas, metric directions and aggregation helpers of the analysis stage.
 
-Input tables (written upstream, see DESIGN.md):
+Input tables (written upstream, see docs/architecture.md):
 
 * metrics — ``results/metrics/{model}/{style}/{task}.parquet``, long format (:data:`METRICS_SCHEMA`);
 * units — ``data/units/{model}/{style}/{task}.parquet``, one row per response unit per granularity with

@@ -1,9 +1,10 @@
-"""Unit-level evaluation of SALT responses (SALT_FACTS §4): extraction, units, alignment, statuses, metrics.
+"""Unit-level evaluation of SALT responses (docs/evaluation.md): extraction, units, alignment, statuses,
+metrics.
 
-Paper-compatible by default. Selectable fixes: ``keyword_filter=False`` (no bad-keyword filter, §10.2),
-``require_fence=True`` (an unfenced response has no answer, §10.1), and unit spans in the original
+Paper-compatible by default. Selectable fixes: ``keyword_filter=False`` (no bad-keyword filter, §1.2),
+``require_fence=True`` (an unfenced response has no answer, §1.1), and unit spans in the original
 response for every unit (``Evaluation.response_unit_spans``, the ``span_*`` columns of ``evaluate_many``),
-which removes the span/unit mismatch of §10.5.
+which removes the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md).
 """
 
 from __future__ import annotations

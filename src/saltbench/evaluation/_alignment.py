@@ -1,4 +1,4 @@
-"""Strict positional pairing and dynamic (Needleman–Wunsch) alignment of units (SALT_FACTS §4.4, §4.6).
+"""Strict positional pairing and dynamic (Needleman–Wunsch) alignment of units (docs/evaluation.md §5–6).
 
 Both return index pairs ``(response_index, reference_index)`` with ``-1`` for a gap.
 

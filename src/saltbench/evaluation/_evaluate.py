@@ -3,8 +3,9 @@
 ``evaluate`` handles one response; ``evaluate_many`` runs the same core over many responses and returns one
 polars row per comparison; ``summarize_units`` turns such a frame back into per-response metrics.
 
-Span contract (fix of SALT_FACTS §10.5): every response unit carries the half-open span ``(start, end)`` of
-its text **in the original response**. Spans are found while decomposing: the answer region
+Span contract (fix of docs/compatibility.md §1.5): every response unit carries the half-open span
+``(start, end)`` of its text **in the original response**. Spans are found while decomposing: the
+answer region
 ``response[fence_start:fence_end]`` is cleaned (``*`` removed, stripped) with an offset map kept, units are
 cut from the clean text with their clean offsets, and each clean span is mapped back. Hence
 ``response[start:end].replace("*", "") == unit`` for every unit: asterisks inside a unit lie inside its span,
@@ -65,7 +66,7 @@ class Evaluation:
         response_units, reference_units: the decomposed units.
         response_unit_spans: ``(start, end)`` of each response unit in the original response text.
         comparisons: the aligned pairs with their statuses.
-        metrics: the SALT_FACTS §4.5 dictionary (keys ``METRIC_KEYS``).
+        metrics: the docs/evaluation.md §8 dictionary (keys ``METRIC_KEYS``).
     """
 
     granularity: Granularity
@@ -175,7 +176,7 @@ def evaluate(
     mismatch_penalty: float = 1,
     gap_penalty: float = 1,
 ) -> Evaluation:
-    """Evaluate one response against its reference (SALT_FACTS §4).
+    """Evaluate one response against its reference (docs/evaluation.md).
 
     Args:
         response: the model's full generated text (``None`` counts as empty).
@@ -184,10 +185,12 @@ def evaluate(
             ``delimiter`` and ``atom_regex`` attributes.
         variant: Code variant / Words subject, used only when ``task`` is a slug.
         granularity: ``atom`` | ``line`` | ``generation``.
-        alignment: ``strict`` (positional, the paper default) | ``dynamic`` (Needleman–Wunsch, §4.6).
+        alignment: ``strict`` (positional, the paper default) | ``dynamic`` (Needleman–Wunsch,
+            docs/evaluation.md §6).
         keyword_filter: apply the bad-keyword filter during extraction (paper: on).
-        require_fence: an unfenced response has no answer (fix of §10.1; paper: off, whole text used).
-        match_score, mismatch_penalty, gap_penalty: dynamic-alignment scores (§4.6).
+        require_fence: an unfenced response has no answer (docs/compatibility.md §1.1; paper: off,
+            whole text used).
+        match_score, mismatch_penalty, gap_penalty: dynamic-alignment scores (docs/evaluation.md §6.1).
 
     Line breaks ``"\\n"``, ``"\\r\\n"`` and ``"\\r"`` are equivalent (module docstring). Any ``str`` is
     accepted, lone surrogates included (compared as they are).
@@ -247,7 +250,7 @@ def align_units(
     mismatch_penalty: float = 1,
     gap_penalty: float = 1,
 ) -> list[tuple[str | None, str | None]]:
-    """Dynamic alignment (SALT_FACTS §4.6) as ``(response_unit | None, reference_unit | None)`` pairs.
+    """Dynamic alignment (docs/evaluation.md §6) as ``(response_unit | None, reference_unit | None)`` pairs.
 
     Units are compared in normalised form (``normalize_unit``); a DK response unit never matches.
 
@@ -414,7 +417,7 @@ def evaluate_many(
 def summarize_units(units: pl.DataFrame, *, dynamic_alignment: bool = False) -> pl.DataFrame:
     """Per-response metrics from an ``evaluate_many`` frame: one row per (sample_idx, granularity).
 
-    Columns: ``sample_idx``, ``granularity`` and every metric key of SALT_FACTS §4.5 (same values as
+    Columns: ``sample_idx``, ``granularity`` and every metric key of docs/evaluation.md §8 (same values as
     ``evaluate(...).metrics``); ``dynamic_alignment`` is the value passed here. Responses with no row at a
     granularity (empty answer and empty reference) are absent.
     """

@@ -1,4 +1,4 @@
-"""Fenced-answer extraction (SALT_FACTS §4.1) and the bad-keyword filter.
+"""Fenced-answer extraction (docs/evaluation.md §2) and the bad-keyword filter.
 
 A *fence token* is a maximal run of four or more ``*`` characters anywhere in the text (it does not need a
 line of its own: ``x ********TCT******** y`` is fenced). Fence tokens are paired by position,
@@ -35,10 +35,10 @@ BAD_KEYWORDS: tuple[str, ...] = (
     "without",
     "end",
 )
-"""Lower-case substrings that disqualify a candidate answer region (paper behaviour, SALT_FACTS §4.1).
+"""Lower-case substrings that disqualify a candidate answer region (paper behaviour, docs/evaluation.md §2.3).
 
 This is a bare substring test, so words such as ``weekend`` or ``lavender`` (``end``) also reject a
-region (quirk §10.2; switch the filter off with ``keyword_filter=False``).
+region (docs/compatibility.md §1.2; switch the filter off with ``keyword_filter=False``).
 """
 
 _KEYWORD_RE = re.compile("|".join(re.escape(k) for k in sorted(BAD_KEYWORDS, key=len, reverse=True)))
@@ -70,11 +70,12 @@ def extract_answer(
 ) -> tuple[str, int, int]:
     """Find the answer region of a response: ``(region, start, end)`` with ``region == text[start:end]``.
 
-    Rules (paper-compatible, SALT_FACTS §4.1), with F the fence tokens in order:
+    Rules (paper-compatible, docs/evaluation.md §2.2), with F the fence tokens in order:
 
     * ``None`` or ``""`` → ``("", -1, -1)``.
-    * ``|F| = 0`` → the whole text, unchanged, as ``(text, 0, len(text))`` — no keyword filter (quirk §10.1).
-      With ``require_fence=True`` (our fix of §10.1) an unfenced response has no answer: ``("", -1, -1)``.
+    * ``|F| = 0`` → the whole text, unchanged, as ``(text, 0, len(text))`` — no keyword filter
+      (docs/compatibility.md §1.1). With ``require_fence=True`` (our fix of §1.1) an unfenced response
+      has no answer: ``("", -1, -1)``.
     * ``|F| = 1`` → from that fence to the end of the text, if it qualifies.
     * ``|F| >= 2`` → pairs ``(F0, F1), (F2, F3), ...`` tried from the last pair to the first; a pair's
       region runs from the opening fence's start to the closing fence's end (fences included). The first

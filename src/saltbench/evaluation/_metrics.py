@@ -1,4 +1,4 @@
-"""Unit statuses and the per-response metrics dictionary (SALT_FACTS §4.4–4.6).
+"""Unit statuses and the per-response metrics dictionary (docs/evaluation.md §6.3, §7–8).
 
 Status of an aligned pair ``(response unit, reference unit)``, checked in this order:
 
@@ -49,7 +49,7 @@ METRIC_KEYS: tuple[str, ...] = (
     "accuracy_include_extra",
     "hallucination_score",
 )
-"""Every key of the metrics dictionary, in the order of SALT_FACTS §4.5."""
+"""Every key of the metrics dictionary, in the order of docs/evaluation.md §8."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +117,7 @@ def _ratio(num: int, den: int) -> float:
 def compute_metrics(
     statuses: Sequence[str], n_response: int, n_reference: int, n_internal_missing: int, dynamic: bool
 ) -> dict[str, float | int | bool]:
-    """The metrics dictionary of SALT_FACTS §4.5 (keys: :data:`METRIC_KEYS`)."""
+    """The metrics dictionary of docs/evaluation.md §8 (keys: :data:`METRIC_KEYS`)."""
     c = statuses.count("correct")
     wrong = statuses.count("incorrect")
     s = statuses.count("selective")

@@ -1,4 +1,4 @@
-"""Unit decomposition with character offsets (SALT_FACTS §1.1, §4.2, §4.3).
+"""Unit decomposition with character offsets (docs/tasks.md §1.2; docs/evaluation.md §3–4).
 
 Every decomposition works on ``clean = text.replace("*", "").strip()`` and returns, for each unit, the
 unit text and its half-open ``[start, end)`` span *in clean coordinates* (``clean[start:end] == unit``).
@@ -64,7 +64,7 @@ _OTHER_WHITESPACE = re.compile(r"[^\S \n]")
 
 
 class TaskLike(Protocol):
-    """Anything with the two atom-splitting attributes of a task (SALT_FACTS §1.1)."""
+    """Anything with the two atom-splitting attributes of a task (docs/tasks.md §1.2)."""
 
     delimiter: str | None
     atom_regex: str | None
@@ -79,7 +79,7 @@ class UnitRule:
     """How a task splits and compares units: the task's ``delimiter`` and ``atom_regex``.
 
     ``delimiter`` wins when truthy; ``atom_regex`` is used only when it is falsy. Comparison removes every
-    space character unless the delimiter is exactly ``" "`` (SALT_FACTS §4.3).
+    space character unless the delimiter is exactly ``" "`` (docs/evaluation.md §4.1).
     """
 
     delimiter: str | None
@@ -260,7 +260,8 @@ def _regex_atoms(clean: str, lines: Spans, pattern: Any) -> tuple[list[str], Spa
 
 
 def _trim_brackets(units: list[str], spans: Spans) -> None:
-    """In-place bracket trimming of the first and last atoms (SALT_FACTS §4.2); empty spans are left alone."""
+    """In-place bracket trimming of the first and last atoms (docs/evaluation.md §3.4); empty spans are
+    left alone."""
     if not units:
         return
     starts, ends = spans
@@ -315,7 +316,8 @@ def decompose_clean(
 
 
 def decompose(text: str, task: str | TaskLike | UnitRule, granularity: Granularity = "atom") -> list[str]:
-    """Split ``text`` into units of one granularity (SALT_FACTS §4.2), after removing ``*`` and stripping.
+    """Split ``text`` into units of one granularity (docs/evaluation.md §3), after removing ``*`` and
+    stripping.
 
     Examples:
         >>> from types import SimpleNamespace

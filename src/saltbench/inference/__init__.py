@@ -1,4 +1,4 @@
-"""Inference with real models, recording per-token log-probabilities (SALT_FACTS §7).
+"""Inference with real models, recording per-token log-probabilities (docs/generation.md).
 
 Two backends write the same records: transformers forward passes (:func:`generate`) and the vLLM
 engine (:func:`load_vllm`, :func:`generate_vllm`; full-vocabulary entropy stored as NaN there). The

@@ -1,4 +1,4 @@
-"""Chat-template rendering and prompt tokenisation (SALT_FACTS §7.2).
+"""Chat-template rendering and prompt tokenisation (docs/generation.md §1).
 
 Rendering rule (compatible with the authors' ``render_hf_prompts``):
 
@@ -90,7 +90,8 @@ def render_prompts(
             try:
                 prompts.append(tokenizer.apply_chat_template(chat, **kwargs))
                 break
-            except Exception as exc:  # noqa: BLE001 - any template failure falls through (§7.2)
+            except Exception as exc:  # noqa: BLE001 - any template failure falls through
+                # (docs/generation.md §1.3)
                 failures.setdefault(layout, f"{type(exc).__name__}: {exc}")
         else:
             prompts.append(instruction)

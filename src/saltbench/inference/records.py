@@ -32,7 +32,7 @@ FinishReason = Literal["eos", "length", "error"]
 FINISH_REASONS: tuple[str, ...] = ("eos", "length", "error")
 
 TOP_K = 20
-"""Number of top log-probabilities kept per token (the OpenAI/Gemini API limit, SALT_FACTS §7.1)."""
+"""Number of top log-probabilities kept per token (the OpenAI/Gemini API limit, docs/generation.md §2.3)."""
 
 
 @dataclass(frozen=True, eq=False)

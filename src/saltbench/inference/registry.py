@@ -69,7 +69,7 @@ Backend = Literal["hf", "vllm"]
 BACKENDS: tuple[str, ...] = get_args(Backend)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
-"""The system text used when a chat template mentions ``system`` (SALT_FACTS §7.2)."""
+"""The system text used when a chat template mentions ``system`` (docs/generation.md §1.2)."""
 
 MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")
 

@@ -8,8 +8,9 @@ Conventions shared by every function here:
 * Undefined values (one class empty, nothing to rank) are returned as ``nan``, never raised.
 * Invalid input raises ``ValueError`` naming the argument and the bad value.
 
-Paper compatibility (SALT_FACTS §6, §10): ``ece(..., binning="paper")`` and ``prr(..., ties="paper")``
-reproduce the authors' quirks; the defaults of ``prr``/``aurc`` use order-independent tie handling.
+Paper compatibility (docs/metrics.md; docs/compatibility.md §1.7–1.8): ``ece(..., binning="paper")``
+and ``prr(..., ties="paper")`` reproduce the authors' quirks; the defaults of ``prr``/``aurc`` use
+order-independent tie handling.
 """
 
 from ._aurc import aurc

@@ -1,4 +1,5 @@
-"""AUROC of correctness vs. confidence: pooled and per response (SALT_FACTS §6.2, §10.9).
+"""AUROC of correctness vs. confidence: pooled and per response (docs/metrics.md §3;
+docs/compatibility.md §1.9).
 
 Naming. *Pooled AUROC* ranks every unit of every response together (one ROC curve). *Per-response
 AUROC* computes one AUROC inside each response (group) and averages them. The SALT tutorial calls the
@@ -105,7 +106,7 @@ def auroc_per_response(
 
     * ``paper_micro=False`` (default): mean over groups whose AUROC is defined; NaN if none is.
     * ``paper_micro=True``: the SALT tutorial's "micro-AUROC" — the sum of the defined per-group values
-      divided by the **total** number of groups, so undefined groups count as 0 (SALT_FACTS §10.9).
+      divided by the **total** number of groups, so undefined groups count as 0 (docs/compatibility.md §1.9).
 
     Note the authors' naming swap: their "macro-AUROC" is :func:`auroc` on pooled units, their
     "micro-AUROC" is this function with ``paper_micro=True``.

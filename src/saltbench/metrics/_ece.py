@@ -1,4 +1,4 @@
-"""Expected and maximum calibration error (SALT_FACTS §6.1)."""
+"""Expected and maximum calibration error (docs/metrics.md §2)."""
 
 from __future__ import annotations
 
@@ -69,8 +69,9 @@ def ece(
     where :math:`\overline{c}_j` is the mean confidence and :math:`\overline{a}_j` the accuracy of the
     :math:`n_j` units in bin :math:`B_j`, and :math:`N` the number of units. Lower is better.
 
-    Binning quirk (SALT_FACTS §6.1, §10.8): bins are open below, so with ``binning="paper"`` a
-    confidence of exactly ``0.0`` falls in **no** bin yet still counts in :math:`N` (it contributes
+    Binning quirk (docs/metrics.md §2.2; docs/compatibility.md §1.8): bins are open below, so with
+    ``binning="paper"`` a confidence of exactly ``0.0`` falls in **no** bin yet still counts in
+    :math:`N` (it contributes
     nothing to the sum). ``binning="corrected"`` puts ``0.0`` into the first bin instead.
 
     Args:

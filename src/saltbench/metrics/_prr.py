@@ -1,4 +1,4 @@
-"""Prediction rejection ratio, pooled and per response (SALT_FACTS §6.3–6.4, §10.7)."""
+"""Prediction rejection ratio, pooled and per response (docs/metrics.md §5; docs/compatibility.md §1.7)."""
 
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def prr_per_response(
     ties: Ties = "average",
     atol: float = 1e-12,
 ) -> float:
-    """Mean of the defined per-response PRRs (SALT_FACTS §6.4); NaN if no response has a defined PRR.
+    """Mean of the defined per-response PRRs (docs/metrics.md §5.4); NaN if no response has a defined PRR.
 
     ``group_weighting="uniform"`` averages the responses equally; ``"size"`` weights each response by
     its number of units (upstream's ``"weight"`` with unit weights).

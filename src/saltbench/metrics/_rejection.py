@@ -1,4 +1,4 @@
-"""Rejection (risk–coverage) curves shared by PRR and AURC (SALT_FACTS §6.3).
+"""Rejection (risk–coverage) curves shared by PRR and AURC (docs/metrics.md §4).
 
 Units are rejected one at a time, least confident first. After rejecting ``k`` of ``n`` units:
 

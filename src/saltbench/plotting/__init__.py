@@ -19,7 +19,8 @@ figure (figures/)                 function                                   tab
 ================================  =========================================  ==========================
 """
 
-from collections.abc import Callable, Mapping
+import os
+from collections.abc import Callable, Mapping, Sequence
 
 import polars as pl
 from matplotlib.figure import Figure
@@ -69,9 +70,23 @@ def render(name: str, table: pl.DataFrame, **kwargs: object) -> Figure:
     return FIGURES[name](table, **kwargs)
 
 
+def read_figure_input(name: str, paths: Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
+    """The frame figure ``name`` is drawn from: the training logs for ``training_loss``, else its one analysis
+    table (``results/tables/{table}.parquet``, verified by :func:`saltbench.io.read_table`)."""
+    from saltbench.analysis import read_train_logs
+    from saltbench.io import read_table
+
+    if name == "training_loss":
+        return read_train_logs(paths)
+    if len(paths) != 1:
+        raise ValueError(f"figure {name!r} is drawn from one table, got {len(paths)} inputs")
+    return read_table(paths[0], "table")
+
+
 __all__ = [
     "COLUMN_WIDTH",
     "FIGURES",
+    "read_figure_input",
     "PALETTE",
     "PALETTE_NAME",
     "TEXT_WIDTH",

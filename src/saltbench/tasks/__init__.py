@@ -1,4 +1,4 @@
-"""The six SALT tasks (SALT_FACTS §2) and the registry ``get_task(slug, variant=None)``."""
+"""The six SALT tasks (docs/tasks.md §2–7) and the registry ``get_task(slug, variant=None)``."""
 
 from __future__ import annotations
 

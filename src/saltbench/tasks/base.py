@@ -1,12 +1,12 @@
 """Shared task machinery: the fence, the prompt skeleton, few-shot rendering and the dataset frame.
 
 Every SALT task is a deterministic function ``input -> reference`` plus a prompt builder and the
-rule that splits an answer into *atoms* (SALT_FACTS §1.1, §4.2):
+rule that splits an answer into *atoms* (docs/tasks.md §1.2, docs/evaluation.md §3):
 
 * ``delimiter`` (a non-empty string) wins when set: each answer line is split on it;
 * otherwise ``atom_regex`` is used: every ``finditer`` match on a line is one atom.
 
-Prompts follow the structure of SALT_FACTS §1.2–1.3, in our own words::
+Prompts follow the structure of docs/tasks.md §1.3–1.5, in our own words::
 
     <task instruction line(s)>
     <fence instruction>            (FENCE_INSTRUCTION, identical in every prompt)
@@ -44,7 +44,7 @@ FENCE_INSTRUCTION = (
     f"of its own. AN ANSWER THAT IS NOT ENCLOSED BY '{FENCE}' LINES BEFORE AND AFTER IT IS AUTOMATICALLY "
     "COUNTED AS WRONG."
 )
-"""One paragraph, no newline; the fence string appears three times, single-quoted (SALT_FACTS §1.3)."""
+"""One paragraph, no newline; the fence string appears three times, single-quoted (docs/tasks.md §1.4)."""
 
 
 STYLE_INSTRUCTIONS: dict[str, str] = {
@@ -57,7 +57,7 @@ STYLE_INSTRUCTIONS: dict[str, str] = {
 """Extra instruction line per prompt style, placed right after the fence instruction."""
 
 NUMBER_PATTERN = r"[+-]?\d+(?:\.\d+)?"
-"""A signed integer or decimal (the NUMERIC atom pattern, SALT_FACTS §2.2)."""
+"""A signed integer or decimal (the NUMERIC atom pattern, docs/tasks.md §3.2)."""
 
 DK_ALTERNATIVES = r"<DK>|<DK|DK>|DK"
 """Don't-know markers accepted as atoms by the regex-split tasks, tried in this order."""
@@ -83,7 +83,7 @@ class FewShot:
 
 
 def render_few_shots(examples: tuple[FewShot, ...], n_shots: int | None) -> str:
-    """Render the few-shot block (SALT_FACTS §1.2): ``""`` for k = 0, else lines ending with one ``\\n``.
+    """Render the few-shot block (docs/tasks.md §1.5): ``""`` for k = 0, else lines ending with one ``\\n``.
 
     ``n_shots=None`` uses every example; a negative value is an error (upstream silently sliced).
     """
@@ -188,7 +188,7 @@ class Task(abc.ABC):
 
     @abc.abstractmethod
     def test_block(self, input: str) -> str:
-        """The prompt's tail presenting the test input (task-specific layout, SALT_FACTS §2)."""
+        """The prompt's tail presenting the test input (task-specific layout, docs/tasks.md §2–7)."""
 
     # -- shared ---------------------------------------------------------------------------------
     def check_params(self, params: Mapping[str, object]) -> None:

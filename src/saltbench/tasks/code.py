@@ -1,4 +1,4 @@
-"""Code (SALT_FACTS §2.2): predict what a small, deterministic Python function prints for a call.
+"""Code (docs/tasks.md §3): predict what a small, deterministic Python function prints for a call.
 
 Seven variants, each a reference function whose *source text* (our own, below) is shown in the prompt.
 Variant slug (upstream class) — semantics — atom rule:
@@ -24,7 +24,7 @@ The task input is the Python-literal tuple of positional arguments (``repr`` of 
 carry a trailing comma, e.g. ``([[1, 2], [3, 4]],)``); the reference is ``str(function(*args))`` — for
 ``reverse_words`` the returned string itself.
 
-The inputs are generated procedurally (the authors' paper inputs were hand-written, SALT_FACTS §3.2),
+The inputs are generated procedurally (the authors' paper inputs were hand-written, docs/tasks.md §8.3),
 with sizes covering the paper ranges: 4-element Two Sum lists with one guaranteed pair; Edit Distance
 word pairs of length 3–11 at distance 1–8; ``n x n`` matrices, ``n`` in 1..11; 2–12 existing intervals
 (some with one-decimal endpoints) and 2–12 output intervals; permutations of length 3–25 with negative
@@ -394,8 +394,8 @@ def parse_code_input(input: str) -> tuple[object, ...]:
     """The positional arguments encoded by a Code input (a Python-literal tuple).
 
     Falls back to a tolerant reading of a one-string call ``('...',)`` whose string is not a valid
-    literal — the upstream few-shot ``('Let's take LeetCode contest',)`` (SALT_FACTS §10.14): the text
-    between the outermost matching quotes is taken as is.
+    literal — the upstream few-shot ``('Let's take LeetCode contest',)`` (docs/compatibility.md §1.14): the
+    text between the outermost matching quotes is taken as is.
 
     Raises:
         ValueError: the input is neither a literal tuple nor a one-string call.

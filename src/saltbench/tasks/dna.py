@@ -1,4 +1,4 @@
-"""DNA Translation (SALT_FACTS §2.1): print the complementary strand of a codon sequence.
+"""DNA Translation (docs/tasks.md §2): print the complementary strand of a codon sequence.
 
 The input is a line of codons (three letters over ``A, C, G, T``) separated by single spaces; the
 reference is the base-wise complement ``A <-> T``, ``C <-> G`` with the codon layout kept (not the
@@ -12,7 +12,7 @@ Atoms are codons (delimiter ``" "``), the single line is the line unit.
 Generation is seed-exact with the authors' generator: one ``random.Random(seed)`` shared by all rows;
 per row ``count = rng.randint(min_codons, max_codons)`` and then three ``rng.choice("ACTG")`` calls
 per codon (alphabet order A, C, T, G). The defaults ``1..199`` codons cover the length range of the
-paper's DNA data (SALT_FACTS §3.1); the authors' package default was ``1..30``.
+paper's DNA data (docs/tasks.md §8.2); the authors' package default was ``1..30``.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""First-Order Logic task (SALT_FACTS §2.3, §3.3, §10.13) — really propositional logic.
+"""First-Order Logic task (docs/tasks.md §4, §8.4; docs/compatibility.md §1.13) — really propositional logic.
 
 A sample is a list of propositional formulas over ``p1 .. pN`` written in prefix notation
 (``∧(p1, ¬(p2))``, ``→(a, b)``, ``↔(a, b)``, ``∨(...)``) plus initial truth values for a few
@@ -10,8 +10,8 @@ initial assignments themselves, one ``pK: True|False`` line each, sorted by the 
 
 Generation follows the authors' algorithm step by step and consumes ``random.Random`` in the
 same order, so the upstream mode (``num_variables_range`` + ``num_initial_assignments``)
-reproduces the upstream samples exactly (seed-exact check of §2.3). The default mode draws the
-paper's data ranges (§3.3): N from ``{6, 8, …, 40}`` and ``floor(N · f)`` initial assignments
+reproduces the upstream samples exactly (seed-exact check of docs/tasks.md §4.3). The default mode draws the
+paper's data ranges (docs/tasks.md §8.4): N from ``{6, 8, …, 40}`` and ``floor(N · f)`` initial assignments
 with ``f ∈ {1/5, 1/4, 1/3, 1/2}``.
 
 SAT checks use :func:`sympy.logic.inference.satisfiable` (``dpll2``) on incrementally built
@@ -44,7 +44,7 @@ ASSIGNMENTS_HEADER = "Initial Assignments:"
 """Line that separates the formulas from the initial assignments in an input."""
 
 PAPER_NUM_VARIABLES: tuple[int, ...] = tuple(range(6, 41, 2))
-"""Numbers of variables (= numbers of formulas) found in the paper data: 6, 8, …, 40 (§3.3)."""
+"""Numbers of variables (= numbers of formulas) found in the paper data: 6, 8, …, 40 (docs/tasks.md §8.4)."""
 
 PAPER_ASSIGNMENT_FRACTIONS: tuple[Fraction, ...] = (
     Fraction(1, 5),
@@ -167,7 +167,8 @@ def render_input(
 ) -> str:
     """Input text: formula lines, ``layout_blank_lines`` blank line(s), the header, assignment lines.
 
-    ``layout_blank_lines=1`` is the package layout, ``2`` the layout of the paper data (§10.13).
+    ``layout_blank_lines=1`` is the package layout, ``2`` the layout of the paper data
+    (docs/compatibility.md §1.13).
     """
     if layout_blank_lines not in (1, 2):
         raise ValueError(f"layout_blank_lines must be 1 or 2, got {layout_blank_lines!r}")
@@ -446,7 +447,7 @@ def _as_fraction(value: object) -> Fraction:
 
 
 def initial_count(num_variables: int, fraction: Fraction) -> int:
-    """``floor(N · f)``, at least 1 (the paper's initial-assignment count, §3.3)."""
+    """``floor(N · f)``, at least 1 (the paper's initial-assignment count, docs/tasks.md §8.4)."""
     return max(1, math.floor(num_variables * fraction))
 
 
@@ -532,7 +533,7 @@ _FEW_SHOTS = (
 
 
 class LogicTask(Task):
-    """First-Order Logic: deduce every forced truth value (SALT_FACTS §2.3).
+    """First-Order Logic: deduce every forced truth value (docs/tasks.md §4).
 
     ``generate`` params (all optional):
         num_variables: allowed N (= formulas = variables), drawn uniformly; default 6, 8, …, 40.

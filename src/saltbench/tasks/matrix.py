@@ -1,4 +1,4 @@
-"""Matrix Multiplication and Kronecker Product (SALT_FACTS §2.4, §2.5).
+"""Matrix Multiplication and Kronecker Product (docs/tasks.md §5–6).
 
 Both tasks share one text format. The input is ``A=`` on a line, the rows of ``A`` (integers separated
 by single spaces), ``B=`` on a line and the rows of ``B``; lines joined by ``\\n``, no trailing newline::
@@ -26,7 +26,7 @@ Generation (``numpy.random.default_rng(seed)``, one generator for all rows) pick
 Entries are uniform integers on ``[value_min, value_max]``. With ``sample_lengths="cycle"`` the lengths
 are used in order, cyclically (the authors' generator; lengths without a valid shape are skipped, which
 consumes no randomness); with ``"random"`` one length is drawn uniformly per row. Defaults reproduce the
-ranges of the paper data (SALT_FACTS §3.4–3.5): ``matmul`` lengths 6..64 (even) cycled, ``kronecker``
+ranges of the paper data (docs/tasks.md §8.5–8.6): ``matmul`` lengths 6..64 (even) cycled, ``kronecker``
 lengths 40..290 (step 10) drawn at random. With ``sample_lengths="cycle"``, lengths ``range(6, 66, 2)``
 and the default values, both generators are seed-exact with the authors' package.
 """
@@ -218,7 +218,7 @@ class _MatrixTask(Task):
 
     delimiter = " "
     atom_regex = rf"{NUMBER_PATTERN}|{DK_ALTERNATIVES}"
-    """Declared for completeness only: the space delimiter wins (SALT_FACTS §1.1)."""
+    """Declared for completeness only: the space delimiter wins (docs/tasks.md §1.2)."""
     params_class: ClassVar[type[_MatrixParams]]
 
     def __init__(self, variant: str | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Words Collection task (SALT_FACTS §2.6, §3.6, §10.12), a.k.a. "Needles in a Haystack".
+"""Words Collection task (docs/tasks.md §7, §8.7; docs/compatibility.md §1.12), a.k.a. "Needles in a
+Haystack".
 
 The model lists every needle of one *subject* (numbers, countries, months, capital letters,
 professions, weekdays, colors) in a text, in order of appearance, separated by single spaces.
@@ -43,7 +44,7 @@ WORDS_SUBJECTS: tuple[WordsSubject, ...] = (
     "weekdays",
     "colors",
 )
-"""The seven subjects, in the order of the paper data's subject frequency table (SALT_FACTS §3.6)."""
+"""The seven subjects, in the order of the paper data's subject frequency table (docs/tasks.md §8.7)."""
 
 RULE_SUBJECTS: frozenset[str] = frozenset({"numbers", "capital_letters"})
 """Subjects defined by a character rule rather than a vocabulary (answers are not lower-cased)."""
@@ -544,7 +545,7 @@ _FEW_SHOTS = (
 
 
 class WordsTask(Task):
-    """Words Collection: list the needles of one subject in order (SALT_FACTS §2.6).
+    """Words Collection: list the needles of one subject in order (docs/tasks.md §7).
 
     ``WordsTask(variant=subject)`` binds the subject needed by ``prompt``/``solve``; an unbound task
     can only ``generate``. ``generate`` params (all optional):

@@ -16,7 +16,7 @@ The *test block* is the part of the user message after the last occurrence of
 ``"Now, solve for the test Input.\\n"`` (Code prompts) or, when that marker is absent, after the last
 ``"Please answer the following as demonstrated before:\\n"`` (every other task); a message with
 neither marker is used whole. The template never mentions a system role, so SALT-style renderers do
-not add a system prompt (SALT_FACTS §7.2).
+not add a system prompt (docs/generation.md §1.2).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ SPECIAL_TOKENS: tuple[str, ...] = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN, S
 """Special tokens, in id order (``<pad>`` = 0 ... ``<sep>`` = 4)."""
 
 CODE_TEST_MARKER = "Now, solve for the test Input.\n"
-"""Line that introduces the test block of Code prompts (SALT_FACTS §2.2)."""
+"""Line that introduces the test block of Code prompts (docs/tasks.md §3.4)."""
 TEST_MARKER = "Please answer the following as demonstrated before:\n"
 """Line that introduces the test block of every non-Code prompt."""
 

@@ -1,0 +1,32 @@
+"""Under a cluster executor only the compute-heavy rules are submitted as jobs; the rest run locally."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import ConfigSettings, ResourceSettings
+
+pytestmark = pytest.mark.workflow
+
+REPO = Path(__file__).resolve().parents[2]
+
+COMPUTE_RULES = {
+    "convert_gguf_model", "train_tiny_models", "generate_shard", "intervention_shard", "score_units",
+    "compute_metrics",
+}  # fmt: skip
+"""Rules that load a model, train one, or score/bootstrap a whole file: the ones a compute node is for."""
+
+
+def test_every_light_rule_is_local(monkeypatch):
+    monkeypatch.chdir(REPO)
+    with SnakemakeApi() as api:
+        workflow = api.workflow(
+            resource_settings=ResourceSettings(),
+            config_settings=ConfigSettings(configfiles=[REPO / "config/config.yaml"]),
+            snakefile=REPO / "Snakefile",
+        )._workflow
+        rules = {rule.name for rule in workflow.rules}
+        assert COMPUTE_RULES <= rules
+        assert set(workflow._localrules) == rules - COMPUTE_RULES
