@@ -45,7 +45,9 @@ def _prompts(tokenizer: Any, n: int) -> list[str]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model-dir", default=str(REPO / "data/models/converted/smollm2-135m"))
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--new", type=int, default=128)
@@ -73,7 +75,11 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     spec = get_model_spec(load_model_registry(REPO / "config/models.yaml"), "smollm2-135m")
     spec = dataclasses.replace(spec, max_context=4096, enforce_eager=True)
-    results: dict[str, Any] = {"threads": args.threads, "new_tokens": args.new, "load_average": os.getloadavg()}
+    results: dict[str, Any] = {
+        "threads": args.threads,
+        "new_tokens": args.new,
+        "load_average": os.getloadavg(),
+    }
 
     started = time.perf_counter()
     model, tokenizer = load_model(args.model_dir, "float32", "cpu")
@@ -89,8 +95,12 @@ def main() -> None:
         records: dict[str, Any] = {}
         for _ in range(args.repeats):  # alternate the two engines
             for name, run in (
-                ("hf", lambda: generate(model, tokenizer, prompts, max_new_tokens=args.new, batch_size=n,
-                                        progress=False)),
+                (
+                    "hf",
+                    lambda: generate(
+                        model, tokenizer, prompts, max_new_tokens=args.new, batch_size=n, progress=False
+                    ),
+                ),
                 ("vllm", lambda: generate_vllm(engine, prompts, max_new_tokens=args.new, progress=False)),
             ):
                 timing, out = timed(run, 1)
@@ -118,15 +128,25 @@ def main() -> None:
     rows = get_task("kronecker").generate(
         args.samples, seed=3, output_lengths=[16], prefer_2d_probability=1.0, value_min=1, value_max=9
     )
-    options = InterventionOptions.from_dict({
-        "enabled": True, "models": ["smollm2-135m"], "tasks": ["kronecker"], "position_fractions": [0.25, 0.5, 0.75],
-        "corruption_counts": [0, 1, 2], "placements": ["random", "local", "distant"], "next_atoms": 3,
-    })
+    options = InterventionOptions.from_dict(
+        {
+            "enabled": True,
+            "models": ["smollm2-135m"],
+            "tasks": ["kronecker"],
+            "position_fractions": [0.25, 0.5, 0.75],
+            "corruption_counts": [0, 1, 2],
+            "placements": ["random", "local", "distant"],
+            "next_atoms": 3,
+        }
+    )
     best, counts = {}, {}
     for _ in range(args.repeats):
         for name, run in (
             ("hf", lambda: run_interventions(model, tokenizer, rows, options, model_name="m", spec=spec)),
-            ("vllm", lambda: run_interventions(engine, engine.tokenizer, rows, options, model_name="m", spec=spec)),
+            (
+                "vllm",
+                lambda: run_interventions(engine, engine.tokenizer, rows, options, model_name="m", spec=spec),
+            ),
         ):
             timing, frame = timed(run, 1)
             counts[name] = frame.height

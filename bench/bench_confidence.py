@@ -84,7 +84,11 @@ def main(argv: list[str] | None = None) -> int:
     n_tokens = data["chosen_lp"].size
     logger.info(
         "synthesised %d units, %d tokens, %d pairs in %.1f s (peak RSS %.0f MiB)",
-        args.units, n_tokens, data["pair_unit"].size, time.perf_counter() - t0, peak_rss_mib(),
+        args.units,
+        n_tokens,
+        data["pair_unit"].size,
+        time.perf_counter() - t0,
+        peak_rss_mib(),
     )
 
     timings: dict[str, float] = {}

@@ -167,7 +167,9 @@ def wrap(rng: random.Random, body: str) -> str:
     return ""
 
 
-def generate(n: int, seed: int, corrupt_fraction: float, rate: float) -> dict[tuple[str, str | None], tuple[list[str], list[str]]]:
+def generate(
+    n: int, seed: int, corrupt_fraction: float, rate: float
+) -> dict[tuple[str, str | None], tuple[list[str], list[str]]]:
     rng = random.Random(seed)
     keys = list(MIX)
     picks = rng.choices(keys, weights=[MIX[k] for k in keys], k=n)
@@ -187,9 +189,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=10_000, help="responses generated and evaluated at once")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--alignment", choices=("strict", "dynamic"), default="strict")
-    parser.add_argument("--corrupt-fraction", type=float, default=0.4, help="share of responses with corruptions")
+    parser.add_argument(
+        "--corrupt-fraction", type=float, default=0.4, help="share of responses with corruptions"
+    )
     parser.add_argument("--rate", type=float, default=0.1, help="per-token corruption probability")
-    parser.add_argument("--tracemalloc", action="store_true", help="also trace the evaluation's peak (slower)")
+    parser.add_argument(
+        "--tracemalloc", action="store_true", help="also trace the evaluation's peak (slower)"
+    )
     args = parser.parse_args(argv)
 
     tasks = {key: get_task(*key) for key in MIX}
@@ -207,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
             tracemalloc.start()
         c0, w0 = time.process_time(), time.perf_counter()
         for key, (responses, references) in groups.items():
-            frame = evaluate_many(responses, references, tasks[key], granularities=GRANULARITIES,
-                                  alignment=args.alignment)
+            frame = evaluate_many(
+                responses, references, tasks[key], granularities=GRANULARITIES, alignment=args.alignment
+            )
             rows += frame.height
             rows_by_task[key[0]] += frame.height
             for g, count in frame.group_by("granularity").len().iter_rows():
@@ -220,11 +227,17 @@ def main(argv: list[str] | None = None) -> int:
             traced_peak = max(traced_peak, tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
         responses_done += size
-        print(f"  {responses_done:>8} responses  {rows:>11,} rows  cpu {cpu:7.1f} s", file=sys.stderr, flush=True)
+        print(
+            f"  {responses_done:>8} responses  {rows:>11,} rows  cpu {cpu:7.1f} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"alignment            {args.alignment}")
-    print(f"responses            {responses_done:,}  (chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)")
+    print(
+        f"responses            {responses_done:,}  (chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)"
+    )
     print(f"comparison rows      {rows:,}  " + "  ".join(f"{g}={rows_by_gran[g]:,}" for g in GRANULARITIES))
     print("rows by task         " + "  ".join(f"{t}={c:,}" for t, c in rows_by_task.items()))
     print(f"evaluation time      cpu {cpu:.1f} s, wall {wall:.1f} s")

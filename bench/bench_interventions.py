@@ -47,8 +47,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--codons", type=int, default=100, help="DNA input length (atoms of the answer)")
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--new", type=int, default=0,
-                        help="greedy budget per intervention (0: the workflow's automatic budget)")
+    parser.add_argument(
+        "--new",
+        type=int,
+        default=0,
+        help="greedy budget per intervention (0: the workflow's automatic budget)",
+    )
     parser.add_argument("--no-early-stop", action="store_true", help="always decode the whole budget")
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument("--out", type=Path)
@@ -64,25 +68,45 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     prompt_ids = encode_prompt(tok, prompt)
     reference = task.solve(dna)
     layout = AnswerLayout.from_reference(reference, "dna")
-    specs = plan_sample(layout, corruptor_for("dna"), sample_id="bench", seed=0,
-                        position_fractions=(0.1, 0.25, 0.5, 0.75, 1.0), corruption_counts=(0, 1, 2, 4))
+    specs = plan_sample(
+        layout,
+        corruptor_for("dna"),
+        sample_id="bench",
+        seed=0,
+        position_fractions=(0.1, 0.25, 0.5, 0.75, 1.0),
+        corruption_counts=(0, 1, 2, 4),
+    )
     results: dict[str, Any] = {
-        "load_average": os.getloadavg(), "threads": args.threads, "prompt_tokens": len(prompt_ids),
-        "atoms": layout.n_atoms, "interventions": len(specs), "max_new_tokens": args.new or "auto",
-        "early_stop": not args.no_early_stop, "batch_size": args.batch_size,
+        "load_average": os.getloadavg(),
+        "threads": args.threads,
+        "prompt_tokens": len(prompt_ids),
+        "atoms": layout.n_atoms,
+        "interventions": len(specs),
+        "max_new_tokens": args.new or "auto",
+        "early_stop": not args.no_early_stop,
+        "batch_size": args.batch_size,
     }
     rows = {}
     for reuse in (True, False):
-        run = SampleRun(next_atoms=3, max_new_tokens=args.new or None, batch_size=args.batch_size,
-                        reuse_cache=reuse, early_stop=not args.no_early_stop)
+        run = SampleRun(
+            next_atoms=3,
+            max_new_tokens=args.new or None,
+            batch_size=args.batch_size,
+            reuse_cache=reuse,
+            early_stop=not args.no_early_stop,
+        )
         timing, rows[reuse] = timed(
-            lambda run=run: run_sample(model, tok, prompt_ids, layout, specs, task="dna", variant=None,
-                                       reference=reference, run=run),
+            lambda run=run: run_sample(
+                model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=reference, run=run
+            ),
             args.repeats,
         )
         key = "reuse_cache" if reuse else "reencode_prompt"
-        results[key] = {**timing, "interventions_per_s": len(specs) / timing["seconds"],
-                        "interventions_per_cpu_s": len(specs) / timing["cpu_seconds"]}
+        results[key] = {
+            **timing,
+            "interventions_per_s": len(specs) / timing["seconds"],
+            "interventions_per_cpu_s": len(specs) / timing["cpu_seconds"],
+        }
     prefix_tokens = [row["prefix_tokens"] for row in rows[True]]
     results["prefix_tokens_mean"] = sum(prefix_tokens) / len(prefix_tokens)
     reasons = [row["finish_reason"] for row in rows[True]]

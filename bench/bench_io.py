@@ -37,8 +37,13 @@ logger = logging.getLogger("bench_io")
 
 def generations(rows: int, tokens: int) -> pl.DataFrame:
     rng = np.random.default_rng(0)
-    records = [generation_record(rng, int(n), k=20) for n in rng.integers(tokens // 2, tokens * 3 // 2, size=rows)]
-    meta = {name: [f"{name}-{i}" for i in range(rows)] for name in ("sample_id", "task", "variant", "model", "style")}
+    records = [
+        generation_record(rng, int(n), k=20) for n in rng.integers(tokens // 2, tokens * 3 // 2, size=rows)
+    ]
+    meta = {
+        name: [f"{name}-{i}" for i in range(rows)]
+        for name in ("sample_id", "task", "variant", "model", "style")
+    }
     meta["prompt"] = ["Translate the DNA sequence ... " * 20] * rows
     return records_to_frame(records, meta)
 
@@ -96,7 +101,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for scale, rows in (("default-run", 48), ("paper-scale", args.rows)):
-            compare(f"generations/{scale}", "generations", generations(rows, args.tokens), folder, args.repeats)
+            compare(
+                f"generations/{scale}", "generations", generations(rows, args.tokens), folder, args.repeats
+            )
             compare(f"units/{scale}", "units", units(rows * 200), folder, args.repeats)
 
 

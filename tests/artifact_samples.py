@@ -8,11 +8,13 @@ from synthetic_tables import synthetic_units
 
 from saltbench.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS
 from saltbench.inference import GenerationRecord, TokenScores, records_to_frame
-from saltbench.metric_table import MetricSettings, compute_metrics
+from saltbench.metrics_stage import MetricSettings, compute_metrics
 from saltbench.tasks import get_task
 
 
-def generation_record(rng: np.random.Generator, n: int, k: int = 20, finish: str = "length") -> GenerationRecord:
+def generation_record(
+    rng: np.random.Generator, n: int, k: int = 20, finish: str = "length"
+) -> GenerationRecord:
     """A generation of ``n`` tokens with random log-probabilities over a 50-token vocabulary (``k`` <= 50) and
     token texts drawn from a few awkward pieces (empty, multi-byte, newline, fence)."""
     if finish == "error":
@@ -28,7 +30,9 @@ def generation_record(rng: np.random.Generator, n: int, k: int = 20, finish: str
         entropy=-(np.exp(logp) * logp).sum(1).astype(np.float32),
     )
     texts = [str(rng.choice(["a", " b", "", "é", "\n", "😀", "**"])) for _ in range(n)]
-    return GenerationRecord.from_scores(scores, texts, finish_reason=finish, num_prompt_tokens=int(rng.integers(1, 99)))
+    return GenerationRecord.from_scores(
+        scores, texts, finish_reason=finish, num_prompt_tokens=int(rng.integers(1, 99))
+    )
 
 
 def dataset() -> pl.DataFrame:
@@ -89,7 +93,9 @@ def train_log() -> pl.DataFrame:
 
 
 def table() -> pl.DataFrame:
-    return pl.DataFrame({"model": ["a", "b"], "value": [0.5, 0.75], "ci_low": [0.4, 0.7], "ci_high": [0.6, 0.8]})
+    return pl.DataFrame(
+        {"model": ["a", "b"], "value": [0.5, 0.75], "ci_low": [0.4, 0.7], "ci_high": [0.6, 0.8]}
+    )
 
 
 SAMPLES = {

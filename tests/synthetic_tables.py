@@ -270,6 +270,8 @@ def with_contract_columns(frame: pl.DataFrame, kind: str) -> pl.DataFrame:
     """``frame`` completed to the contract of artifact ``kind``: absent required columns as typed nulls, in
     the contract's order, then the frame's other columns (so synthetic tables can be written as artifacts)."""
     required = ARTIFACTS[kind].columns
-    missing = [pl.lit(None, dtype=dtype).alias(name) for name, dtype in required.items() if name not in frame.columns]
+    missing = [
+        pl.lit(None, dtype=dtype).alias(name) for name, dtype in required.items() if name not in frame.columns
+    ]
     frame = frame.with_columns(missing)
     return frame.select([*required, *(c for c in frame.columns if c not in required)])

@@ -47,7 +47,12 @@ def test_paper_config_has_paper_sizes(repo_root, monkeypatch):
     monkeypatch.chdir(repo_root)
     cfg = load_config(repo_root / "config" / "paper.yaml")
     assert cfg["datasets"]["n_samples"] == {
-        "dna": 300, "code": 148, "logic": 400, "matmul": 300, "kronecker": 300, "words": 300
+        "dna": 300,
+        "code": 148,
+        "logic": 400,
+        "matmul": 300,
+        "kronecker": 300,
+        "words": 300,
     }
     assert len(cfg["models"]) >= 50
 
@@ -133,7 +138,9 @@ def _integer_fields(schema: dict, path: tuple = ()) -> list[tuple[tuple, dict]]:
     per-task mapping (as task "dna") and array items (path element 0)."""
     children = list(schema.get("properties", {}).items())
     if "propertyNames" in schema and isinstance(schema.get("additionalProperties"), dict):
-        children.append(("dna", schema["additionalProperties"]))  # a per-task mapping: one task stands for all
+        children.append(
+            ("dna", schema["additionalProperties"])
+        )  # a per-task mapping: one task stands for all
     out = []
     for key, sub in children:
         if "$ref" in sub:
@@ -458,7 +465,9 @@ def test_duplicate_yaml_key_names_file_key_and_line(tmp_path):
 def test_strict_loader_keeps_plain_yaml_features(tmp_path):
     """Merge keys, aliases and int/str keys still load; quoted and plain duplicates do not."""
     assert yaml.load("a: &x {k: 1, j: 2}\nb:\n  <<: *x\n  k: 3\nc: *x\n", Loader=StrictYAMLLoader) == {
-        "a": {"k": 1, "j": 2}, "b": {"k": 3, "j": 2}, "c": {"k": 1, "j": 2}
+        "a": {"k": 1, "j": 2},
+        "b": {"k": 3, "j": 2},
+        "c": {"k": 1, "j": 2},
     }  # a key overriding a merged one is not a duplicate
     assert yaml.load("1: a\n'1': b\n", Loader=StrictYAMLLoader) == {1: "a", "1": "b"}  # int and str keys
     with pytest.raises(DuplicateKeyError):

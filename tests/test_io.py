@@ -41,7 +41,9 @@ def test_roundtrip_with_provenance_and_byte_identical(tmp_path, samples):
     assert p1.read_bytes() == p2.read_bytes()
     assert not list(tmp_path.glob(".*.tmp"))
     record = json.loads(pl.read_parquet_metadata(p1)[INTEGRITY_KEY])
-    assert record["artifact"] == "units" and record["rows"] == frame.height and len(record["data_sha256"]) == 64
+    assert (
+        record["artifact"] == "units" and record["rows"] == frame.height and len(record["data_sha256"]) == 64
+    )
 
 
 @pytest.mark.parametrize("kind", sorted(ARTIFACTS))
@@ -84,7 +86,9 @@ def test_missing_and_unexpected_columns_are_refused(tmp_path, samples):
     with pytest.raises(ContractError, match="'topk.mean_probability' has type Float32"):
         write_table(samples["units"].with_columns(pl.col("topk.mean_probability").cast(pl.Float32)),
                     tmp_path / "u.parquet", {}, "units")  # fmt: skip
-    write_table(samples["dataset"].with_columns(extra=pl.lit(1)), tmp_path / "d.parquet", {}, "dataset")  # open
+    write_table(
+        samples["dataset"].with_columns(extra=pl.lit(1)), tmp_path / "d.parquet", {}, "dataset"
+    )  # open
 
 
 def test_derived_columns_are_cross_checked(tmp_path, samples):
@@ -120,7 +124,9 @@ def test_a_file_of_another_stage_is_named(tmp_path, samples):
     """A dataset file copied over a generations file: refused before any column is looked up."""
     path = tmp_path / "dna.parquet"
     write_table(samples["dataset"], path, {}, "dataset")
-    with pytest.raises(CorruptFileError, match=r"dna\.parquet: holds a 'dataset' table, expected 'generations'"):
+    with pytest.raises(
+        CorruptFileError, match=r"dna\.parquet: holds a 'dataset' table, expected 'generations'"
+    ):
         read_table(path, "generations")
 
 
@@ -136,7 +142,9 @@ def test_a_decodable_change_of_the_data_is_caught_by_the_digest(tmp_path, sample
     path = tmp_path / "m.parquet"
     write_table(samples["metrics"], path, {"seed": 1}, "metrics")
     meta = {k: v for k, v in pl.read_parquet_metadata(path).items() if k.startswith("saltbench")}
-    samples["metrics"].with_columns(pl.col("value") + 0.01).write_parquet(path, metadata=meta, statistics=False)
+    samples["metrics"].with_columns(pl.col("value") + 0.01).write_parquet(
+        path, metadata=meta, statistics=False
+    )
     with pytest.raises(CorruptFileError, match="data digest mismatch"):
         read_table(path, "metrics")
 
@@ -190,4 +198,6 @@ def test_corruption_probes_never_read_silently(tmp_path, samples, kind):
         path.write_bytes(blob[:cut])
         with pytest.raises(CorruptFileError, match=kind):
             read_table(path, kind)
-    assert outcomes["refused"] > FLIPS_PER_ARTIFACT // 2  # most bytes matter; the rest are e.g. the writer name
+    assert (
+        outcomes["refused"] > FLIPS_PER_ARTIFACT // 2
+    )  # most bytes matter; the rest are e.g. the writer name

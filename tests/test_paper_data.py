@@ -26,11 +26,19 @@ def test_rows_columns_and_variants(paper):
     code = paper["code"]
     counts = dict(code.group_by("variant").len().iter_rows())
     assert counts == {
-        "two_sum": 18, "edit_distance": 20, "next_permutation": 20, "rotate_matrix": 22,
-        "insert_interval": 22, "rotate_array": 23, "reverse_words": 23,
+        "two_sum": 18,
+        "edit_distance": 20,
+        "next_permutation": 20,
+        "rotate_matrix": 22,
+        "insert_interval": 22,
+        "rotate_array": 23,
+        "reverse_words": 23,
     }
     words = paper["words"]
-    assert words["variant"].value_counts().sort("variant").to_dicts()[0] == {"variant": "capital_letters", "count": 8}
+    assert words["variant"].value_counts().sort("variant").to_dicts()[0] == {
+        "variant": "capital_letters",
+        "count": 8,
+    }
     assert words.schema["vocabulary"] == pl.List(pl.String)
 
 
@@ -68,7 +76,10 @@ def test_build_dataset_paper_source_caps_rows(paper_data):
 
 
 def test_build_dataset_generated_is_deterministic():
-    cfg = {"seed": 7, "datasets": {"source": "generated", "n_samples": 4, "params": {"dna": {"max_codons": 9}}}}
+    cfg = {
+        "seed": 7,
+        "datasets": {"source": "generated", "n_samples": 4, "params": {"dna": {"max_codons": 9}}},
+    }
     one, two = build_dataset(cfg, "dna"), build_dataset(cfg, "dna")
     assert one.equals(two) and one.height == 4
     other = build_dataset({**cfg, "seed": 8}, "dna")

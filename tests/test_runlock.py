@@ -11,8 +11,10 @@ import pytest
 
 from saltbench.runlock import LOCK_FILE, RunLockError, acquire_run_lock, remove_stale_temporaries
 
-HOLD = "import sys, time; from saltbench.runlock import acquire_run_lock; acquire_run_lock(sys.argv[1]); " \
-       "print('held', flush=True); time.sleep(60)"
+HOLD = (
+    "import sys, time; from saltbench.runlock import acquire_run_lock; acquire_run_lock(sys.argv[1]); "
+    "print('held', flush=True); time.sleep(60)"
+)
 
 
 def _holder(workdir) -> subprocess.Popen[str]:

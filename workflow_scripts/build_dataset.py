@@ -1,6 +1,5 @@
 """Rule build_dataset: write data/datasets/{task}.parquet."""
 
-
 from saltbench.data import build_dataset
 from saltbench.io import config_hash, provenance, write_table
 from saltbench.rule_support import setup_logging

@@ -3,9 +3,9 @@
 import polars as pl
 
 from saltbench.io import provenance, read_table, write_table
-from saltbench.metric_table import MetricSettings, compute_metrics
+from saltbench.metrics_stage import MetricSettings, compute_metrics
 from saltbench.rule_support import setup_logging
-from saltbench.tasks.base import derive_seed
+from saltbench.seeds import derive_seed
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -22,12 +22,21 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         ci_level=cfg["ci_level"],
         seed=seed,
     )
-    metrics = compute_metrics(read_table(snakemake.input[0], "units"), flavours=snakemake.params.flavours, settings=settings)
-    metrics = metrics.select(
-        pl.lit(wc.model).alias("model"), pl.lit(wc.style).alias("style"), pl.lit(wc.task).alias("task"), pl.all()
+    metrics = compute_metrics(
+        read_table(snakemake.input[0], "units"), flavours=snakemake.params.flavours, settings=settings
     )
-    write_table(metrics, snakemake.output[0], provenance(stage="metrics", model=wc.model, style=wc.style,
-                                                         task=wc.task, seed=seed, metrics=cfg), "metrics")
+    metrics = metrics.select(
+        pl.lit(wc.model).alias("model"),
+        pl.lit(wc.style).alias("style"),
+        pl.lit(wc.task).alias("task"),
+        pl.all(),
+    )
+    write_table(
+        metrics,
+        snakemake.output[0],
+        provenance(stage="metrics", model=wc.model, style=wc.style, task=wc.task, seed=seed, metrics=cfg),
+        "metrics",
+    )
     log.info("%d metric rows -> %s", metrics.height, snakemake.output[0])
 
 

@@ -14,8 +14,16 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     inference = params.inference
     rows = shard_rows(read_table(snakemake.input.dataset, "dataset"), int(wc.shard), inference["shard_size"])
     budget = max_new_tokens_for(inference, wc.task, wc.style)
-    log.info("model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d", wc.model, params.backend, wc.style,
-             wc.task, wc.shard, rows.height, budget)
+    log.info(
+        "model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d",
+        wc.model,
+        params.backend,
+        wc.style,
+        wc.task,
+        wc.shard,
+        rows.height,
+        budget,
+    )
     frame = generate_shard(
         rows,
         model_name=wc.model,
@@ -30,9 +38,16 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         num_threads=snakemake.threads,
     )
     spec = params.spec
-    meta = provenance(stage="generations", model=wc.model, model_source=repr(spec.source), style=wc.style,
-                      task=wc.task, shard=int(wc.shard), backend=params.backend,
-                      config_hash=config_hash(dict(inference)))
+    meta = provenance(
+        stage="generations",
+        model=wc.model,
+        model_source=repr(spec.source),
+        style=wc.style,
+        task=wc.task,
+        shard=int(wc.shard),
+        backend=params.backend,
+        config_hash=config_hash(dict(inference)),
+    )
     write_table(frame, snakemake.output[0], meta, "generations")
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
     log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])

@@ -9,10 +9,14 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
     frame = merge_shards([read_table(path, "generations") for path in snakemake.input])
     first = read_provenance(snakemake.input[0])
-    meta = provenance(**{k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")},
-                      shards=len(snakemake.input))
+    meta = provenance(
+        **{k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")},
+        shards=len(snakemake.input),
+    )
     write_table(frame, snakemake.output[0], meta, "generations")
-    log.info("merged %d shards, %d generations -> %s", len(snakemake.input), frame.height, snakemake.output[0])
+    log.info(
+        "merged %d shards, %d generations -> %s", len(snakemake.input), frame.height, snakemake.output[0]
+    )
 
 
 main(snakemake)  # noqa: F821

@@ -12,8 +12,9 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     kept = {k: v for k, v in first.items() if k not in ("shard", "version", "git_commit", "package")}
     meta = provenance(**kept, shards=len(snakemake.input))
     write_table(frame, snakemake.output[0], meta, "interventions")
-    log.info("merged %d shards, %d interventions -> %s", len(snakemake.input), frame.height,
-             snakemake.output[0])
+    log.info(
+        "merged %d shards, %d interventions -> %s", len(snakemake.input), frame.height, snakemake.output[0]
+    )
 
 
 main(snakemake)  # noqa: F821

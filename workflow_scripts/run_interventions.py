@@ -15,17 +15,31 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
 
     torch.set_num_threads(max(1, int(snakemake.threads)))
     frame = intervention_shard(
-        rows, options, model_name=wc.model, model_path=params.model_path, spec=params.spec,
-        n_shots=params.n_shots, top_k=params.top_k, backend=params.backend, num_threads=snakemake.threads,
+        rows,
+        options,
+        model_name=wc.model,
+        model_path=params.model_path,
+        spec=params.spec,
+        n_shots=params.n_shots,
+        top_k=params.top_k,
+        backend=params.backend,
+        num_threads=snakemake.threads,
     )
     meta = provenance(
-        stage="interventions", model=wc.model, model_source=repr(params.spec.source), task=wc.task,
-        backend=params.backend, shard=int(wc.shard), seed=options.seed, config_hash=config_hash(options.as_dict()),
+        stage="interventions",
+        model=wc.model,
+        model_source=repr(params.spec.source),
+        task=wc.task,
+        backend=params.backend,
+        shard=int(wc.shard),
+        seed=options.seed,
+        config_hash=config_hash(options.as_dict()),
     )
     write_table(frame, snakemake.output[0], meta, "interventions")
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
-    log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy,
-             snakemake.output[0])
+    log.info(
+        "wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, snakemake.output[0]
+    )
 
 
 if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file

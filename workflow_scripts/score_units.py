@@ -22,12 +22,25 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         top_k=snakemake.params.top_k,
     )
     units = units.select(
-        pl.lit(wc.model).alias("model"), pl.lit(wc.style).alias("style"), pl.lit(wc.task).alias("task"), pl.all()
+        pl.lit(wc.model).alias("model"),
+        pl.lit(wc.style).alias("style"),
+        pl.lit(wc.task).alias("task"),
+        pl.all(),
     )
     source = read_provenance(snakemake.input.generations)
-    write_table(units, snakemake.output[0], provenance(stage="units", model=wc.model, style=wc.style, task=wc.task,
-                                                       generations_config_hash=source.get("config_hash"),
-                                                       scoring=scoring), "units")
+    write_table(
+        units,
+        snakemake.output[0],
+        provenance(
+            stage="units",
+            model=wc.model,
+            style=wc.style,
+            task=wc.task,
+            generations_config_hash=source.get("config_hash"),
+            scoring=scoring,
+        ),
+        "units",
+    )
     log.info("scored %d units of %d generations -> %s", units.height, generations.height, snakemake.output[0])
 
 

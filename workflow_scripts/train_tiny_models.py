@@ -9,8 +9,14 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     config = TrainConfig.from_dict(snakemake.params.training)
     eval_inputs = load_eval_inputs(snakemake.input)
     result = train(config, snakemake.params.out_dir, eval_inputs)
-    log.info("trained %s: %d steps, %.1f s, final loss %.4f, checkpoints %s", snakemake.params.out_dir,
-             result.steps, result.wall_s, result.final_loss, [c.name for c in result.checkpoints])
+    log.info(
+        "trained %s: %d steps, %.1f s, final loss %.4f, checkpoints %s",
+        snakemake.params.out_dir,
+        result.steps,
+        result.wall_s,
+        result.final_loss,
+        [c.name for c in result.checkpoints],
+    )
 
 
 main(snakemake)  # noqa: F821

@@ -210,7 +210,9 @@ def token_signals(
         if np.isnan(chosen).any():
             raise ValueError("chosen_logprob must not contain NaN for flavour='full'")
         if np.isinf(ent).any():
-            raise ValueError(f"full_entropy must be finite or NaN (not recorded), got {ent[np.isinf(ent)][0]!r}")
+            raise ValueError(
+                f"full_entropy must be finite or NaN (not recorded), got {ent[np.isinf(ent)][0]!r}"
+            )
         return np.log(np.clip(np.exp(np.minimum(chosen, 0.0)), eps, 1.0)), ent.copy()
     # Kept in the caller's dtype (e.g. float32 from Parquet); converted chunk by chunk to bound memory.
     others = np.full((n, 0), np.nan) if topk_logprobs is None else np.asarray(topk_logprobs)

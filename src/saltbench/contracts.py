@@ -63,7 +63,9 @@ def confidence_column(flavour: str, function: str) -> str:
     return f"{flavour}.{function}"
 
 
-CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(confidence_column(f, n) for f in FLAVOURS for n in CONFIDENCE_NAMES)
+CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(
+    confidence_column(f, n) for f in FLAVOURS for n in CONFIDENCE_NAMES
+)
 """Every confidence column name, flavour by flavour (units and interventions tables)."""
 
 
@@ -101,21 +103,29 @@ class Artifact:
             if name not in schema:
                 if partial:
                     continue
-                raise ContractError(f"{where}: {self.name} column {name!r} is missing (columns: {list(schema)})")
+                raise ContractError(
+                    f"{where}: {self.name} column {name!r} is missing (columns: {list(schema)})"
+                )
             if schema[name] != dtype:
-                raise ContractError(f"{where}: {self.name} column {name!r} has type {schema[name]}, expected {dtype}")
+                raise ContractError(
+                    f"{where}: {self.name} column {name!r} has type {schema[name]}, expected {dtype}"
+                )
         for name, dtype in schema.items():
             if name in self.columns:
                 continue
             if self.confidence_columns and name in CONFIDENCE_COLUMNS:
                 if dtype != pl.Float64:
-                    raise ContractError(f"{where}: {self.name} column {name!r} has type {dtype}, expected Float64")
+                    raise ContractError(
+                        f"{where}: {self.name} column {name!r} has type {dtype}, expected Float64"
+                    )
             elif not self.open:
                 raise ContractError(f"{where}: {self.name} has an unexpected column {name!r}")
         checks = [c for c in self.checks if set(c[2]) <= set(schema)] if partial else list(self.checks)
         if not checks or frame.height == 0:
             return
-        broken = frame.select(*[(~c[1]()).fill_null(False).arg_true().first().alias(str(i)) for i, c in enumerate(checks)])
+        broken = frame.select(
+            *[(~c[1]()).fill_null(False).arg_true().first().alias(str(i)) for i, c in enumerate(checks)]
+        )
         for i, check in enumerate(checks):
             row = broken[str(i)][0]
             if row is not None:
@@ -156,7 +166,15 @@ GENERATION_COLUMNS: Mapping[str, pl.DataType] = {
 }
 """Per-generation columns written by :func:`saltbench.inference.records_to_frame`, with their dtypes."""
 
-_PER_TOKEN = ("token_ids", "token_texts", "token_offsets", "chosen_logprob", "topk_ids", "topk_logprobs", "entropy")
+_PER_TOKEN = (
+    "token_ids",
+    "token_texts",
+    "token_offsets",
+    "chosen_logprob",
+    "topk_ids",
+    "topk_logprobs",
+    "entropy",
+)
 
 GENERATIONS = Artifact(
     "generations",
@@ -218,7 +236,7 @@ METRIC_ROW_COLUMNS: Mapping[str, pl.DataType] = {
     "n_units": pl.Int64(),
     "n_responses": pl.Int64(),
 }
-"""Columns of one metrics row (:func:`saltbench.metric_table.compute_metrics`)."""
+"""Columns of one metrics row (:func:`saltbench.metrics_stage.compute_metrics`)."""
 
 METRICS = Artifact(
     "metrics",
@@ -317,7 +335,9 @@ def empty(kind: str | Artifact, extra: Mapping[str, pl.DataType] | None = None) 
     return pl.DataFrame(schema={**artifact(kind).columns, **(extra or {})})
 
 
-def with_required_types(frame: pl.DataFrame, kind: str | Artifact, columns: Sequence[str] | None = None) -> pl.DataFrame:
+def with_required_types(
+    frame: pl.DataFrame, kind: str | Artifact, columns: Sequence[str] | None = None
+) -> pl.DataFrame:
     """``frame`` with the artifact's columns present in it cast to the contract's dtypes."""
     spec = artifact(kind).columns
     names = [c for c in (columns or frame.columns) if c in spec]

@@ -17,8 +17,9 @@ from typing import Any
 import polars as pl
 import pyarrow.ipc as ipc
 
+from saltbench.seeds import derive_seed
 from saltbench.tasks import CODE_VARIANTS, get_task
-from saltbench.tasks.base import dataset_frame, derive_seed
+from saltbench.tasks.base import dataset_frame
 from saltbench.tasks.code import CODE_VARIANT_LEGACY
 
 log = logging.getLogger(__name__)
@@ -33,7 +34,14 @@ PAPER_FOLDERS: dict[str, str] = {
 }
 """Task slug -> folder name in the authors' reproduction release."""
 
-PAPER_ROWS: dict[str, int] = {"dna": 300, "code": 148, "logic": 400, "matmul": 300, "kronecker": 300, "words": 300}
+PAPER_ROWS: dict[str, int] = {
+    "dna": 300,
+    "code": 148,
+    "logic": 400,
+    "matmul": 300,
+    "kronecker": 300,
+    "words": 300,
+}
 """Row counts of the reproduction folders (docs/tasks.md §8.1), checked on load."""
 
 

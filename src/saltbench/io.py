@@ -84,7 +84,11 @@ def file_sha256(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
 
 def provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: package version and git commit plus the caller's fields (seed, model, ...)."""
-    record: dict[str, Any] = {"package": "saltbench", "version": saltbench.__version__, "git_commit": git_commit()}
+    record: dict[str, Any] = {
+        "package": "saltbench",
+        "version": saltbench.__version__,
+        "git_commit": git_commit(),
+    }
     record.update({k: v for k, v in fields.items() if v is not None})
     return record
 
@@ -144,7 +148,10 @@ def encode_table(frame: pl.DataFrame, meta: Mapping[str, Any] | None, kind: str 
 
 
 def write_table(
-    frame: pl.DataFrame, path: str | os.PathLike[str], meta: Mapping[str, Any] | None, artifact: str | Artifact
+    frame: pl.DataFrame,
+    path: str | os.PathLike[str],
+    meta: Mapping[str, Any] | None,
+    artifact: str | Artifact,
 ) -> None:
     """Write ``frame`` as the artifact ``artifact`` to ``path`` atomically (module docstring).
 
@@ -177,7 +184,9 @@ def _footer_metadata(blob: bytes) -> dict[str, str]:
     return {k.decode("utf-8", "replace"): v.decode("utf-8", "replace") for k, v in raw.items()}
 
 
-def _verified(path: str | os.PathLike[str], blob: bytes, kind: str | Artifact | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def _verified(
+    path: str | os.PathLike[str], blob: bytes, kind: str | Artifact | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(integrity record, provenance) of a file's bytes after checking digests and the artifact kind."""
     end = _data_end(blob)
     meta = _footer_metadata(blob)
@@ -194,8 +203,10 @@ def _verified(path: str | os.PathLike[str], blob: bytes, kind: str | Artifact | 
     if hashlib.sha256(payload.encode()).hexdigest() != record.get("meta_sha256"):
         raise ValueError("provenance digest mismatch: the metadata differ from what was written")
     if kind is not None and record.get("artifact") != artifact_spec(kind).name:
-        raise ValueError(f"holds a {record.get('artifact')!r} table, expected {artifact_spec(kind).name!r} (a file "
-                         "copied from another stage?)")
+        raise ValueError(
+            f"holds a {record.get('artifact')!r} table, expected {artifact_spec(kind).name!r} (a file "
+            "copied from another stage?)"
+        )
     return record, json.loads(payload) if payload else {}
 
 
@@ -233,7 +244,9 @@ def read_table(
             raise ValueError(f"{len(decoded)} columns decoded, {len(written)} written")
         for name, dtype in decoded:
             if written.get(name) != dtype:
-                raise ValueError(f"column {name!r} decoded as {dtype}, written as {written.get(name, 'absent')}")
+                raise ValueError(
+                    f"column {name!r} decoded as {dtype}, written as {written.get(name, 'absent')}"
+                )
         if artifact is not None:
             artifact_spec(artifact).validate(frame, "contents", partial=columns is not None)
     except (Exception, PanicException) as exc:  # PanicException derives from BaseException only

@@ -21,7 +21,10 @@ def setup_logging(snakemake: Any) -> logging.Logger:
     if snakemake.log:
         handlers.append(logging.FileHandler(str(snakemake.log[0]), mode="w", encoding="utf-8"))
     logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", handlers=handlers, force=True
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        handlers=handlers,
+        force=True,
     )
     logger = logging.getLogger(f"saltbench.rule.{snakemake.rule}")
 

@@ -77,7 +77,9 @@ def _warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
         log.warning(
             "%s: full-vocabulary entropy not recorded for %d of %d tokens (the vLLM backend does not return "
             "it): full.mean_entropy and full.max_entropy are NaN for the units holding them",
-            where, missing, entropy.size,
+            where,
+            missing,
+            entropy.size,
         )
 
 
@@ -158,7 +160,9 @@ def score_generations(
             keyword_filter=keyword_filter,
         )
         rows = group["row"].to_numpy()
-        parts.append(evaluated.with_columns(row=pl.Series(rows[evaluated["sample_idx"].to_numpy()], dtype=pl.UInt32)))
+        parts.append(
+            evaluated.with_columns(row=pl.Series(rows[evaluated["sample_idx"].to_numpy()], dtype=pl.UInt32))
+        )
     units = pl.concat(parts).sort("row", "granularity", "unit_index") if parts else None
     if units is None or units.height == 0:
         return _empty_units(granularities, flavours)
@@ -216,7 +220,12 @@ def confidence_columns(
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     for flavour in flavours:
         log_p, entropy = token_signals(
-            tokens["chosen"], tokens["topk"], tokens["entropy"], flavour, chosen_in_topk=chosen_in_topk, top_k=top_k
+            tokens["chosen"],
+            tokens["topk"],
+            tokens["entropy"],
+            flavour,
+            chosen_in_topk=chosen_in_topk,
+            top_k=top_k,
         )
         conf = unit_confidences(log_p, entropy, token_index, unit_index, n_units)
         columns["n_tokens"] = conf["num_tokens"]

@@ -83,7 +83,9 @@ def generate_shard(
         engine = load_vllm(model_path, spec, num_threads=num_threads, max_logprobs=top_k)
         tokenizer = engine.tokenizer
     else:
-        model, tokenizer = load_model(model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
+        model, tokenizer = load_model(
+            model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus
+        )
     prompts = render_prompts(
         tokenizer,
         instructions,
@@ -94,7 +96,12 @@ def generate_shard(
     budget = spec.max_new_tokens(max_new_tokens)
     if backend == "vllm":
         records = generate_vllm(
-            engine, prompts, max_new_tokens=budget, top_k=top_k, max_context=spec.max_context, progress=progress
+            engine,
+            prompts,
+            max_new_tokens=budget,
+            top_k=top_k,
+            max_context=spec.max_context,
+            progress=progress,
         )
     else:
         records = generate(

@@ -110,9 +110,13 @@ def test_accuracy_tables_are_consistent(interventions):
 
 
 def test_bin_edges_are_open_below():
-    frame = synthetic_interventions(models=("m",), tasks=("dna",), n_samples=2, seed=0).head(1).with_columns(
-        pl.lit("local").alias("placement"),
-        pl.lit(2).alias("n_corrupted"),
-        pl.lit(0.5).alias("corrupted_fraction"),
+    frame = (
+        synthetic_interventions(models=("m",), tasks=("dna",), n_samples=2, seed=0)
+        .head(1)
+        .with_columns(
+            pl.lit("local").alias("placement"),
+            pl.lit(2).alias("n_corrupted"),
+            pl.lit(0.5).alias("corrupted_fraction"),
+        )
     )
     assert accuracy_by_corruption(frame, n_bins=4)["bin"][0] == 1  # 0.5 lies in (0.25, 0.5]

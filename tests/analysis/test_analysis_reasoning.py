@@ -32,9 +32,15 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize(
     ("name", "base"),
-    [("qwen3-8b-thinking", "qwen3-8b"), ("qwen3-8b", "qwen3-8b"), ("qwen3-4b-thinking-2507", "qwen3-4b-2507"),
-     ("qwen3-4b-instruct-2507", "qwen3-4b-2507"), ("phi-4-reasoning", "phi-4"),
-     ("salt-tiny@early", "salt-tiny@early"), ("Thinking", "Thinking")],  # fmt: skip
+    [
+        ("qwen3-8b-thinking", "qwen3-8b"),
+        ("qwen3-8b", "qwen3-8b"),
+        ("qwen3-4b-thinking-2507", "qwen3-4b-2507"),
+        ("qwen3-4b-instruct-2507", "qwen3-4b-2507"),
+        ("phi-4-reasoning", "phi-4"),
+        ("salt-tiny@early", "salt-tiny@early"),
+        ("Thinking", "Thinking"),
+    ],  # fmt: skip
 )
 def test_base_model(name, base):
     assert base_model(name) == base

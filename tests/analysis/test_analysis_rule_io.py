@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-
 from synthetic_tables import synthetic_units
 
-from saltbench.io import write_table
 from saltbench.analysis.rule_io import (
     ANALYSIS_DEFAULTS,
     analysis_options,
@@ -18,6 +16,7 @@ from saltbench.analysis.rule_io import (
     registry_entries,
     table_outputs,
 )
+from saltbench.io import write_table
 
 
 class FakeOutput(dict):
@@ -38,7 +37,12 @@ def test_analysis_options_defaults_overrides_and_typos():
 def test_table_and_figure_outputs_wrap_the_report_entry():
     files = table_outputs("leaderboard", fake_report)
     assert files["parquet"] == "results/tables/leaderboard.parquet"
-    assert files["csv"] == ("report", "results/tables/leaderboard.csv", "../report/table_leaderboard.rst", "Tables")
+    assert files["csv"] == (
+        "report",
+        "results/tables/leaderboard.csv",
+        "../report/table_leaderboard.rst",
+        "Tables",
+    )
     assert table_outputs("x", fake_report, ("parquet", "csv"), prefix="p_").keys() == {"p_parquet", "p_csv"}
     fig = figure_outputs("dominance", "Uncertainty", fake_report)
     assert fig["pdf"] == "figures/dominance.pdf" and fig["png"][2] == "../report/figure_dominance.rst"

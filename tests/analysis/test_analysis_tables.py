@@ -78,14 +78,23 @@ def _cell(task: str, precision: float, ece_z: float, ece_platt: float, auc: floa
           style: str = "direct") -> pl.DataFrame:  # fmt: skip
     rows = cat(
         metrics_rows([("precision", None, precision)], task=task, model=model, style=style),
-        metrics_rows([("precision", None, precision / 2)], task=task, model=model, style=style,
-                     granularity="line"),  # fmt: skip
-        metrics_rows([("ece", "mean_probability", ece_z), ("auroc_pooled", "mean_probability", auc),
-                      ("aurc", "mean_probability", 0.3),
-                      ("auroc_per_response", "mean_probability", auc - 0.1)],
-                     task=task, model=model, style=style),  # fmt: skip
-        metrics_rows([("ece", "mean_probability", ece_platt)], task=task, model=model, style=style,
-                     calibration="platt"),  # fmt: skip
+        metrics_rows(
+            [("precision", None, precision / 2)], task=task, model=model, style=style, granularity="line"
+        ),  # fmt: skip
+        metrics_rows(
+            [
+                ("ece", "mean_probability", ece_z),
+                ("auroc_pooled", "mean_probability", auc),
+                ("aurc", "mean_probability", 0.3),
+                ("auroc_per_response", "mean_probability", auc - 0.1),
+            ],
+            task=task,
+            model=model,
+            style=style,
+        ),  # fmt: skip
+        metrics_rows(
+            [("ece", "mean_probability", ece_platt)], task=task, model=model, style=style, calibration="platt"
+        ),  # fmt: skip
         metrics_rows([("auroc_pooled", "perplexity", 0.99)], task=task, model=model, style=style),
     )
     return cat(rows)
@@ -138,11 +147,17 @@ def test_accuracy_by_task_is_tidy():
 
 def test_dominance_winner_uses_metric_direction():
     metrics = cat(
-        metrics_rows([("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.04),
-                      ("ece", "max_entropy", 0.07)]),  # fmt: skip
+        metrics_rows(
+            [("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.04), ("ece", "max_entropy", 0.07)]
+        ),  # fmt: skip
         metrics_rows([("auroc_pooled", "mean_probability", 0.80), ("auroc_pooled", "perplexity", 0.70)]),
-        metrics_rows([("aurc", "mean_probability", 0.20), ("aurc", "perplexity", float("nan")),
-                      ("prr", "perplexity", 0.9)]),  # fmt: skip
+        metrics_rows(
+            [
+                ("aurc", "mean_probability", 0.20),
+                ("aurc", "perplexity", float("nan")),
+                ("prr", "perplexity", 0.9),
+            ]
+        ),  # fmt: skip
     )
     cells = dominance_cells(metrics).sort("aspect")
     by_aspect = {r["aspect"]: r for r in cells.iter_rows(named=True)}
@@ -157,8 +172,14 @@ def test_dominance_winner_uses_metric_direction():
 
 
 def test_dominance_rejection_prefers_the_lower_aurc():
-    metrics = metrics_rows([("aurc", "mean_probability", 0.30), ("aurc", "perplexity", 0.25),
-                            ("auroc_pooled", "mean_probability", 0.6), ("auroc_pooled", "perplexity", 0.7)])
+    metrics = metrics_rows(
+        [
+            ("aurc", "mean_probability", 0.30),
+            ("aurc", "perplexity", 0.25),
+            ("auroc_pooled", "mean_probability", 0.6),
+            ("auroc_pooled", "perplexity", 0.7),
+        ]
+    )
     (row,) = dominance_cells(metrics, aspects=("rejection",)).iter_rows(named=True)
     assert row["winner"] == "perplexity" and row["margin"] == pytest.approx(0.05)
 
@@ -218,8 +239,9 @@ def test_granularity_table_summaries_and_missing_generation_per_response():
         metrics_rows([("auroc_pooled", "mean_probability", 0.8)], model="b"),
         metrics_rows([("auroc_pooled", "mean_probability", 0.7)], model="c"),
         metrics_rows([("auroc_pooled", "mean_probability", 0.9)], model="a", granularity="generation"),
-        metrics_rows([("auroc_per_response", "mean_probability", float("nan"))], model="a",
-                     granularity="generation"),  # fmt: skip
+        metrics_rows(
+            [("auroc_per_response", "mean_probability", float("nan"))], model="a", granularity="generation"
+        ),  # fmt: skip
     )
     table = granularity_table(metrics)
     assert table.height == 1 * 1 * 3 * 2  # task x style x granularity x metric, complete grid

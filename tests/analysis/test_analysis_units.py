@@ -169,8 +169,17 @@ def test_streaming_frames_gives_the_same_tables(units):
 def test_read_train_logs_adds_model_from_folder(tmp_path):
     for name in ("tiny", "small"):
         (tmp_path / name).mkdir()
-        log = pl.DataFrame({"step": [1, 2], "loss": [3.0, 2.0], "lr": [0.0, 1e-3], "tokens": [10, 10],
-                            "answer_tokens": [4, 4], "tokens_per_s": [1.0, 2], "elapsed_s": [0.5, 1.0]})
+        log = pl.DataFrame(
+            {
+                "step": [1, 2],
+                "loss": [3.0, 2.0],
+                "lr": [0.0, 1e-3],
+                "tokens": [10, 10],
+                "answer_tokens": [4, 4],
+                "tokens_per_s": [1.0, 2],
+                "elapsed_s": [0.5, 1.0],
+            }
+        )
         write_table(log, tmp_path / name / "train_log.parquet", {}, "train_log")
     logs = read_train_logs([tmp_path / name / "train_log.parquet" for name in ("tiny", "small")])
     assert logs["model"].to_list() == ["tiny", "tiny", "small", "small"]

@@ -46,7 +46,9 @@ def test_workflow_slice_runs_through_sbatch(slurm_cluster, run_snakemake_on_slur
     log = proc.stdout
     submitted = re.findall(r"Job \d+ has been submitted with SLURM jobid (\d+)", log)
     assert submitted, log[-4000:]
-    gpu_jobs = [j for j in submitted if "gpu" in _sacct_like(j).lower() and "generate_shard" in _sacct_like(j)]
+    gpu_jobs = [
+        j for j in submitted if "gpu" in _sacct_like(j).lower() and "generate_shard" in _sacct_like(j)
+    ]
     assert gpu_jobs, "no generate_shard job with a GPU request in scontrol: " + log[-3000:]
     record = _sacct_like(gpu_jobs[0])
     assert re.search(r"TresPerJob=gres:gpu[:\w]*:1|TresPerJob=gres/gpu:1|gres:gpu:1", record), record

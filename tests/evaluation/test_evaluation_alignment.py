@@ -84,7 +84,11 @@ def test_dk_never_matches_even_a_dk_reference():
 
 @pytest.mark.parametrize(
     ("kwargs", "name"),
-    [({"match_score": 0}, "match_score"), ({"mismatch_penalty": -1}, "mismatch_penalty"), ({"gap_penalty": -0.5}, "gap_penalty")],
+    [
+        ({"match_score": 0}, "match_score"),
+        ({"mismatch_penalty": -1}, "mismatch_penalty"),
+        ({"gap_penalty": -0.5}, "gap_penalty"),
+    ],
 )
 def test_bad_scores_raise(kwargs, name):
     with pytest.raises(ValueError, match=name):
@@ -129,8 +133,11 @@ units = st.lists(st.sampled_from(["A", "B", "C", "DK"]), max_size=9)
 
 
 @settings(max_examples=300, deadline=None)
-@given(resp=units, ref=st.none() | units,
-       scores=st.sampled_from([(2, 1, 1), (1, 0, 0), (3, 2, 1), (1.5, 0.5, 0.25), (2, 1, 0)]))
+@given(
+    resp=units,
+    ref=st.none() | units,
+    scores=st.sampled_from([(2, 1, 1), (1, 0, 0), (3, 2, 1), (1.5, 0.5, 0.25), (2, 1, 0)]),
+)
 def test_vectorised_dp_equals_plain_loop(resp, ref, scores):
     ref = list(resp) if ref is None else ref  # identical sequences take a shortcut
     expected, table = naive_alignment(resp, ref, *scores)
@@ -164,10 +171,14 @@ def force_sizes(monkeypatch):
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(resp=st.lists(st.sampled_from(["A", "B", "C", "DK"]), max_size=14),
-       ref=st.lists(st.sampled_from(["A", "B", "C"]), max_size=14),
-       block=st.integers(1, 5), chunk=st.integers(1, 3), packed=st.booleans(),
-       scores=st.sampled_from([(2, 1, 1), (1, 0, 0), (3, 2, 1), (1.5, 0.5, 0.25), (0.3, 0.1, 0.2)]))
+@given(
+    resp=st.lists(st.sampled_from(["A", "B", "C", "DK"]), max_size=14),
+    ref=st.lists(st.sampled_from(["A", "B", "C"]), max_size=14),
+    block=st.integers(1, 5),
+    chunk=st.integers(1, 3),
+    packed=st.booleans(),
+    scores=st.sampled_from([(2, 1, 1), (1, 0, 0), (3, 2, 1), (1.5, 0.5, 0.25), (0.3, 0.1, 0.2)]),
+)
 def test_blocks_and_chunks_equal_plain_loop(force_sizes, resp, ref, block, chunk, packed, scores):
     """Any block size (the traceback recomputes each block from its checkpoint) and any chunk size give
     the textbook path; ``(0.3, 0.1, 0.2)`` has no exact integer form and takes the float rows."""
@@ -190,8 +201,14 @@ def test_block_size_follows_the_budget(monkeypatch):
 
 @pytest.mark.parametrize(
     ("scores", "expected"),
-    [((2, 1, 1), ((2, 1, 1), 1)), ((1.5, 0.5, 0.25), ((6, 2, 1), 4)), ((2, 1, 0), ((2, 1, 0), 1)),
-     ((0.1, 1, 1), None), ((float("inf"), 1, 1), None), ((2**52, 1, 1), None)],
+    [
+        ((2, 1, 1), ((2, 1, 1), 1)),
+        ((1.5, 0.5, 0.25), ((6, 2, 1), 4)),
+        ((2, 1, 0), ((2, 1, 0), 1)),
+        ((0.1, 1, 1), None),
+        ((float("inf"), 1, 1), None),
+        ((2**52, 1, 1), None),
+    ],
 )
 def test_integer_scores(scores, expected):
     assert alignment_module.integer_scores(*scores, n_steps=10) == expected

@@ -72,7 +72,9 @@ def test_short_star_runs_are_not_fences(text):
     assert extract_answer(text) == (text, 0, len(text))
 
 
-@pytest.mark.parametrize("word", ["weekend", "lavender", "bartender", "attendant", "friend", "Therefore", "INPUT"])
+@pytest.mark.parametrize(
+    "word", ["weekend", "lavender", "bartender", "attendant", "friend", "Therefore", "INPUT"]
+)
 def test_keyword_filter_is_a_case_insensitive_substring_test(word):
     text = f"{F}\nred {word}\n{F}"
     assert extract_answer(text) == ("", -1, -1)

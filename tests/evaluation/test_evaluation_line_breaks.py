@@ -71,8 +71,13 @@ def test_reference_with_other_line_breaks_scores_like_lf(name, t, reference, ali
         base = evaluate(fenced(reference), reference, t, **kwargs).metrics
         assert (base["precision"], base["recall"]) == (1.0, 1.0)
         other_fenced = fenced(other, BREAKS[brk])
-        pairs = [(fenced(other), reference), (other_fenced, reference), (fenced(reference), other),
-                 (other_fenced, other), (other, other)]
+        pairs = [
+            (fenced(other), reference),
+            (other_fenced, reference),
+            (fenced(reference), other),
+            (other_fenced, other),
+            (other, other),
+        ]
         for response, ref in pairs:
             m = evaluate(response, ref, t, **kwargs).metrics
             assert m == base, (name, g, repr(response), repr(ref))
@@ -97,8 +102,10 @@ def test_batch_path_treats_line_breaks_like_evaluate(alignment, brk):
             for g in GRANULARITIES:
                 ev = evaluate(response, reference, t, granularity=g, alignment=alignment, **NO_FILTER)
                 rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
-                expected = [(c.status, c.response_unit, *ev.response_unit_spans[c.response_index])
-                            for c in ev.comparisons]
+                expected = [
+                    (c.status, c.response_unit, *ev.response_unit_spans[c.response_index])
+                    for c in ev.comparisons
+                ]
                 assert rows.select("status", "response_unit", "span_start", "span_end").rows() == expected
                 got = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
                 assert got.select(METRIC_KEYS).row(0, named=True) == pytest.approx(ev.metrics)

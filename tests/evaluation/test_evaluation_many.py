@@ -19,18 +19,43 @@ from saltbench.evaluation import (
 )
 
 DNA = task("dna")
-PIECES = ["********", "****", "*", "\n", " ", ",", "[", "]", "TCT", "CGA", "DK", "5", "[1, 2]", "p1: True",
-          "end", "\r\n", "\r", "\ud800", "\udfff"]
+PIECES = [
+    "********",
+    "****",
+    "*",
+    "\n",
+    " ",
+    ",",
+    "[",
+    "]",
+    "TCT",
+    "CGA",
+    "DK",
+    "5",
+    "[1, 2]",
+    "p1: True",
+    "end",
+    "\r\n",
+    "\r",
+    "\ud800",
+    "\udfff",
+]
 text = st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=25).map("".join)
 TASKS = [task("dna"), task("logic"), task("code", "two_sum"), task("code", "rotate_matrix")]
 
 
 def test_frame_layout_for_a_worked_example():
-    frame = evaluate_many(["scratch\n********\nTCT AAA\n********", "A B C"], ["TCT CGA", "A B"], DNA,
-                          granularities=("atom", "line"))
+    frame = evaluate_many(
+        ["scratch\n********\nTCT AAA\n********", "A B C"],
+        ["TCT CGA", "A B"],
+        DNA,
+        granularities=("atom", "line"),
+    )
     assert frame.schema == pl.Schema(UNITS_SCHEMA)
     atoms = frame.filter(pl.col("granularity") == "atom")
-    assert atoms.select("sample_idx", "unit_index", "status", "response_unit", "span_start", "span_end").rows() == [
+    assert atoms.select(
+        "sample_idx", "unit_index", "status", "response_unit", "span_start", "span_end"
+    ).rows() == [
         (0, 0, "correct", "TCT", 17, 20),
         (0, 1, "incorrect", "AAA", 21, 24),
         (1, 0, "correct", "A", 0, 1),
@@ -43,7 +68,10 @@ def test_frame_layout_for_a_worked_example():
 
 def test_missing_units_have_null_spans():
     frame = evaluate_many(["TCT"], ["TCT CGA"], DNA, granularities="atom")
-    assert frame.select("status", "response_unit", "span_start").rows() == [("correct", "TCT", 0), ("missing", None, None)]
+    assert frame.select("status", "response_unit", "span_start").rows() == [
+        ("correct", "TCT", 0),
+        ("missing", None, None),
+    ]
 
 
 def test_length_mismatch_and_bad_modes_raise():
@@ -67,8 +95,11 @@ def stored(unit):
 
 
 @settings(max_examples=60, deadline=None)
-@given(pairs=st.lists(st.tuples(text, text), max_size=6), which=st.integers(0, len(TASKS) - 1),
-       alignment=st.sampled_from(ALIGNMENTS))
+@given(
+    pairs=st.lists(st.tuples(text, text), max_size=6),
+    which=st.integers(0, len(TASKS) - 1),
+    alignment=st.sampled_from(ALIGNMENTS),
+)
 def test_batch_equals_single_evaluations(pairs, which, alignment):
     t = TASKS[which]
     responses = [r for r, _ in pairs]
@@ -86,12 +117,22 @@ def test_batch_equals_single_evaluations(pairs, which, alignment):
                     stored(c.response_unit),
                     stored(c.reference_unit),
                     c.is_correct,
-                    *(ev.response_unit_spans[c.response_index] if c.response_index is not None else (None, None)),
+                    *(
+                        ev.response_unit_spans[c.response_index]
+                        if c.response_index is not None
+                        else (None, None)
+                    ),
                 )
                 for c in ev.comparisons
             ]
             got = rows.select(
-                "unit_index", "status", "response_unit", "reference_unit", "is_correct", "span_start", "span_end"
+                "unit_index",
+                "status",
+                "response_unit",
+                "reference_unit",
+                "is_correct",
+                "span_start",
+                "span_end",
             ).rows()
             assert got == expected
             metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
@@ -102,10 +143,17 @@ def test_batch_equals_single_evaluations(pairs, which, alignment):
 
 
 def test_summary_counts_internal_missing_in_dynamic_mode():
-    frame = evaluate_many(["4 5 7", "TCT CGA TTC"], ["5 4 5 7", "TCT CGA TTC CGG"], DNA, granularities="atom",
-                          alignment="dynamic")
+    frame = evaluate_many(
+        ["4 5 7", "TCT CGA TTC"],
+        ["5 4 5 7", "TCT CGA TTC CGG"],
+        DNA,
+        granularities="atom",
+        alignment="dynamic",
+    )
     summary = summarize_units(frame, dynamic_alignment=True)
-    assert summary.select("sample_idx", "num_internal_missing", "num_precision_units", "precision").rows() == [
+    assert summary.select(
+        "sample_idx", "num_internal_missing", "num_precision_units", "precision"
+    ).rows() == [
         (0, 1, 4, 0.75),
         (1, 0, 3, 1.0),
     ]

@@ -26,8 +26,9 @@ def test_every_fenced_reference_scores_one(paper, alignment, newline):
     for slug, frame in paper.items():
         for (variant,), group in frame.group_by(["variant"], maintain_order=True):
             references = group["reference"].to_list()
-            responses = [f"********{newline}{r.replace(chr(10), newline)}{newline}********"
-                         for r in references]
+            responses = [
+                f"********{newline}{r.replace(chr(10), newline)}{newline}********" for r in references
+            ]
             assert all(passes_keyword_filter(r) for r in references)
             assert all(extract_answer(r)[0] == r for r in responses)
             units = evaluate_many(responses, references, get_task(slug, variant), alignment=alignment)

@@ -27,9 +27,45 @@ TASKS = {
 }
 
 PIECES = [
-    "********", "****", "*********", "***", "*", "**", "\n", " ", "  ", "\t", "\r\n", ",", ", ", "[", "]",
-    "TCT", "CGA", "DK", "<dk>", "DK>", "p1: True", "p12:False", "5", "-3.5", "[1, 2]", "[3,4]", "red",
-    "answer", "end", "\u00a0", "\u2028", "\x1c", "é", "漢字", "🙂", "\x00", "\r", "\r\r\n", "\ud800",
+    "********",
+    "****",
+    "*********",
+    "***",
+    "*",
+    "**",
+    "\n",
+    " ",
+    "  ",
+    "\t",
+    "\r\n",
+    ",",
+    ", ",
+    "[",
+    "]",
+    "TCT",
+    "CGA",
+    "DK",
+    "<dk>",
+    "DK>",
+    "p1: True",
+    "p12:False",
+    "5",
+    "-3.5",
+    "[1, 2]",
+    "[3,4]",
+    "red",
+    "answer",
+    "end",
+    "\u00a0",
+    "\u2028",
+    "\x1c",
+    "é",
+    "漢字",
+    "🙂",
+    "\x00",
+    "\r",
+    "\r\r\n",
+    "\ud800",
 ]
 messy_text = st.lists(st.sampled_from(PIECES) | st.text(max_size=4), max_size=40).map("".join)
 any_text = st.one_of(st.text(), messy_text, st.just(""), st.text(alphabet="*", max_size=30))
@@ -37,28 +73,46 @@ FAST = settings(max_examples=150, deadline=None)
 
 
 @FAST
-@given(response=any_text, reference=any_text, name=st.sampled_from(sorted(TASKS)),
-       granularity=st.sampled_from(GRANULARITIES), alignment=st.sampled_from(ALIGNMENTS),
-       keyword_filter=st.booleans(), require_fence=st.booleans())
-def test_never_raises_and_statuses_are_valid(response, reference, name, granularity, alignment,
-                                             keyword_filter, require_fence):
-    ev = evaluate(response, reference, TASKS[name], granularity=granularity, alignment=alignment,
-                  keyword_filter=keyword_filter, require_fence=require_fence)
+@given(
+    response=any_text,
+    reference=any_text,
+    name=st.sampled_from(sorted(TASKS)),
+    granularity=st.sampled_from(GRANULARITIES),
+    alignment=st.sampled_from(ALIGNMENTS),
+    keyword_filter=st.booleans(),
+    require_fence=st.booleans(),
+)
+def test_never_raises_and_statuses_are_valid(
+    response, reference, name, granularity, alignment, keyword_filter, require_fence
+):
+    ev = evaluate(
+        response,
+        reference,
+        TASKS[name],
+        granularity=granularity,
+        alignment=alignment,
+        keyword_filter=keyword_filter,
+        require_fence=require_fence,
+    )
     assert {c.status for c in ev.comparisons} <= set(STATUSES)
     m = ev.metrics
     assert list(m) == list(METRIC_KEYS)
     n_resp, n_ref = len(ev.response_units), len(ev.reference_units)
     assert m["num_response_units"] == n_resp and m["num_reference_units"] == n_ref
     assert [c.response_unit for c in ev.comparisons if c.response_unit is not None] == list(ev.response_units)
-    assert [c.reference_unit for c in ev.comparisons if c.reference_unit is not None] == list(ev.reference_units)
+    assert [c.reference_unit for c in ev.comparisons if c.reference_unit is not None] == list(
+        ev.reference_units
+    )
     if alignment == "strict":
         assert len(ev.comparisons) == max(n_resp, n_ref) and m["num_internal_missing"] == 0
     for key in ("precision", "recall", "slot_coverage", "hallucination_score"):
         assert m[key] >= 0
     assert m["precision"] <= 1 and m["recall"] <= 1
-    assert m["num_correct"] + m["num_redundant"] + m["num_selective"] + m["num_missing"] <= len(ev.comparisons)
+    assert m["num_correct"] + m["num_redundant"] + m["num_selective"] + m["num_missing"] <= len(
+        ev.comparisons
+    )
     if ev.fence_start >= 0:
-        assert response[ev.fence_start:ev.fence_end] == ev.fenced_response
+        assert response[ev.fence_start : ev.fence_end] == ev.fenced_response
 
 
 def test_huge_and_degenerate_inputs():
@@ -98,9 +152,9 @@ REFERENCES = {
     "insert_interval": st.lists(st.tuples(number, number), min_size=1, max_size=12).map(
         lambda ivs: "[" + ", ".join(f"[{a}, {b}]" for a, b in ivs) + "]"
     ),
-    "reverse_words": st.lists(st.text(alphabet="abcxyzABC'", min_size=1, max_size=8), min_size=1, max_size=10).map(
-        " ".join
-    ),
+    "reverse_words": st.lists(
+        st.text(alphabet="abcxyzABC'", min_size=1, max_size=8), min_size=1, max_size=10
+    ).map(" ".join),
 }
 
 
@@ -112,7 +166,9 @@ def test_fenced_reference_scores_one(name, data):
     response = f"some reasoning\n********\n{reference}\n********"
     for granularity in GRANULARITIES:
         for alignment in ALIGNMENTS:
-            m = evaluate(response, reference, TASKS[name], granularity=granularity, alignment=alignment).metrics
+            m = evaluate(
+                response, reference, TASKS[name], granularity=granularity, alignment=alignment
+            ).metrics
             assert (m["precision"], m["recall"]) == (1.0, 1.0), (granularity, alignment)
 
 

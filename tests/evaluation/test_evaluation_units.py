@@ -28,7 +28,11 @@ def test_numeric_regex_atoms():
 
 
 def test_row_regex_atoms_with_dk():
-    assert decompose("[[1, 2], [DK], [3, 4]]", task("code", "rotate_matrix"), "atom") == ["[1, 2]", "DK", "[3, 4]"]
+    assert decompose("[[1, 2], [DK], [3, 4]]", task("code", "rotate_matrix"), "atom") == [
+        "[1, 2]",
+        "DK",
+        "[3, 4]",
+    ]
 
 
 def test_interval_regex_atoms():
@@ -59,7 +63,11 @@ def test_line_and_generation_units():
 
 def test_logic_atoms_are_lines():
     text = "p1: True\n p2:  False \n\np10: True\n"
-    assert decompose(text, LOGIC, "atom") == decompose(text, LOGIC, "line") == ["p1: True", "p2:  False", "p10: True"]
+    assert (
+        decompose(text, LOGIC, "atom")
+        == decompose(text, LOGIC, "line")
+        == ["p1: True", "p2:  False", "p10: True"]
+    )
 
 
 def test_multi_character_delimiter():

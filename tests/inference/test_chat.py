@@ -21,7 +21,9 @@ REJECTS_SYSTEM = (
     "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% endfor %}<assistant>"
 )
 ALWAYS_FAILS = "{{ raise_exception('broken template') }} system"
-THINKING = "{% for m in messages %}{{ m['content'] }}{% endfor %}|think={{ enable_thinking | default('unset') }}"
+THINKING = (
+    "{% for m in messages %}{{ m['content'] }}{% endfor %}|think={{ enable_thinking | default('unset') }}"
+)
 
 
 @pytest.fixture()

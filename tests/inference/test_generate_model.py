@@ -53,7 +53,11 @@ def test_batched_equals_single(smollm2, prompts, batched):
     single = generate(model, tokenizer, prompts, max_new_tokens=MAX_NEW, batch_size=1, progress=False)
     for b, s in zip(batched, single):
         assert b.token_ids.tolist() == s.token_ids.tolist()
-        assert (b.text, b.finish_reason, b.num_prompt_tokens) == (s.text, s.finish_reason, s.num_prompt_tokens)
+        assert (b.text, b.finish_reason, b.num_prompt_tokens) == (
+            s.text,
+            s.finish_reason,
+            s.num_prompt_tokens,
+        )
         np.testing.assert_allclose(b.chosen_logprobs, s.chosen_logprobs, atol=1e-4)
         np.testing.assert_allclose(b.entropy, s.entropy, atol=1e-4)
 
@@ -69,7 +73,9 @@ def test_record_invariants(smollm2, prompts, batched):
         assert r.num_prompt_tokens == len(encode_prompt(tokenizer, prompt))
         assert r.error is None and len(r.token_texts) == n and r.topk_ids.shape == (n, 20)
         # text and offsets
-        assert r.text == tokenizer.decode(r.token_ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        assert r.text == tokenizer.decode(
+            r.token_ids, skip_special_tokens=True, clean_up_tokenization_spaces=False
+        )
         bounds = [*r.token_offsets.tolist(), len(r.text)]
         assert [r.text[bounds[i] : bounds[i + 1]] for i in range(n)] == list(r.token_texts)
         # stopping
@@ -145,5 +151,9 @@ def test_greedy_continue_many_reuse_equals_no_reuse(smollm2, prompts, batched):
         k = len(prefix)
         assert c.generation.token_ids.tolist() == own[k : k + new]
         np.testing.assert_allclose(c.prefix.chosen_logprobs, batched[0].chosen_logprobs[:k], atol=1e-4)
-        np.testing.assert_allclose(c.generation.chosen_logprobs, batched[0].chosen_logprobs[k : k + new], atol=1e-4)
-    assert reuse[3].prefix.chosen_logprobs[4] < reuse[2].prefix.chosen_logprobs[4]  # the greedy token is likelier
+        np.testing.assert_allclose(
+            c.generation.chosen_logprobs, batched[0].chosen_logprobs[k : k + new], atol=1e-4
+        )
+    assert (
+        reuse[3].prefix.chosen_logprobs[4] < reuse[2].prefix.chosen_logprobs[4]
+    )  # the greedy token is likelier

@@ -5,16 +5,14 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
+from artifact_samples import generation_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from artifact_samples import generation_record
 
 from saltbench.inference import (
     GENERATION_COLUMNS,
     GENERATION_SCHEMA,
     GenerationRecord,
-    TokenScores,
     frame_to_records,
     records_to_frame,
 )
@@ -28,7 +26,11 @@ def _assert_same(a: GenerationRecord, b: GenerationRecord) -> None:
             continue
         assert x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y), name
     assert (a.token_texts, a.text, a.finish_reason, a.num_prompt_tokens, a.error) == (
-        b.token_texts, b.text, b.finish_reason, b.num_prompt_tokens, b.error
+        b.token_texts,
+        b.text,
+        b.finish_reason,
+        b.num_prompt_tokens,
+        b.error,
     )
 
 
@@ -40,8 +42,11 @@ def test_offsets_reconstruct_text():
 
 def test_schema_and_meta_columns():
     rng = np.random.default_rng(1)
-    records = [generation_record(rng, 3), generation_record(rng, 0, finish="error"),
-               generation_record(rng, 5, finish="eos")]
+    records = [
+        generation_record(rng, 3),
+        generation_record(rng, 0, finish="error"),
+        generation_record(rng, 5, finish="eos"),
+    ]
     frame = records_to_frame(records, {"sample_id": ["s0", "s1", "s2"], "task": ["dna"] * 3})
     assert frame.columns == ["sample_id", "task", *GENERATION_COLUMNS]
     assert dict(frame.select(GENERATION_COLUMNS).schema) == GENERATION_SCHEMA

@@ -42,7 +42,10 @@ def test_example_registry_parses(tmp_path, registry_yaml):
     assert (qwen.dtype, qwen.thinking, qwen.revision) == ("bfloat16", False, "main")
     assert qwen.max_new_tokens(512) == 768
     assert (qwen.backend, qwen.gpu_memory_utilization, qwen.enforce_eager, qwen.tensor_parallel_size) == (
-        "vllm", 0.85, False, 1
+        "vllm",
+        0.85,
+        False,
+        1,
     )
     assert (smol.backend, smol.tensor_parallel_size) == ("hf", 1)  # defaults; 0 GPUs -> one CPU engine
     tiny = registry["salt-tiny"]  # defaults
@@ -77,12 +80,24 @@ def test_shipped_registry_parses():
         ("salt-tiny", lambda s: s.pop("source"), r"'salt-tiny', key 'source'.*missing"),
         ("salt-tiny", lambda s: s.update(source={"kind": "s3", "path": "x"}), r"key 'source.kind'.*'s3'"),
         ("salt-tiny", lambda s: s.update(source={"kind": "local"}), r"key 'source'.*needs keys \['path'\]"),
-        ("salt-tiny", lambda s: s.update(source={"kind": "local", "path": "p", "id": "x"}), r"key 'source'.*'id'"),
+        (
+            "salt-tiny",
+            lambda s: s.update(source={"kind": "local", "path": "p", "id": "x"}),
+            r"key 'source'.*'id'",
+        ),
         ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=-1), r"key 'resources.gpus'.*-1"),
         ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=True), r"key 'resources.gpus'"),
         ("qwen3-4b-instruct", lambda s: s["resources"].update(tpus=1), r"key 'resources'.*tpus"),
-        ("qwen3-4b-instruct", lambda s: s.update(backend="tgi"), r"'qwen3-4b-instruct', key 'backend'.*'tgi'"),
-        ("qwen3-4b-instruct", lambda s: s.update(gpu_memory_utilization=1.5), r"key 'gpu_memory_utilization'.*1.5"),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(backend="tgi"),
+            r"'qwen3-4b-instruct', key 'backend'.*'tgi'",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(gpu_memory_utilization=1.5),
+            r"key 'gpu_memory_utilization'.*1.5",
+        ),
         ("qwen3-4b-instruct", lambda s: s.update(gpu_memory_utilization=0), r"key 'gpu_memory_utilization'"),
         ("qwen3-4b-instruct", lambda s: s.update(enforce_eager="no"), r"key 'enforce_eager'.*'no'"),
     ],

@@ -87,7 +87,9 @@ def test_log_probabilities_are_raw_not_temperature_scaled(smollm2, smollm2_vllm,
 
     model, tokenizer = smollm2
     prompt_ids = encode_prompt(tokenizer, both[0][0])
-    params = SamplingParams(temperature=1.7, seed=3, max_tokens=12, logprobs=1, detokenize=False, flat_logprobs=True)
+    params = SamplingParams(
+        temperature=1.7, seed=3, max_tokens=12, logprobs=1, detokenize=False, flat_logprobs=True
+    )
     (out,) = smollm2_vllm.llm.generate([TokensPrompt(prompt_token_ids=prompt_ids)], params, use_tqdm=False)
     completion = out.outputs[0]
     sampled = list(completion.token_ids)

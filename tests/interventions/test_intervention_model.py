@@ -77,8 +77,14 @@ def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
     conts = greedy_continue_many(
         model, tok, prompt_ids, [r.token_ids for r in rendered], BUDGET, batch_size=len(ks)
     )
-    forced = force_and_continue(model, tok, prompt_ids, [(r.token_ids, r.target_ids) for r in rendered],
-                                max_new_tokens=BUDGET, cache=encode_prompt_cache(model, prompt_ids))
+    forced = force_and_continue(
+        model,
+        tok,
+        prompt_ids,
+        [(r.token_ids, r.target_ids) for r in rendered],
+        max_new_tokens=BUDGET,
+        cache=encode_prompt_cache(model, prompt_ids),
+    )
     for c, f, r, j in zip(conts, forced, rendered, own):
         expected = record.token_ids[j : j + BUDGET].tolist()
         assert c.generation.token_ids.tolist() == expected == f.generation.token_ids.tolist()
@@ -87,16 +93,31 @@ def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
         np.testing.assert_allclose(f.target_logprobs, own_lp[j : j + len(r.target_ids)], atol=2e-4)
         assert f.finish_reason == "length"
     # the forced pass in small chunks (several forward calls) gives the same numbers
-    chunked = force_and_continue(model, tok, prompt_ids, [(r.token_ids, r.target_ids) for r in rendered],
-                                 max_new_tokens=2, chunk_tokens=3)
+    chunked = force_and_continue(
+        model,
+        tok,
+        prompt_ids,
+        [(r.token_ids, r.target_ids) for r in rendered],
+        max_new_tokens=2,
+        chunk_tokens=3,
+    )
     for f, c in zip(forced, chunked):
         np.testing.assert_allclose(c.target_logprobs, f.target_logprobs, atol=2e-4)
         assert c.generation.token_ids.tolist() == f.generation.token_ids[:2].tolist()
 
     # the measured rows agree: next atom correct, teacher-forced log-prob = free-decoding log-prob
     specs = [InterventionSpec(k, 0, "clean", (), ()) for k in ks]
-    rows = run_sample(model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=answer,
-                      run=SampleRun(next_atoms=2, max_new_tokens=BUDGET, batch_size=2))
+    rows = run_sample(
+        model,
+        tok,
+        prompt_ids,
+        layout,
+        specs,
+        task="dna",
+        variant=None,
+        reference=answer,
+        run=SampleRun(next_atoms=2, max_new_tokens=BUDGET, batch_size=2),
+    )
     for row, r, j in zip(rows, rendered, own):
         expected = "".join(record.token_texts[j:])
         assert expected.startswith(row["continuation"])  # decoding stopped once atoms k, k+1 were complete
@@ -119,14 +140,30 @@ def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free)
     model, tok = smollm2_model
     prompt_ids, _, _, answer = free
     layout = AnswerLayout.from_reference(answer, "dna")
-    specs = plan_sample(layout, corruptor_for("dna"), sample_id="t", seed=0, position_fractions=(0.5, 1.0),
-                        corruption_counts=(0, 2), placements=("local", "distant"))
+    specs = plan_sample(
+        layout,
+        corruptor_for("dna"),
+        sample_id="t",
+        seed=0,
+        position_fractions=(0.5, 1.0),
+        corruption_counts=(0, 2),
+        placements=("local", "distant"),
+    )
     run = SampleRun(next_atoms=2, max_new_tokens=6, batch_size=3)
     reused = run_sample(
         model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=answer, run=run
     )
-    plain = run_sample(model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=answer,
-                       run=SampleRun(next_atoms=2, max_new_tokens=6, batch_size=3, reuse_cache=False))
+    plain = run_sample(
+        model,
+        tok,
+        prompt_ids,
+        layout,
+        specs,
+        task="dna",
+        variant=None,
+        reference=answer,
+        run=SampleRun(next_atoms=2, max_new_tokens=6, batch_size=3, reuse_cache=False),
+    )
     assert len(reused) == len(specs) == len(plain)
     for spec, a, b in zip(specs, reused, plain):
         for col in ("continuation", "next_correct", "next_status", "finish_reason"):
@@ -155,13 +192,30 @@ def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free)
 
 def test_run_interventions_table(smollm2_model):
     model, tok = smollm2_model
-    rows = pl.DataFrame({
-        "sample_id": ["one-codon", "three-codons"], "task": ["dna", "dna"], "variant": [None, None],
-        "input": ["GAT", "GAT ATG GCC"], "reference": ["CTA", "CTA TAC CGG"],
-    }, schema={"sample_id": pl.String, "task": pl.String, "variant": pl.String, "input": pl.String,
-               "reference": pl.String})
-    options = InterventionOptions(position_fractions=(1.0,), corruption_counts=(0, 1), placements=("local",),
-                                  max_new_tokens=4, seed=1, next_atoms=2)
+    rows = pl.DataFrame(
+        {
+            "sample_id": ["one-codon", "three-codons"],
+            "task": ["dna", "dna"],
+            "variant": [None, None],
+            "input": ["GAT", "GAT ATG GCC"],
+            "reference": ["CTA", "CTA TAC CGG"],
+        },
+        schema={
+            "sample_id": pl.String,
+            "task": pl.String,
+            "variant": pl.String,
+            "input": pl.String,
+            "reference": pl.String,
+        },
+    )
+    options = InterventionOptions(
+        position_fractions=(1.0,),
+        corruption_counts=(0, 1),
+        placements=("local",),
+        max_new_tokens=4,
+        seed=1,
+        next_atoms=2,
+    )
     table = run_interventions(model, tok, rows, options, model_name="smollm2-135m", n_shots=1)
     assert table.schema == pl.Schema(INTERVENTION_SCHEMA)
     assert table["sample_id"].to_list() == ["three-codons", "three-codons"]  # 1 atom: no intervention
@@ -193,7 +247,9 @@ def test_tiny_char_model_through_the_workflow_stage(tmp_path):
     options = InterventionOptions(
         position_fractions=(0.5, 1.0), corruption_counts=(0, 1), seed=0, batch_size=4
     )
-    spec = RegistrySpec(name="tiny", source=LocalSource(path=str(tmp_path)), system_prompt="unused", max_context=512)
+    spec = RegistrySpec(
+        name="tiny", source=LocalSource(path=str(tmp_path)), system_prompt="unused", max_context=512
+    )
     for rows in frames:
         table = intervention_shard(
             rows, options, model_name="tiny", model_path=tmp_path, spec=spec, n_shots=None

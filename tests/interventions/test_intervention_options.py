@@ -39,8 +39,12 @@ def test_schema_defaults_match_the_dataclass():
 
 
 def test_from_config_resolves_top_level_keys():
-    config = {"seed": 42, "models": ["smollm2-135m"], "tasks": ["dna", "logic"],
-              "interventions": {"enabled": True, "corruption_counts": [0, 3], "placements": ["local"]}}
+    config = {
+        "seed": 42,
+        "models": ["smollm2-135m"],
+        "tasks": ["dna", "logic"],
+        "interventions": {"enabled": True, "corruption_counts": [0, 3], "placements": ["local"]},
+    }
     options = InterventionOptions.from_config(config)
     assert options.enabled and options.models == ("smollm2-135m",) and options.tasks == ("dna", "logic")
     assert options.seed == 42 and options.corruption_counts == (0, 3) and options.placements == ("local",)

@@ -18,8 +18,8 @@ from saltbench.interventions import (
     plan_sample,
     render_prefix,
 )
+from saltbench.seeds import derive_seed
 from saltbench.tasks import get_task
-from saltbench.tasks.base import derive_seed
 
 CASES: tuple[tuple[str, str | None], ...] = (
     ("dna", None), ("matmul", None), ("kronecker", None), ("logic", None),
@@ -103,7 +103,11 @@ def test_substitute_keeps_layout():
         ("5 4\n5 7", "matmul", None, 3, "********\n5 4\n", ["5"]),
         # '],' is one token: the comma joins the prefix, the next atom starts with ' ['
         (
-            "[[3, 1], [4, 2]]", "code", "rotate_matrix", 2, "********\n[[3, 1],",
+            "[[3, 1], [4, 2]]",
+            "code",
+            "rotate_matrix",
+            2,
+            "********\n[[3, 1],",
             [" [", "4", ",", " ", "2", "]]"],
         ),
         ("p2: False\np3: True\n", "logic", None, 2, "********\np2: False\n", ["p", "3", ":", " True"]),
@@ -143,8 +147,13 @@ def _check_round_trip(task, variant, sample_id, reference, var, k_pick, seed, to
     if lay.n_atoms < 2:
         return
     specs = plan_sample(
-        lay, corruptor_for(task, var), sample_id=sample_id, seed=seed, position_fractions=(0.3, 0.6, 1.0),
-        corruption_counts=(0, 1, 3), corruption_fractions=(0.5,),
+        lay,
+        corruptor_for(task, var),
+        sample_id=sample_id,
+        seed=seed,
+        position_fractions=(0.3, 0.6, 1.0),
+        corruption_counts=(0, 1, 3),
+        corruption_fractions=(0.5,),
     )
     spec = specs[k_pick % len(specs)]
     sub = lay.substitute(spec.replacements)
@@ -158,6 +167,7 @@ def _check_round_trip(task, variant, sample_id, reference, var, k_pick, seed, to
         assert written == [*sub.atoms[: k - 1], lay.atoms[k - 1]]
         assert r.target_text[r.atom_offset :] == lay.atoms[k - 1]
         if tokenizer is not None:
+
             def text_of(ids):
                 return tokenizer.decode(list(ids), clean_up_tokenization_spaces=False)
 
@@ -168,7 +178,9 @@ def _check_round_trip(task, variant, sample_id, reference, var, k_pick, seed, to
 
 
 DRAWS = {
-    "case": st.sampled_from(CASES), "pick": st.integers(0, 5), "k_pick": st.integers(0, 10**6),
+    "case": st.sampled_from(CASES),
+    "pick": st.integers(0, 5),
+    "k_pick": st.integers(0, 10**6),
     "seed": st.integers(0, 2**31),
 }
 
@@ -205,7 +217,10 @@ def test_plan_sample_grid_and_seeding():
     per_k = {k: sum(s.position == k for s in specs) for k in (2, 3, 5, 8, 10)}
     assert per_k == {2: 4, 3: 7, 5: 10, 8: 10, 10: 10} and len(specs) == 41
     assert [(s.position, s.n_corrupted, s.placement) for s in specs[:4]] == [
-        (2, 0, "clean"), (2, 1, "random"), (2, 1, "local"), (2, 1, "distant"),
+        (2, 0, "clean"),
+        (2, 1, "random"),
+        (2, 1, "local"),
+        (2, 1, "distant"),
     ]
     # the wrong value of an atom does not depend on the intervention that corrupts it
     wrong: dict[int, str] = {}
@@ -227,8 +242,15 @@ def test_plan_sample_single_atom_is_empty():
 
 def test_random_placement_seeded_independently_of_values():
     lay = AnswerLayout.from_reference(" ".join("ACG" for _ in range(12)), "dna")
-    specs = plan_sample(lay, corruptor_for("dna"), sample_id="x", seed=1, position_fractions=(1.0,),
-                        corruption_counts=(3,), placements=("random",))
+    specs = plan_sample(
+        lay,
+        corruptor_for("dna"),
+        sample_id="x",
+        seed=1,
+        position_fractions=(1.0,),
+        corruption_counts=(3,),
+        placements=("random",),
+    )
     (spec,) = specs
     expected = tuple(sorted(random.Random(derive_seed(1, "x", "random", 12, 3)).sample(range(1, 12), 3)))
     assert spec.corrupted_positions == expected

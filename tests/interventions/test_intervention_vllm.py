@@ -19,13 +19,22 @@ def tables(smollm2_model, smollm2_vllm, repo_root):
     rows = get_task("kronecker").generate(
         2, seed=3, output_lengths=[16], prefer_2d_probability=1.0, value_min=1, value_max=9
     )
-    options = InterventionOptions.from_dict({
-        "enabled": True, "models": ["smollm2-135m"], "tasks": ["kronecker"], "position_fractions": [0.25, 0.75],
-        "corruption_counts": [0, 1, 2], "placements": ["random", "local"], "next_atoms": 2,
-    })
+    options = InterventionOptions.from_dict(
+        {
+            "enabled": True,
+            "models": ["smollm2-135m"],
+            "tasks": ["kronecker"],
+            "position_fractions": [0.25, 0.75],
+            "corruption_counts": [0, 1, 2],
+            "placements": ["random", "local"],
+            "next_atoms": 2,
+        }
+    )
     model, tokenizer = smollm2_model
     hf = run_interventions(model, tokenizer, rows, options, model_name="smollm2-135m", spec=spec)
-    vl = run_interventions(smollm2_vllm, smollm2_vllm.tokenizer, rows, options, model_name="smollm2-135m", spec=spec)
+    vl = run_interventions(
+        smollm2_vllm, smollm2_vllm.tokenizer, rows, options, model_name="smollm2-135m", spec=spec
+    )
     return hf, vl
 
 
@@ -33,8 +42,21 @@ def test_same_rows_and_outcomes(tables):
     hf, vl = tables
     assert hf.height == vl.height > 8
     assert vl.schema == hf.schema == INTERVENTION_SCHEMA
-    for column in ("sample_id", "position", "n_corrupted", "placement", "prefix", "continuation", "next_atom",
-                   "next_status", "next_correct", "next_m_accuracy", "finish_reason", "tf_n_tokens", "next_n_tokens"):
+    for column in (
+        "sample_id",
+        "position",
+        "n_corrupted",
+        "placement",
+        "prefix",
+        "continuation",
+        "next_atom",
+        "next_status",
+        "next_correct",
+        "next_m_accuracy",
+        "finish_reason",
+        "tf_n_tokens",
+        "next_n_tokens",
+    ):
         assert vl[column].to_list() == hf[column].to_list(), column
 
 
@@ -67,7 +89,9 @@ def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smoll
     filler = tokenizer(" TCT CGA TTC" * 40, add_special_tokens=False)["input_ids"]
     n = (-len(prompt_ids) - 1) % block + block  # prompt + prefix ends one token before a block boundary
     prefix, target = filler[:n], filler[n : n + 3]
-    vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix + target + filler[:block], [])], max_new_tokens=1)
+    vllm_force_and_continue(
+        smollm2_vllm, prompt_ids, [(prefix + target + filler[:block], [])], max_new_tokens=1
+    )
     with caplog.at_level(logging.DEBUG, logger="saltbench.interventions._decode_vllm"):
         (row,) = vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix, target)], max_new_tokens=0)
     assert "run again without it" in caplog.text

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from saltbench.confidence import CONFIDENCE_NAMES, unit_confidence
 from saltbench.inference.records import GenerationRecord, TokenScores, records_to_frame
-from saltbench.metric_table import MetricSettings, compute_metrics, response_accuracy
+from saltbench.metrics_stage import MetricSettings, compute_metrics, response_accuracy
 from saltbench.scoring import confidence_column, score_generations, token_unit_pairs
 
 
@@ -39,7 +39,9 @@ def frames(records: list[GenerationRecord], references: list[str], variant: str 
 
 
 def test_token_unit_pairs_docstring_case():
-    tok, unit = token_unit_pairs(np.array([0, 1, 3, 4, 5, 7]), 9, np.array([0, 2, 4, 6, 8]), np.array([1, 3, 5, 7, 9]))
+    tok, unit = token_unit_pairs(
+        np.array([0, 1, 3, 4, 5, 7]), 9, np.array([0, 2, 4, 6, 8]), np.array([1, 3, 5, 7, 9])
+    )
     assert tok.tolist() == [0, 1, 3, 4, 5] and unit.tolist() == [0, 1, 2, 3, 4]
 
 
@@ -57,7 +59,13 @@ def test_salt_example_atoms_lines_generation():
     units = score_generations(gens, data, "matmul", flavours=("full",))
     col = confidence_column("full", "mean_probability")
     atoms = units.filter(pl.col("granularity") == "atom")
-    assert atoms["status"].cast(pl.String).to_list() == ["correct", "correct", "incorrect", "correct", "redundant"]
+    assert atoms["status"].cast(pl.String).to_list() == [
+        "correct",
+        "correct",
+        "incorrect",
+        "correct",
+        "redundant",
+    ]
     assert np.allclose(atoms[col].to_numpy(), [0.9, 0.8, 0.5, 0.6, 0.7], atol=1e-6)
     lines = units.filter(pl.col("granularity") == "line")
     assert np.allclose(lines[col].to_numpy(), [0.85, 0.6], atol=1e-6)
@@ -146,19 +154,33 @@ def test_metrics_rows_and_accuracy():
     units = score_generations(gens, data, "dna")
     metrics = compute_metrics(units, settings=MetricSettings(n_bootstrap=50, seed=1))
     atom = metrics.filter(pl.col("granularity") == "atom")
-    auroc = atom.filter((pl.col("metric") == "auroc_pooled") & (pl.col("confidence") == "mean_probability")
-                        & (pl.col("flavour") == "full"))
+    auroc = atom.filter(
+        (pl.col("metric") == "auroc_pooled")
+        & (pl.col("confidence") == "mean_probability")
+        & (pl.col("flavour") == "full")
+    )
     assert auroc["value"].item() == pytest.approx(1.0)
-    perplexity = atom.filter((pl.col("metric") == "auroc_pooled") & (pl.col("confidence") == "perplexity")
-                             & (pl.col("flavour") == "full"))
+    perplexity = atom.filter(
+        (pl.col("metric") == "auroc_pooled")
+        & (pl.col("confidence") == "perplexity")
+        & (pl.col("flavour") == "full")
+    )
     assert perplexity["value"].item() == pytest.approx(1.0)  # oriented: lower perplexity = confident
     ece_rows = atom.filter(pl.col("metric") == "ece")
-    assert set(ece_rows["calibration"].to_list()) >= {"zscore_sigmoid", "platt", "isotonic", "histogram", "none"}
+    assert set(ece_rows["calibration"].to_list()) >= {
+        "zscore_sigmoid",
+        "platt",
+        "isotonic",
+        "histogram",
+        "none",
+    }
     assert ece_rows.filter(pl.col("calibration") == "none")["confidence"].unique().sort().to_list() == sorted(
-        ["max_probability", "mean_probability", "median_probability"])
+        ["max_probability", "mean_probability", "median_probability"]
+    )
     acc = response_accuracy(units).filter(pl.col("granularity") == "atom")
-    expected = units.filter((pl.col("granularity") == "atom")).group_by("sample_id").agg(
-        pl.col("is_correct").mean())
+    expected = (
+        units.filter(pl.col("granularity") == "atom").group_by("sample_id").agg(pl.col("is_correct").mean())
+    )
     assert acc["precision"].mean() == pytest.approx(expected["is_correct"].mean())
     prec = atom.filter(pl.col("metric") == "precision")
     assert prec["ci_low"].item() <= prec["value"].item() <= prec["ci_high"].item()

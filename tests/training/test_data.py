@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from saltbench.io import write_table
+from saltbench.seeds import derive_seed
 from saltbench.tasks import get_task
-from saltbench.tasks.base import derive_seed
 from saltbench.training.data import (
     IGNORE_INDEX,
     TaskMix,

@@ -109,8 +109,10 @@ def test_chat_template_keeps_only_the_test_block(tokenizer, samples, tmp_path, s
             [{"role": "user", "content": prompt}], add_generation_prompt=True, tokenize=False
         )
         block = task.test_block(inp)
-        marker = "Now, solve for the test Input.\n" if slug == "code" else (
-            "Please answer the following as demonstrated before:\n"
+        marker = (
+            "Now, solve for the test Input.\n"
+            if slug == "code"
+            else ("Please answer the following as demonstrated before:\n")
         )
         expected = block.split(marker)[-1]
         assert rendered == "<s>" + expected + "<sep>"

@@ -58,8 +58,10 @@ def test_summary_and_checkpoints(run) -> None:
     summary = json.loads(result.summary_path.read_text())
     assert set(summary["checkpoints"]) == {"early", "final"}
     for info in result.checkpoints:
-        assert summary["checkpoints"][info.name]["sha256"] == info.sha256 == file_sha256(
-            info.path / "model.safetensors"
+        assert (
+            summary["checkpoints"][info.name]["sha256"]
+            == info.sha256
+            == file_sha256(info.path / "model.safetensors")
         )
         assert summary["checkpoints"][info.name]["step"] == info.step
     assert result.checkpoint("early").sha256 != result.checkpoint("final").sha256

@@ -17,7 +17,9 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 def run(args: list[str], cwd: Path, timeout: int = 600) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
-    assert proc.returncode == 0, f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    assert proc.returncode == 0, (
+        f"snakemake {' '.join(args)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-4000:]}"
+    )
     return proc
 
 
@@ -107,9 +109,12 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     # simulate a run killed while generating: one shard and everything downstream of it are missing
     shard = workdir / "data/generations/smollm2-135m/direct/dna/shard-1.parquet"
     before = shard.read_bytes()
-    for path in (shard, workdir / "data/generations/smollm2-135m/direct/dna.parquet",
-                 workdir / "data/units/smollm2-135m/direct/dna.parquet",
-                 workdir / "results/metrics/smollm2-135m/direct/dna.parquet"):
+    for path in (
+        shard,
+        workdir / "data/generations/smollm2-135m/direct/dna.parquet",
+        workdir / "data/units/smollm2-135m/direct/dna.parquet",
+        workdir / "results/metrics/smollm2-135m/direct/dna.parquet",
+    ):
         path.unlink()
     plan = run(["--cores", "2", "--configfile", "config/test.yaml", "-n"], workdir)
     jobs = [line.split() for line in plan.stdout.splitlines() if line.startswith("generate_shard")]
@@ -130,7 +135,10 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
     from saltbench.io import read_provenance, read_table
 
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
-    targets = ["results/metrics/smollm2-135m/direct/dna.parquet", "data/interventions/smollm2-135m/kronecker.parquet"]
+    targets = [
+        "results/metrics/smollm2-135m/direct/dna.parquet",
+        "data/interventions/smollm2-135m/kronecker.parquet",
+    ]
     run([*targets, "--cores", "2", "--configfile", "config/test-vllm.yaml"], workdir, timeout=1500)
     gens_path = workdir / "data/generations/smollm2-135m/direct/dna/shard-0.parquet"
     assert read_provenance(gens_path)["backend"] == "vllm"
@@ -147,7 +155,10 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
     assert set(metrics["granularity"]) == {"atom", "line", "generation"}
     interventions = read_table(workdir / "data/interventions/smollm2-135m/kronecker.parquet", "interventions")
     assert interventions.height > 0 and interventions["full.mean_entropy"].is_nan().all()
-    assert read_provenance(workdir / "data/interventions/smollm2-135m/kronecker/shard-0.parquet")["backend"] == "vllm"
+    assert (
+        read_provenance(workdir / "data/interventions/smollm2-135m/kronecker/shard-0.parquet")["backend"]
+        == "vllm"
+    )
 
 
 @pytest.mark.model
@@ -177,7 +188,9 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
         target = "data/generations/smollm2-135m/cot/dna/shard-0.parquet"
 
         def refused(args: list[str]) -> None:
-            second = subprocess.run([*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=300)
+            second = subprocess.run(
+                [*SNAKEMAKE, *args], cwd=workdir, capture_output=True, text=True, timeout=300
+            )
             assert second.returncode != 0, second.stdout[-2000:]
             assert f"another workflow run (process {first.pid})" in second.stdout + second.stderr
 

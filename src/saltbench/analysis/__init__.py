@@ -46,7 +46,7 @@ from ._interventions import (
 from ._leaderboard import accuracy_by_task, leaderboard, select_metric
 from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
 from ._reasoning import paired_bootstrap, paired_test, reasoning_tradeoff, reasoning_tradeoff_units
-from ._units import rejection_table, reliability_table
+from ._unit_tables import rejection_table, reliability_table
 
 __all__ = [
     "ASPECT_METRICS",

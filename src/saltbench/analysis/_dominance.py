@@ -149,10 +149,19 @@ def dominance_cells(
                 runner, runner_value = None, float("nan")
                 margin = 0.0 if len(winners) > 1 else float("nan")
             rows.append(
-                {"aspect": aspect, "metric": metric, **{k: rec[k] for k in CELL_KEYS}, "winner": winners[0],
-                 "winners": "+".join(winners), "n_tied": len(winners), "best_value": float(sign * best),
-                 "runner_up": runner, "runner_up_value": runner_value, "margin": margin,
-                 "n_functions": len(uniq)}  # fmt: skip
+                {
+                    "aspect": aspect,
+                    "metric": metric,
+                    **{k: rec[k] for k in CELL_KEYS},
+                    "winner": winners[0],
+                    "winners": "+".join(winners),
+                    "n_tied": len(winners),
+                    "best_value": float(sign * best),
+                    "runner_up": runner,
+                    "runner_up_value": runner_value,
+                    "margin": margin,
+                    "n_functions": len(uniq),
+                }  # fmt: skip
             )
     return pl.DataFrame(rows, schema=dict(CELLS_SCHEMA))
 
@@ -218,7 +227,8 @@ def dominance(
     order = {a: i for i, a in enumerate(aspects)}
     out = out.with_columns(
         pl.col("aspect").replace_strict(order, return_dtype=pl.Int64).alias("_a"),
-        pl.col("granularity").replace_strict({"atom": 0, "line": 1, "generation": 2}, default=3,
-                                             return_dtype=pl.Int64).alias("_g"),  # fmt: skip
+        pl.col("granularity")
+        .replace_strict({"atom": 0, "line": 1, "generation": 2}, default=3, return_dtype=pl.Int64)
+        .alias("_g"),  # fmt: skip
     ).sort(["_a", "_g", "flavour", "wins", "confidence"], descending=[False, False, False, True, False])
     return nan_for_null(out.select(list(SUMMARY_SCHEMA)).cast(dict(SUMMARY_SCHEMA)))

@@ -181,8 +181,15 @@ def fit_intervention_effects(
     """
     require_columns(
         interventions,
-        ["model", "task", "sample_id", "placement", "corrupted_fraction", "position_fraction",
-         "next_correct"],  # fmt: skip
+        [
+            "model",
+            "task",
+            "sample_id",
+            "placement",
+            "corrupted_fraction",
+            "position_fraction",
+            "next_correct",
+        ],  # fmt: skip
         "interventions",
     )
     if method not in ("logistic", "linear"):

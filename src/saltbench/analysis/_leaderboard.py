@@ -132,8 +132,17 @@ def leaderboard(
         (f"precision_{g}", select_metric(metrics, "precision", granularity=g)) for g in GRANULARITIES
     ]
     parts.append(
-        ("ece", select_metric(metrics, "ece", granularity=granularity, confidence=confidence, flavour=flavour,
-                              calibration=calibration))  # fmt: skip
+        (
+            "ece",
+            select_metric(
+                metrics,
+                "ece",
+                granularity=granularity,
+                confidence=confidence,
+                flavour=flavour,
+                calibration=calibration,
+            ),
+        )  # fmt: skip
     )
     for name in ("auroc_pooled", "auroc_per_response", "aurc"):
         ranking = select_metric(

@@ -234,7 +234,11 @@ def reasoning_tradeoff(
         raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
     prec = select_metric(metrics, "precision", granularity=granularity)
     auc = select_metric(
-        metrics, "auroc_pooled", granularity=granularity, confidence=confidence, flavour=flavour,
+        metrics,
+        "auroc_pooled",
+        granularity=granularity,
+        confidence=confidence,
+        flavour=flavour,
         calibration="none",
     )
     # quantity -> (cells, output column, statistic of the paired task values a, b)
@@ -390,11 +394,23 @@ def reasoning_tradeoff_units(
         fin = boot_da[np.isfinite(boot_da)]
         p_auc = float(min(1.0, 2 * min(np.mean(fin <= 0), np.mean(fin >= 0)))) if fin.size else NAN
         rows.append(
-            _row(cmp, "sample", n, precision_a=pa, precision_b=pb, delta_precision=ci_p.point,
-                 delta_precision_ci_low=ci_p.low, delta_precision_ci_high=ci_p.high,
-                 p_precision=paired_test(ia.precision, ib.precision), auroc_a=qa, auroc_b=qb,
-                 rel_delta_auroc=ci_a.point, rel_delta_auroc_ci_low=ci_a.low,
-                 rel_delta_auroc_ci_high=ci_a.high, p_auroc=p_auc)  # fmt: skip
+            _row(
+                cmp,
+                "sample",
+                n,
+                precision_a=pa,
+                precision_b=pb,
+                delta_precision=ci_p.point,
+                delta_precision_ci_low=ci_p.low,
+                delta_precision_ci_high=ci_p.high,
+                p_precision=paired_test(ia.precision, ib.precision),
+                auroc_a=qa,
+                auroc_b=qb,
+                rel_delta_auroc=ci_a.point,
+                rel_delta_auroc_ci_low=ci_a.low,
+                rel_delta_auroc_ci_high=ci_a.high,
+                p_auroc=p_auc,
+            )  # fmt: skip
         )
         logger.info("reasoning trade-off %s: %d paired samples", cmp.label, n)
     return nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA)))

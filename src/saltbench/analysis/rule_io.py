@@ -65,8 +65,12 @@ def figure_outputs(name: str, category: str, report: Callable[..., Any]) -> dict
     ``report/figure_{name}.rst``, the given category)."""
     return {
         "pdf": f"figures/{name}.pdf",
-        "png": report(f"figures/{name}.png", caption=f"../report/figure_{name}.rst", category=category,
-                      labels={"figure": name}),  # fmt: skip
+        "png": report(
+            f"figures/{name}.png",
+            caption=f"../report/figure_{name}.rst",
+            category=category,
+            labels={"figure": name},
+        ),  # fmt: skip
     }
 
 

@@ -9,8 +9,14 @@ which removes the span/unit mismatch of §1.5 (section numbers of docs/compatibi
 
 from __future__ import annotations
 
-from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
 from saltbench.contracts import GRANULARITIES, STATUSES, Granularity, Status
+from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
+from saltbench.evaluation._comparison import (
+    ALIGNMENTS,
+    METRIC_KEYS,
+    Alignment,
+    Comparison,
+)
 from saltbench.evaluation._evaluate import (
     UNITS_SCHEMA,
     Evaluation,
@@ -24,12 +30,6 @@ from saltbench.evaluation._extraction import (
     extract_answer,
     passes_keyword_filter,
     strip_fence_markers,
-)
-from saltbench.evaluation._metrics import (
-    ALIGNMENTS,
-    METRIC_KEYS,
-    Alignment,
-    Comparison,
 )
 from saltbench.evaluation._units import (
     DK_MARKERS,

@@ -336,7 +336,9 @@ def dynamic_pairs(
     ids: dict[str, int] = {}
     ref_ids = np.fromiter((ids.setdefault(k, len(ids)) for k in reference_keys), dtype=np.int64, count=n_ref)
     resp_ids = np.fromiter(
-        (-2 if dk else ids.get(k, -1) for k, dk in zip(response_keys, response_dk)), dtype=np.int64, count=n_resp
+        (-2 if dk else ids.get(k, -1) for k, dk in zip(response_keys, response_dk)),
+        dtype=np.int64,
+        count=n_resp,
     )
 
     def hit_rows(a: int, b: int) -> np.ndarray:

@@ -30,8 +30,7 @@ import polars as pl
 
 from saltbench.contracts import GRANULARITIES, STATUSES, UNIT_COLUMNS, Granularity, Status
 from saltbench.evaluation._alignment import check_scores, dynamic_pairs, strict_pairs
-from saltbench.evaluation._extraction import extract_answer
-from saltbench.evaluation._metrics import (
+from saltbench.evaluation._comparison import (
     ALIGNMENTS,
     METRIC_KEYS,
     Alignment,
@@ -40,6 +39,7 @@ from saltbench.evaluation._metrics import (
     count_internal_missing,
     pair_statuses,
 )
+from saltbench.evaluation._extraction import extract_answer
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
     CleanText,
@@ -399,7 +399,9 @@ def evaluate_many(
         {
             "sample_idx": np.repeat(np.asarray(block_sample, dtype=np.int64), count_arr),
             "granularity": pl.Series(np.repeat(np.asarray(block_gran, dtype=np.uint32), count_arr)),
-            "unit_index": (np.arange(total, dtype=np.int64) - np.repeat(block_offsets, count_arr)).astype(np.int32),
+            "unit_index": (np.arange(total, dtype=np.int64) - np.repeat(block_offsets, count_arr)).astype(
+                np.int32
+            ),
             "status": status_series,
             "response_unit": pl.Series(resp_col, dtype=pl.String),
             "reference_unit": pl.Series(ref_col, dtype=pl.String),

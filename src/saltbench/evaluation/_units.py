@@ -47,9 +47,7 @@ DK_MARKERS: frozenset[str] = frozenset({"DK", "<DK", "DK>", "<DK>"})
 """Don't-know markers; a unit is *selective* when ``unit.strip().upper()`` is one of them."""
 
 DK_CASE_VARIANTS: frozenset[str] = frozenset(
-    "".join(chars)
-    for marker in DK_MARKERS
-    for chars in itertools.product(*({c, c.lower()} for c in marker))
+    "".join(chars) for marker in DK_MARKERS for chars in itertools.product(*({c, c.lower()} for c in marker))
 )
 """Every stripped string whose upper-case form is a DK marker (only ASCII ``d``/``k`` upper-case to ``D``/``K``)."""
 
@@ -327,7 +325,9 @@ def decompose(text: str, task: str | TaskLike | UnitRule, granularity: Granulari
         ['0', '1]', '[2', '3']
     """
     check_granularity(granularity)
-    return decompose_clean(text.replace("*", "").strip(), resolve_task(task), granularity, with_spans=False)[0]
+    return decompose_clean(text.replace("*", "").strip(), resolve_task(task), granularity, with_spans=False)[
+        0
+    ]
 
 
 def normalize_unit(unit: str, task: str | TaskLike | UnitRule) -> str:

@@ -32,7 +32,9 @@ class MissingChatTemplateError(ValueError):
     """The tokenizer has no chat template and raw prompting was not allowed."""
 
 
-def resolve_chat_template(tokenizer: Any, chat_template: str = "auto", *, allow_raw: bool = False) -> str | None:
+def resolve_chat_template(
+    tokenizer: Any, chat_template: str = "auto", *, allow_raw: bool = False
+) -> str | None:
     """The jinja template text to render with, or ``None`` for raw prompts (see module docstring)."""
     if chat_template == "none":
         return None
@@ -55,7 +57,9 @@ def resolve_chat_template(tokenizer: Any, chat_template: str = "auto", *, allow_
         return chat_template
     path = Path(chat_template)
     if not path.is_file():
-        raise FileNotFoundError(f"chat_template {chat_template!r} is neither 'auto', 'none' nor an existing file")
+        raise FileNotFoundError(
+            f"chat_template {chat_template!r} is neither 'auto', 'none' nor an existing file"
+        )
     return path.read_text(encoding="utf-8")
 
 
@@ -84,7 +88,9 @@ def render_prompts(
     failures: dict[str, str] = {}  # layout -> first error, logged once per call
     for instruction in instructions:
         user = [{"role": "user", "content": instruction}]
-        chats = [("system+user", [{"role": "system", "content": system_prompt}, *user])] if with_system else []
+        chats = (
+            [("system+user", [{"role": "system", "content": system_prompt}, *user])] if with_system else []
+        )
         chats.append(("user", user))
         for layout, chat in chats:
             try:
@@ -96,8 +102,12 @@ def render_prompts(
         else:
             prompts.append(instruction)
     for layout, error in failures.items():
-        logger.warning("chat template failed with %s messages (%s); fell back to %s", layout, error,
-                       "user-only messages" if layout == "system+user" else "the raw instruction")
+        logger.warning(
+            "chat template failed with %s messages (%s); fell back to %s",
+            layout,
+            error,
+            "user-only messages" if layout == "system+user" else "the raw instruction",
+        )
     return prompts
 
 

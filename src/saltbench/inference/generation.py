@@ -10,7 +10,7 @@ Algorithm of :func:`generate`:
 3. One prefill pass fills a ``DynamicCache`` (only the last position's logits are computed), then one
    pass per new token feeds each row's greedy token at its own next position.
 4. At every step the raw logits are turned into float32 ``log_softmax`` statistics
-   (:func:`~saltbench.inference._scoring.score_logits`) and dropped; a row stops after emitting any
+   (:func:`~saltbench.inference._logit_stats.score_logits`) and dropped; a row stops after emitting any
    of the model's EOS ids (the EOS token is kept, with text ``""``) or after ``max_new_tokens``.
    The batch stops when every row has stopped.
 
@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from saltbench.inference._scoring import StepScores, score_logits, stack_steps, to_token_scores
+from saltbench.inference._logit_stats import StepScores, score_logits, stack_steps, to_token_scores
 from saltbench.inference.chat import encode_prompt
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.records import TOP_K, GenerationRecord
@@ -192,8 +192,10 @@ def screen_prompts(
         if not ids:
             error = "empty prompt"
         elif len(ids) > limit:
-            error = (f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
-                     f"leaves room for {max(limit, 0)}")
+            error = (
+                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
+                f"leaves room for {max(limit, 0)}"
+            )
         else:
             continue
         results[index] = GenerationRecord.failed(error, num_prompt_tokens=len(ids), k=top_k)
@@ -237,7 +239,9 @@ def generate(
         nonlocal produced
         produced += active
         if bar is not None:
-            bar.set_postfix_str(f"{produced / max(time.perf_counter() - started, 1e-9):.1f} tok/s", refresh=False)
+            bar.set_postfix_str(
+                f"{produced / max(time.perf_counter() - started, 1e-9):.1f} tok/s", refresh=False
+            )
 
     with torch.inference_mode():
         for lo in range(0, len(order), batch_size):

@@ -55,8 +55,13 @@ def load_model(
     if not sharded:
         model = model.to(device)
     model.eval()
-    logger.info("loaded %s (%s, %s) in %.2f s", path, dtype, "sharded" if sharded else device,
-                time.perf_counter() - started)
+    logger.info(
+        "loaded %s (%s, %s) in %.2f s",
+        path,
+        dtype,
+        "sharded" if sharded else device,
+        time.perf_counter() - started,
+    )
     return model, tokenizer
 
 
@@ -71,7 +76,9 @@ def load_tokenizer(path: str | Path, *, revision: str | None = None) -> Any:
     return tokenizer
 
 
-def load_model_from_spec(spec: ModelSpec, cache_dir: str | Path, device: str | None = None) -> tuple[Any, Any]:
+def load_model_from_spec(
+    spec: ModelSpec, cache_dir: str | Path, device: str | None = None
+) -> tuple[Any, Any]:
     """Prepare (e.g. convert a GGUF once) and load the model a registry entry describes."""
     target = prepare_model(spec, cache_dir)
     return load_model(target, spec.dtype, device, revision=spec.revision, num_gpus=spec.resources.gpus)

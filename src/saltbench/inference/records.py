@@ -66,7 +66,11 @@ class TokenScores:
         """Tokens ``start:stop``."""
         s = slice(start, stop)
         return TokenScores(
-            self.token_ids[s], self.chosen_logprobs[s], self.topk_ids[s], self.topk_logprobs[s], self.entropy[s]
+            self.token_ids[s],
+            self.chosen_logprobs[s],
+            self.topk_ids[s],
+            self.topk_logprobs[s],
+            self.entropy[s],
         )
 
 
@@ -101,7 +105,9 @@ class GenerationRecord:
 
     @property
     def scores(self) -> TokenScores:
-        return TokenScores(self.token_ids, self.chosen_logprobs, self.topk_ids, self.topk_logprobs, self.entropy)
+        return TokenScores(
+            self.token_ids, self.chosen_logprobs, self.topk_ids, self.topk_logprobs, self.entropy
+        )
 
     @classmethod
     def from_scores(
@@ -159,17 +165,29 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 def _list_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.DataType) -> pa.Array:
     """A list<arrow_type> array from per-row 1-D numpy arrays, built without Python per-element loops."""
     lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
-    values = np.concatenate([np.asarray(a, dtype=dtype).reshape(-1) for a in arrays]) if arrays else np.zeros(0, dtype)
+    values = (
+        np.concatenate([np.asarray(a, dtype=dtype).reshape(-1) for a in arrays])
+        if arrays
+        else np.zeros(0, dtype)
+    )
     return pa.ListArray.from_arrays(pa.array(_offsets(lengths)), pa.array(values, type=arrow_type))
 
 
 def _nested_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.DataType) -> pa.Array:
     """A list<list<arrow_type>> array from per-row 2-D numpy arrays [T_i, k_i]."""
     rows = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
-    inner_lengths = np.concatenate(
-        [np.full(a.shape[0], a.shape[1] if a.ndim == 2 else 0, dtype=np.int64) for a in arrays]
-    ) if arrays else np.zeros(0, np.int64)
-    values = np.concatenate([np.asarray(a, dtype=dtype).reshape(-1) for a in arrays]) if arrays else np.zeros(0, dtype)
+    inner_lengths = (
+        np.concatenate(
+            [np.full(a.shape[0], a.shape[1] if a.ndim == 2 else 0, dtype=np.int64) for a in arrays]
+        )
+        if arrays
+        else np.zeros(0, np.int64)
+    )
+    values = (
+        np.concatenate([np.asarray(a, dtype=dtype).reshape(-1) for a in arrays])
+        if arrays
+        else np.zeros(0, dtype)
+    )
     inner = pa.ListArray.from_arrays(pa.array(_offsets(inner_lengths)), pa.array(values, type=arrow_type))
     return pa.ListArray.from_arrays(pa.array(_offsets(rows)), inner)
 
@@ -189,7 +207,9 @@ def records_to_frame(
     text_lengths = np.fromiter((len(r.token_texts) for r in records), dtype=np.int64, count=n)
     columns: dict[str, pa.Array] = {
         "token_ids": _list_array([r.token_ids for r in records], np.int32, pa.int32()),
-        "token_texts": pa.ListArray.from_arrays(pa.array(_offsets(text_lengths)), pa.array(texts, type=pa.string())),
+        "token_texts": pa.ListArray.from_arrays(
+            pa.array(_offsets(text_lengths)), pa.array(texts, type=pa.string())
+        ),
         "token_offsets": _list_array([r.token_offsets for r in records], np.int32, pa.int32()),
         "chosen_logprob": _list_array([r.chosen_logprobs for r in records], np.float32, pa.float32()),
         "topk_ids": _nested_array([r.topk_ids for r in records], np.int32, pa.int32()),
@@ -207,7 +227,9 @@ def records_to_frame(
     ).cast(GENERATION_SCHEMA)  # type: ignore[arg-type]
     if not meta:
         return generation
-    types = {name: GENERATION_META[name] for name in meta if name in GENERATION_META}  # e.g. all-null variant: String
+    types = {
+        name: GENERATION_META[name] for name in meta if name in GENERATION_META
+    }  # e.g. all-null variant: String
     return pl.DataFrame(meta, schema_overrides=types).hstack(generation)
 
 
@@ -228,8 +250,12 @@ def frame_to_records(frame: pl.DataFrame) -> list[GenerationRecord]:
         raise ValueError(f"frame lacks generation columns {missing}")
     table = frame.select(GENERATION_COLUMNS).cast(GENERATION_SCHEMA).to_arrow()  # type: ignore[arg-type]
     flat: dict[str, list[np.ndarray]] = {}
-    for name, dtype in (("token_ids", np.int32), ("token_offsets", np.int32),
-                        ("chosen_logprob", np.float32), ("entropy", np.float32)):
+    for name, dtype in (
+        ("token_ids", np.int32),
+        ("token_offsets", np.int32),
+        ("chosen_logprob", np.float32),
+        ("entropy", np.float32),
+    ):
         values, offsets = _list_values(table.column(name))
         flat[name] = _split(values.astype(dtype, copy=False), offsets)
     for name, dtype in (("topk_ids", np.int32), ("topk_logprobs", np.float32)):

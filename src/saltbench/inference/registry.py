@@ -163,7 +163,9 @@ class ModelSpec:
         from dataclasses import asdict
 
         meta = {"model": self.name, "model_dtype": self.dtype}
-        meta.update({f"model_{'source' if k == 'kind' else k}": str(v) for k, v in asdict(self.source).items()})
+        meta.update(
+            {f"model_{'source' if k == 'kind' else k}": str(v) for k, v in asdict(self.source).items()}
+        )
         if model_dir is not None:
             from saltbench.inference.sources import read_source_record
 
@@ -292,7 +294,9 @@ def _parse_source(model: str, raw: Any) -> ModelSource:
     missing = required - set(raw)
     if missing:
         raise _fail(model, "source", f"kind {kind!r} needs keys {sorted(missing)}")
-    values = {key: _nonempty_str(model, f"source.{key}", raw[key]) for key in (required | optional) & set(raw)}
+    values = {
+        key: _nonempty_str(model, f"source.{key}", raw[key]) for key in (required | optional) & set(raw)
+    }
     if kind == "gguf_package":
         return GgufPackageSource(**values)
     if kind == "hub":

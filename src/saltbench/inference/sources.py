@@ -86,14 +86,23 @@ def _gguf_tokenizer_metadata(gguf_path: Path) -> dict[str, Any]:
 
 def _repair_tokenizer(tokenizer: Any, meta: dict[str, Any]) -> None:
     """Set bos/eos/unk/pad tokens and the add-BOS flag to what the GGUF metadata says."""
-    for name, attr in (("bos", "bos_token"), ("eos", "eos_token"), ("unknown", "unk_token"), ("padding", "pad_token")):
+    for name, attr in (
+        ("bos", "bos_token"),
+        ("eos", "eos_token"),
+        ("unknown", "unk_token"),
+        ("padding", "pad_token"),
+    ):
         if name in meta:
             _, text = meta[name]
             if getattr(tokenizer, attr) != text:
                 logger.info("GGUF tokenizer: setting %s to %r (was %r)", attr, text, getattr(tokenizer, attr))
                 setattr(tokenizer, attr, text)
     add_bos = meta.get("add_bos_token")
-    if add_bos is not None and hasattr(tokenizer, "add_bos_token") and tokenizer.add_bos_token != bool(add_bos):
+    if (
+        add_bos is not None
+        and hasattr(tokenizer, "add_bos_token")
+        and tokenizer.add_bos_token != bool(add_bos)
+    ):
         logger.info("GGUF tokenizer: setting add_bos_token to %s", bool(add_bos))
         tokenizer.add_bos_token = bool(add_bos)
 
@@ -133,7 +142,9 @@ def _declare_fast_tokenizer(model_dir: Path) -> None:
         config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def convert_gguf_to_safetensors(gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False) -> Path:
+def convert_gguf_to_safetensors(
+    gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False
+) -> Path:
     """Convert a GGUF checkpoint to a float32 safetensors ``save_pretrained`` directory.
 
     Writes config, generation config, ``model.safetensors``, the tokenizer files (with special

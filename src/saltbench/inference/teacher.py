@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from saltbench.inference._scoring import StepScores, score_logits, to_token_scores
+from saltbench.inference._logit_stats import StepScores, score_logits, to_token_scores
 from saltbench.inference.chat import encode_prompt
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.generation import (
@@ -155,7 +155,9 @@ def _run_prefixes(
     last = (lengths - 1).to(device)
 
     parts = [_score_rows(next_logits[:, None], block[:, :1], top_k)]  # predicts prefix token 0
-    first = next_logits.clone()  # next-token logits after each full prefix (rows with an empty prefix keep these)
+    first = (
+        next_logits.clone()
+    )  # next-token logits after each full prefix (rows with an empty prefix keep these)
     for lo in range(0, width, chunk_tokens):
         hi = min(lo + chunk_tokens, width)
         logits = forward(model, block[:, lo:hi], mask[:, : prompt_len + hi], positions[:, lo:hi], past, None)
@@ -192,7 +194,9 @@ def _run_prefixes(
             )
         else:
             record = GenerationRecord.from_scores(
-                TokenScores.empty(scores.topk_ids.shape[1]), [], finish_reason="length",
+                TokenScores.empty(scores.topk_ids.shape[1]),
+                [],
+                finish_reason="length",
                 num_prompt_tokens=prompt_len + len(prefix),
             )
         results.append(Continuation(prefix=scores, generation=record))
@@ -219,8 +223,15 @@ def continue_from_cache(
         past = _expand_cache(cache, len(prefixes))
         logits = cache.next_logits[None].expand(len(prefixes), -1)
         return _run_prefixes(
-            model, tokenizer, cache.prompt_ids, logits, past, prefixes,
-            max_new_tokens=max_new_tokens, top_k=top_k, chunk_tokens=chunk_tokens,
+            model,
+            tokenizer,
+            cache.prompt_ids,
+            logits,
+            past,
+            prefixes,
+            max_new_tokens=max_new_tokens,
+            top_k=top_k,
+            chunk_tokens=chunk_tokens,
         )
 
 
@@ -254,8 +265,13 @@ def greedy_continue_many(
         if cache is not None:
             results.extend(
                 continue_from_cache(
-                    model, tokenizer, cache, chunk,
-                    max_new_tokens=max_new_tokens, top_k=top_k, chunk_tokens=chunk_tokens,
+                    model,
+                    tokenizer,
+                    cache,
+                    chunk,
+                    max_new_tokens=max_new_tokens,
+                    top_k=top_k,
+                    chunk_tokens=chunk_tokens,
                 )
             )
             continue
@@ -266,8 +282,15 @@ def greedy_continue_many(
             logits = forward(model, input_ids, torch.ones_like(input_ids), positions, past)[:, -1]
             results.extend(
                 _run_prefixes(
-                    model, tokenizer, ids, logits, past, chunk,
-                    max_new_tokens=max_new_tokens, top_k=top_k, chunk_tokens=chunk_tokens,
+                    model,
+                    tokenizer,
+                    ids,
+                    logits,
+                    past,
+                    chunk,
+                    max_new_tokens=max_new_tokens,
+                    top_k=top_k,
+                    chunk_tokens=chunk_tokens,
                 )
             )
     return results
@@ -288,7 +311,14 @@ def teacher_force(
     cache = encode_prompt_cache(model, ids)
     with torch.inference_mode():
         result = _run_prefixes(
-            model, tokenizer, ids, cache.next_logits[None], cache.past_key_values, [continuation],
-            max_new_tokens=0, top_k=top_k, chunk_tokens=chunk_tokens,
+            model,
+            tokenizer,
+            ids,
+            cache.next_logits[None],
+            cache.past_key_values,
+            [continuation],
+            max_new_tokens=0,
+            top_k=top_k,
+            chunk_tokens=chunk_tokens,
         )
     return result[0].prefix

@@ -132,7 +132,12 @@ def load_vllm(
     max_context = int(llm.llm_engine.model_config.max_model_len)
     logger.info(
         "vLLM engine for %s (%s, tensor parallel %d, max_model_len %d, eos %s) started in %.1f s",
-        path, spec.dtype, spec.tensor_parallel_size, max_context, eos_ids, time.perf_counter() - started,
+        path,
+        spec.dtype,
+        spec.tensor_parallel_size,
+        max_context,
+        eos_ids,
+        time.perf_counter() - started,
     )
     return VllmEngine(llm=llm, tokenizer=tokenizer, eos_ids=eos_ids, max_context=max_context)
 
@@ -254,8 +259,13 @@ def generate_vllm(
                 num_prompt_tokens=len(encoded[index]),
             )
         elapsed = time.perf_counter() - started
-        logger.info("vLLM: %d prompts, %d tokens in %.1f s (%.1f tok/s)", len(runnable), produced, elapsed,
-                    produced / max(elapsed, 1e-9))
+        logger.info(
+            "vLLM: %d prompts, %d tokens in %.1f s (%.1f tok/s)",
+            len(runnable),
+            produced,
+            elapsed,
+            produced / max(elapsed, 1e-9),
+        )
     return [r for r in results if r is not None]
 
 

@@ -37,7 +37,7 @@ import numpy as np
 import torch
 
 from saltbench.inference import GenerationRecord, PromptCache, TokenScores, eos_token_ids, token_texts
-from saltbench.inference._scoring import score_logits
+from saltbench.inference._logit_stats import score_logits
 from saltbench.inference.generation import forward, model_device, new_cache, pad_token_id
 
 FinishReason = Literal["eos", "stop", "length"]
@@ -214,8 +214,14 @@ def force_and_continue(
             prompt_logits = forward(model, prompt_block, prompt_mask, prompt_positions, past)[:, -1]
         for lo, hi in zip(cuts, [*cuts[1:], width]):
             last_call = hi == width
-            logits = forward(model, block[:, lo:hi], forced_mask[:, : p + hi], positions[:, lo:hi], past,
-                             min(keep, hi - lo) if last_call else 1)
+            logits = forward(
+                model,
+                block[:, lo:hi],
+                forced_mask[:, : p + hi],
+                positions[:, lo:hi],
+                past,
+                min(keep, hi - lo) if last_call else 1,
+            )
         # logits[:, c] follows block column width - keep + c (c = 0 … keep-1); with an empty prefix the
         # logits after the prefix are the prompt's own
         logits = logits.float()
@@ -237,8 +243,17 @@ def force_and_continue(
         del logits, picked
 
         decoded = (
-            _greedy(model, tokenizer, after_prefix, past, decode_mask, (p + n_x).to(device),
-                    max_new_tokens=max_new_tokens, top_k=top_k, stop=stop)
+            _greedy(
+                model,
+                tokenizer,
+                after_prefix,
+                past,
+                decode_mask,
+                (p + n_x).to(device),
+                max_new_tokens=max_new_tokens,
+                top_k=top_k,
+                stop=stop,
+            )
             if max_new_tokens > 0
             else [(TokenScores.empty(top_k), "length")] * b
         )

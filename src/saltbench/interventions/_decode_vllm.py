@@ -42,7 +42,9 @@ from saltbench.interventions._decode import FinishReason, ForcedContinuation, St
 log = logging.getLogger(__name__)
 
 
-def _cut(scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None) -> tuple[int, FinishReason]:
+def _cut(
+    scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None
+) -> tuple[int, FinishReason]:
     """Length and finish reason of a continuation decoded with per-token stopping (EOS, then the rule)."""
     ids = scores.token_ids.tolist()
     eos = set(eos_ids)
@@ -71,10 +73,13 @@ def vllm_force_and_continue(
     prompt = [int(t) for t in prompt_ids]
     if not rows:
         return []
-    continue_params = sampling_params(engine, max_tokens=max_new_tokens, logprobs=top_k) if max_new_tokens else None
+    continue_params = (
+        sampling_params(engine, max_tokens=max_new_tokens, logprobs=top_k) if max_new_tokens else None
+    )
     target_params = sampling_params(engine, max_tokens=1, prompt_logprobs=0, skip_reading_prefix_cache=False)
-    engine.llm.generate([TokensPrompt(prompt_token_ids=prompt)], sampling_params(engine, max_tokens=1),
-                        use_tqdm=False)  # caches the prompt's blocks
+    engine.llm.generate(
+        [TokensPrompt(prompt_token_ids=prompt)], sampling_params(engine, max_tokens=1), use_tqdm=False
+    )  # caches the prompt's blocks
     requests: list[Any] = []
     params: list[Any] = []
     target_len: dict[int, int] = {}  # request index -> target tokens
@@ -89,8 +94,11 @@ def vllm_force_and_continue(
     outputs = engine.llm.generate(requests, params, use_tqdm=False) if requests else []
     for i, length in target_len.items():
         if outputs[i].num_cached_tokens >= len(requests[i]["prompt_token_ids"]) - length:
-            log.debug("target request %d: %d tokens from the prefix cache cover the target; run again without it",
-                      i, outputs[i].num_cached_tokens)
+            log.debug(
+                "target request %d: %d tokens from the prefix cache cover the target; run again without it",
+                i,
+                outputs[i].num_cached_tokens,
+            )
             (outputs[i],) = engine.llm.generate(
                 [requests[i]], sampling_params(engine, max_tokens=1, prompt_logprobs=0), use_tqdm=False
             )
@@ -104,10 +112,17 @@ def vllm_force_and_continue(
             scores = scores.slice(0, length)
         else:
             scores, finish = TokenScores.empty(top_k), "length"
-        target = prompt_token_logprobs(next(outputs).prompt_logprobs, len(context), len(y)) if len(y) else np.zeros(0)
+        target = (
+            prompt_token_logprobs(next(outputs).prompt_logprobs, len(context), len(y))
+            if len(y)
+            else np.zeros(0)
+        )
         texts = token_texts(engine.tokenizer, scores.token_ids, context_ids=context) if len(scores) else []
         record = GenerationRecord.from_scores(
-            scores, texts, finish_reason="eos" if finish == "eos" else "length", num_prompt_tokens=len(context)
+            scores,
+            texts,
+            finish_reason="eos" if finish == "eos" else "length",
+            num_prompt_tokens=len(context),
         )
         results.append(ForcedContinuation(target.astype(np.float64), record, finish))
     return results

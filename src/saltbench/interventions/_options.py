@@ -19,6 +19,7 @@ Boundary = Literal["token", "atom"]
 BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
 """Where a prefix ends between atom ``k-1`` and atom ``k`` (see :mod:`saltbench.interventions._layout`)."""
 
+
 def _prop(kind: Any, default: Any, description: str, **extra: Any) -> dict[str, Any]:
     typed = {"type": kind} if kind is not None else {}
     return {**typed, **extra, "default": default, "description": description}
@@ -33,38 +34,61 @@ CONFIG_SCHEMA: dict[str, Any] = {
     "description": "Atom-level intervention experiments (data/interventions/{model}/{task}.parquet).",
     "properties": {
         "enabled": _prop("boolean", False, "Run the intervention stage (rule all asks for its outputs)."),
-        "models": _prop("array", [], "Models to intervene on; empty = the top-level `models`.",
-                        items={"type": "string"}),
-        "tasks": _prop("array", [], "Tasks; empty = the top-level `tasks`.", items={"enum": list(TASK_SLUGS)}),
+        "models": _prop(
+            "array", [], "Models to intervene on; empty = the top-level `models`.", items={"type": "string"}
+        ),
+        "tasks": _prop(
+            "array", [], "Tasks; empty = the top-level `tasks`.", items={"enum": list(TASK_SLUGS)}
+        ),
         "samples_per_task": _prop(
             "integer", 8, "First N dataset rows per task (rows with < 2 atoms are skipped).", minimum=1
         ),
         "shard_size": _prop("integer", 4, "Samples per intervention job (shard).", minimum=1),
-        "style": _prop(None, "direct", "Prompt style of the prompt the answer prefix is appended to.",
-                       enum=["direct", "cot"]),
-        "positions": _prop("array", [], "Absolute positions k (1-based index of the predicted atom).",
-                           items={"type": "integer", "minimum": 2}),
+        "style": _prop(
+            None,
+            "direct",
+            "Prompt style of the prompt the answer prefix is appended to.",
+            enum=["direct", "cot"],
+        ),
+        "positions": _prop(
+            "array",
+            [],
+            "Absolute positions k (1-based index of the predicted atom).",
+            items={"type": "integer", "minimum": 2},
+        ),
         "position_fractions": _prop(
-            "array", [0.1, 0.25, 0.5, 0.75, 1.0], "Relative positions: k = round(f * n) clamped to [2, n].",
+            "array",
+            [0.1, 0.25, 0.5, 0.75, 1.0],
+            "Relative positions: k = round(f * n) clamped to [2, n].",
             items=_FRACTION,
         ),
         "corruption_counts": _prop(
-            "array", [0, 1, 2, 4], "Numbers c of corrupted prefix atoms (0 = clean prefix); c > k-1 skipped.",
+            "array",
+            [0, 1, 2, 4],
+            "Numbers c of corrupted prefix atoms (0 = clean prefix); c > k-1 skipped.",
             items={"type": "integer", "minimum": 0},
         ),
-        "corruption_fractions": _prop("array", [], "Corrupted fractions: c = max(1, round(f * (k-1))).",
-                                      items=_FRACTION),
-        "placements": _prop("array", list(PLACEMENTS), "Placements of the corrupted atoms.",
-                            items={"enum": list(PLACEMENTS)}, minItems=1),
+        "corruption_fractions": _prop(
+            "array", [], "Corrupted fractions: c = max(1, round(f * (k-1))).", items=_FRACTION
+        ),
+        "placements": _prop(
+            "array",
+            list(PLACEMENTS),
+            "Placements of the corrupted atoms.",
+            items={"enum": list(PLACEMENTS)},
+            minItems=1,
+        ),
         "next_atoms": _prop("integer", 3, "m: atoms k..k+m-1 scored for next_m_accuracy.", minimum=1),
         "max_new_tokens": _prop(
-            ["integer", "null"], None,
+            ["integer", "null"],
+            None,
             "Greedy budget per intervention; null = 2 x the reference tokens of the next m atoms + 8 (per "
             "sample). Decoding stops earlier once those atoms are complete.",
             minimum=1,
         ),
         "boundary": _prop(
-            None, "token",
+            None,
+            "token",
             "token: cut the prefix at a boundary of the canonical tokenisation; atom: right after atom k-1 "
             "(plus a line break).",
             enum=list(BOUNDARIES),
@@ -72,8 +96,11 @@ CONFIG_SCHEMA: dict[str, Any] = {
         "batch_size": _prop(
             "integer", 16, "Prefixes per forward batch (all share one encoded prompt).", minimum=1
         ),
-        "seed": _prop(["integer", "null"], None,
-                      "Seed of corruption values and random placements; null = the top-level seed."),
+        "seed": _prop(
+            ["integer", "null"],
+            None,
+            "Seed of corruption values and random placements; null = the top-level seed.",
+        ),
     },
 }
 """JSON-schema fragment for ``properties.interventions`` of the workflow config schema."""
@@ -143,8 +170,10 @@ class InterventionOptions:
             raise ValueError("interventions: corruption_counts and corruption_fractions are both empty")
         bad = [p for p in self.placements if p not in PLACEMENTS]
         if bad or not self.placements:
-            raise ValueError(f"interventions.placements must be a non-empty subset of {PLACEMENTS}, got "
-                             f"{list(self.placements)!r}")
+            raise ValueError(
+                f"interventions.placements must be a non-empty subset of {PLACEMENTS}, got "
+                f"{list(self.placements)!r}"
+            )
         if self.style not in ("direct", "cot"):
             raise ValueError(f"interventions.style must be 'direct' or 'cot', got {self.style!r}")
         if self.boundary not in BOUNDARIES:

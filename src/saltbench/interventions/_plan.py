@@ -26,7 +26,7 @@ from typing import Literal
 from saltbench.interventions._corruption import AtomCorruptor, choose_positions
 from saltbench.interventions._layout import AnswerLayout
 from saltbench.interventions._options import Placement
-from saltbench.tasks.base import derive_seed
+from saltbench.seeds import derive_seed
 
 PlacementLabel = Literal["clean", "random", "local", "distant"]
 

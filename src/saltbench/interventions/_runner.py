@@ -157,7 +157,11 @@ def run_sample(
         if len(keep) < len(specs):
             log.warning(
                 "%d of %d interventions exceed max_context %d (prompt %d + budget %d tokens); dropped",
-                len(specs) - len(keep), len(specs), run.max_context, len(prompt_ids), budget,
+                len(specs) - len(keep),
+                len(specs),
+                run.max_context,
+                len(prompt_ids),
+                budget,
             )
             specs, layouts, rendered = ([x[i] for i in keep] for x in (specs, layouts, rendered))
     if not specs:
@@ -178,16 +182,28 @@ def run_sample(
         stop = None
         if run.early_stop:
             spec_of = [specs[first[key]] for key in group]
-            stop = _stop_rule(tokenizer, unit_rule, [rendered[first[key]].text for key in group],
-                              [s.position + min(run.next_atoms, n - s.position + 1) for s in spec_of])
+            stop = _stop_rule(
+                tokenizer,
+                unit_rule,
+                [rendered[first[key]].text for key in group],
+                [s.position + min(run.next_atoms, n - s.position + 1) for s in spec_of],
+            )
         if on_vllm:
             conts.extend(
-                vllm_force_and_continue(model, prompt_ids, group, max_new_tokens=budget, top_k=run.top_k, stop=stop)
+                vllm_force_and_continue(
+                    model, prompt_ids, group, max_new_tokens=budget, top_k=run.top_k, stop=stop
+                )
             )
         else:
             conts.extend(
                 force_and_continue(
-                    model, tokenizer, prompt_ids, group, max_new_tokens=budget, cache=cache, top_k=run.top_k,
+                    model,
+                    tokenizer,
+                    prompt_ids,
+                    group,
+                    max_new_tokens=budget,
+                    cache=cache,
+                    top_k=run.top_k,
                     stop=stop,
                 )
             )
@@ -222,34 +238,38 @@ def run_sample(
         window = statuses[k - 1 : k - 1 + m_eff]
         mask = np.asarray(r.target_atom_mask, dtype=bool)
         lp = conts[u].target_logprobs
-        out.append({
-            "n_atoms": n,
-            "position": k,
-            "position_fraction": k / n,
-            "n_corrupted": spec.n_corrupted,
-            "corrupted_fraction": spec.n_corrupted / (k - 1),
-            "placement": spec.placement,
-            "corrupted_positions": list(spec.corrupted_positions),
-            "corrupted_atoms": list(spec.corrupted_atoms),
-            "next_m": m_eff,
-            "next_correct": bool(window) and window[0] == "correct",
-            "next_m_accuracy": sum(s == "correct" for s in window) / m_eff,
-            "next_status": statuses[k - 1] if len(statuses) >= k else "missing",
-            "next_atom": ev.response_units[k - 1] if len(ev.response_units) >= k else None,
-            "reference_atom": layout.atoms[k - 1],
-            "prefix_intact": tuple(ev.response_units[: k - 1]) == lay.atoms[: k - 1],
-            "next_confidence": float(conf[confidence_column("topk", "mean_probability")][u]),
-            "next_n_tokens": int(conf["n_tokens"][u]),
-            **{name: float(conf[name][u]) for name in CONFIDENCE_COLUMNS},
-            "tf_logprob_correct": float(lp[mask].sum()) if mask.size == lp.size and mask.any() else math.nan,
-            "tf_logprob_with_gap": float(lp.sum()) if lp.size else math.nan,
-            "tf_n_tokens": int(mask.sum()),
-            "prefix_tokens": len(r.token_ids),
-            "canonical_cut": r.canonical_cut,
-            "prefix": r.text,
-            "continuation": texts[u],
-            "finish_reason": conts[u].finish_reason,
-        })
+        out.append(
+            {
+                "n_atoms": n,
+                "position": k,
+                "position_fraction": k / n,
+                "n_corrupted": spec.n_corrupted,
+                "corrupted_fraction": spec.n_corrupted / (k - 1),
+                "placement": spec.placement,
+                "corrupted_positions": list(spec.corrupted_positions),
+                "corrupted_atoms": list(spec.corrupted_atoms),
+                "next_m": m_eff,
+                "next_correct": bool(window) and window[0] == "correct",
+                "next_m_accuracy": sum(s == "correct" for s in window) / m_eff,
+                "next_status": statuses[k - 1] if len(statuses) >= k else "missing",
+                "next_atom": ev.response_units[k - 1] if len(ev.response_units) >= k else None,
+                "reference_atom": layout.atoms[k - 1],
+                "prefix_intact": tuple(ev.response_units[: k - 1]) == lay.atoms[: k - 1],
+                "next_confidence": float(conf[confidence_column("topk", "mean_probability")][u]),
+                "next_n_tokens": int(conf["n_tokens"][u]),
+                **{name: float(conf[name][u]) for name in CONFIDENCE_COLUMNS},
+                "tf_logprob_correct": float(lp[mask].sum())
+                if mask.size == lp.size and mask.any()
+                else math.nan,
+                "tf_logprob_with_gap": float(lp.sum()) if lp.size else math.nan,
+                "tf_n_tokens": int(mask.sum()),
+                "prefix_tokens": len(r.token_ids),
+                "canonical_cut": r.canonical_cut,
+                "prefix": r.text,
+                "continuation": texts[u],
+                "finish_reason": conts[u].finish_reason,
+            }
+        )
     return out
 
 
@@ -296,24 +316,34 @@ def run_interventions(
 
     if prompts is None:
         instructions = build_prompts(rows, options.style, n_shots)
-        kwargs = {} if spec is None else {
-            "system_prompt": spec.system_prompt,
-            "chat_template": spec.chat_template,
-            "thinking": spec.thinking,
-        }
+        kwargs = (
+            {}
+            if spec is None
+            else {
+                "system_prompt": spec.system_prompt,
+                "chat_template": spec.chat_template,
+                "thinking": spec.thinking,
+            }
+        )
         prompts = render_prompts(tokenizer, instructions, **kwargs)
     if len(prompts) != rows.height:
         raise ValueError(f"prompts must have one entry per row ({rows.height}), got {len(prompts)}")
     run = SampleRun(
-        next_atoms=options.next_atoms, max_new_tokens=options.max_new_tokens, boundary=options.boundary,
-        batch_size=options.batch_size, top_k=top_k, reuse_cache=reuse_cache,
+        next_atoms=options.next_atoms,
+        max_new_tokens=options.max_new_tokens,
+        boundary=options.boundary,
+        batch_size=options.batch_size,
+        top_k=top_k,
+        reuse_cache=reuse_cache,
         max_context=getattr(spec, "max_context", None),
     )
     from saltbench.inference.vllm_engine import VllmEngine
 
     if isinstance(model, VllmEngine):
-        log.warning("vLLM backend: the full-vocabulary entropy is not returned, so full.mean_entropy and "
-                    "full.max_entropy are NaN")
+        log.warning(
+            "vLLM backend: the full-vocabulary entropy is not returned, so full.mean_entropy and "
+            "full.max_entropy are NaN"
+        )
     records: list[dict[str, Any]] = []
     for prompt, (sample_id, task, variant, reference) in zip(
         prompts, rows.select("sample_id", "task", "variant", "reference").iter_rows()
@@ -321,22 +351,40 @@ def run_interventions(
         started = time.perf_counter()
         layout = AnswerLayout.from_reference(reference, task, variant)
         specs = plan_sample(
-            layout, corruptor_for(task, variant), sample_id=sample_id, seed=options.seed,
-            positions=options.positions, position_fractions=options.position_fractions,
-            corruption_counts=options.corruption_counts, corruption_fractions=options.corruption_fractions,
+            layout,
+            corruptor_for(task, variant),
+            sample_id=sample_id,
+            seed=options.seed,
+            positions=options.positions,
+            position_fractions=options.position_fractions,
+            corruption_counts=options.corruption_counts,
+            corruption_fractions=options.corruption_fractions,
             placements=options.placements,
         )
         if not specs:
             log.info("%s: %d reference atom(s), no intervention", sample_id, layout.n_atoms)
             continue
-        measured = run_sample(model, tokenizer, encode_prompt(tokenizer, prompt), layout, specs, task=task,
-                              variant=variant, reference=reference, run=run)
+        measured = run_sample(
+            model,
+            tokenizer,
+            encode_prompt(tokenizer, prompt),
+            layout,
+            specs,
+            task=task,
+            variant=variant,
+            reference=reference,
+            run=run,
+        )
         meta = {"model": model_name, "task": task, "sample_id": sample_id, "variant": variant}
         records.extend({**meta, **row} for row in measured)
         accuracy = sum(r["next_correct"] for r in measured) / max(len(measured), 1)
         log.info(
             "%s: %d atoms, %d interventions in %.1f s (next-atom accuracy %.2f)",
-            sample_id, layout.n_atoms, len(measured), time.perf_counter() - started, accuracy,
+            sample_id,
+            layout.n_atoms,
+            len(measured),
+            time.perf_counter() - started,
+            accuracy,
         )
     if not records:
         return empty_interventions()
@@ -373,7 +421,9 @@ def intervention_shard(
         engine = load_vllm(model_path, spec, num_threads=num_threads, prefix_caching=True, max_logprobs=top_k)
         model, tokenizer = engine, engine.tokenizer
     else:
-        model, tokenizer = load_model(model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
+        model, tokenizer = load_model(
+            model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus
+        )
     return run_interventions(
         model, tokenizer, rows, options, model_name=model_name, spec=spec, n_shots=n_shots, top_k=top_k
     )

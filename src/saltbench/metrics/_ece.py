@@ -56,9 +56,7 @@ def calibration_errors(
     return ece_value, mce_value
 
 
-def ece(
-    confidences: ArrayLike, correct: ArrayLike, n_bins: int = 15, binning: Binning = "paper"
-) -> float:
+def ece(confidences: ArrayLike, correct: ArrayLike, n_bins: int = 15, binning: Binning = "paper") -> float:
     r"""Expected calibration error with equal-width bins.
 
     .. math::
@@ -96,9 +94,7 @@ def ece(
     return calibration_errors(confidences, correct, n_bins, binning)[0]
 
 
-def mce(
-    confidences: ArrayLike, correct: ArrayLike, n_bins: int = 15, binning: Binning = "paper"
-) -> float:
+def mce(confidences: ArrayLike, correct: ArrayLike, n_bins: int = 15, binning: Binning = "paper") -> float:
     r"""Maximum calibration error over the occupied bins (0 if every bin is empty).
 
     .. math:: \mathrm{MCE} = \max_{j:\,n_j>0} \bigl|\overline{c}_j - \overline{a}_j\bigr|

@@ -219,4 +219,3 @@ def prr_per_response(
     codes, n_groups = as_groups(np.asarray(groups))
     sizes = np.bincount(codes, minlength=n_groups).astype(np.float64)
     return float(np.average(values[defined], weights=sizes[defined]))
-

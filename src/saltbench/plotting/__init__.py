@@ -31,7 +31,7 @@ from ._metrics_figures import (
     plot_granularity_auroc,
     plot_reasoning_tradeoff,
 )
-from ._other_figures import (
+from ._study_figures import (
     plot_interventions_context_length,
     plot_interventions_propagation,
     plot_rejection_curves,

@@ -25,7 +25,6 @@ Prompts follow the structure of docs/tasks.md §1.3–1.5, in our own words::
 from __future__ import annotations
 
 import abc
-import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, cast
@@ -118,12 +117,6 @@ def dataset_frame(rows: list[dict[str, str | None]]) -> pl.DataFrame:
     return frame.select([*DATASET_COLUMNS, *extra])
 
 
-def derive_seed(*parts: object) -> int:
-    """A stable 63-bit seed from arbitrary parts (independent of PYTHONHASHSEED)."""
-    digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
 def check_n_seed(n: object, seed: object) -> tuple[int, int]:
     """Validate the common ``generate`` arguments: ``n >= 0`` and an integer ``seed``."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
@@ -198,7 +191,9 @@ class Task(abc.ABC):
         elif self.param_names is not None:
             unknown = sorted(set(params) - self.param_names)
             if unknown:
-                raise ValueError(f"unknown {self.slug} parameter(s) {unknown}; known: {sorted(self.param_names)}")
+                raise ValueError(
+                    f"unknown {self.slug} parameter(s) {unknown}; known: {sorted(self.param_names)}"
+                )
 
     def prompt(self, input: str, style: PromptStyle = "direct", n_shots: int | None = None) -> str:
         """Full prompt text: instruction, fence instruction, style line, few-shot block, test block."""

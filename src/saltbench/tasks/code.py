@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from saltbench.seeds import derive_seed
 from saltbench.tasks.base import (
     FENCE_INSTRUCTION,
     INTERVAL_PATTERN,
@@ -57,7 +58,6 @@ from saltbench.tasks.base import (
     Task,
     check_n_seed,
     dataset_frame,
-    derive_seed,
     make_params,
     render_few_shots,
     sample_ids,

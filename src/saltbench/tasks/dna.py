@@ -65,9 +65,7 @@ class DnaParams:
         if self.min_codons < 1:
             raise ValueError(f"min_codons must be >= 1, got {self.min_codons}")
         if self.max_codons < self.min_codons:
-            raise ValueError(
-                f"max_codons must be >= min_codons ({self.min_codons}), got {self.max_codons}"
-            )
+            raise ValueError(f"max_codons must be >= min_codons ({self.min_codons}), got {self.max_codons}")
 
 
 def generate_dna_sequence(rng: random.Random, min_codons: int, max_codons: int) -> str:

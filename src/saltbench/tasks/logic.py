@@ -524,8 +524,7 @@ _FEW_SHOTS = (
     ),
     FewShot(
         input=(
-            "¬(p7)\n↔(p10, p12)\n∧(p4, ¬(p11))\n\n"
-            "Initial Assignments:\np7: False\np10: True\np12: True\n"
+            "¬(p7)\n↔(p10, p12)\n∧(p4, ¬(p11))\n\nInitial Assignments:\np7: False\np10: True\np12: True\n"
         ),
         output="p4: True\np7: False\np10: True\np11: False\np12: True\n",
     ),

@@ -29,7 +29,7 @@ import polars as pl
 from transformers import PreTrainedTokenizerFast
 
 from saltbench.io import read_table
-from saltbench.tasks.base import derive_seed
+from saltbench.seeds import derive_seed
 from saltbench.training.tokenizer import render_prompts
 
 logger = logging.getLogger(__name__)

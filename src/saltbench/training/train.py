@@ -41,7 +41,7 @@ from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
 import saltbench
 from saltbench.contracts import TRAIN_LOG
 from saltbench.io import file_sha256, provenance, write_table
-from saltbench.tasks.base import derive_seed
+from saltbench.seeds import derive_seed
 from saltbench.training.data import (
     IGNORE_INDEX,
     EncodedPairs,
@@ -75,17 +75,46 @@ DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "device": "cpu",
     "num_threads": 1,
     "log_every": 250,
-    "model": {"d_model": 128, "n_layers": 2, "n_heads": 4, "d_ff": 352, "tie_embeddings": True,
-              "max_positions": 512},
-    "optim": {"lr": 2e-3, "weight_decay": 0.01, "betas": [0.9, 0.95], "warmup_steps": 50,
-              "min_lr_ratio": 0.1, "grad_clip": 1.0},
+    "model": {
+        "d_model": 128,
+        "n_layers": 2,
+        "n_heads": 4,
+        "d_ff": 352,
+        "tie_embeddings": True,
+        "max_positions": 512,
+    },
+    "optim": {
+        "lr": 2e-3,
+        "weight_decay": 0.01,
+        "betas": [0.9, 0.95],
+        "warmup_steps": 50,
+        "min_lr_ratio": 0.1,
+        "grad_clip": 1.0,
+    },
     "tasks": {
-        "matmul": {"weight": 0.25, "params": {"output_lengths": [4], "min_inner_dim": 2, "max_inner_dim": 2,
-                                              "value_min": 1, "value_max": 5}},
-        "kronecker": {"weight": 1.5, "params": {"output_lengths": [16], "prefer_2d_probability": 1.0,
-                                                "value_min": 1, "value_max": 9}},
-        "words": {"weight": 1.5, "params": {"min_words": 12, "max_words": 25, "min_needles": 1,
-                                            "subjects": ["numbers", "months", "weekdays", "colors"]}},
+        "matmul": {
+            "weight": 0.25,
+            "params": {
+                "output_lengths": [4],
+                "min_inner_dim": 2,
+                "max_inner_dim": 2,
+                "value_min": 1,
+                "value_max": 5,
+            },
+        },
+        "kronecker": {
+            "weight": 1.5,
+            "params": {"output_lengths": [16], "prefer_2d_probability": 1.0, "value_min": 1, "value_max": 9},
+        },
+        "words": {
+            "weight": 1.5,
+            "params": {
+                "min_words": 12,
+                "max_words": 25,
+                "min_needles": 1,
+                "subjects": ["numbers", "months", "weekdays", "colors"],
+            },
+        },
     },
 }
 """Recommended CPU defaults, as plain data for ``config.yaml`` (``TrainConfig.from_dict`` builds them).
@@ -131,8 +160,14 @@ GPU_TRAIN_CONFIG: dict[str, Any] = {
     "device": "cuda",
     "precision": "bf16",
     "num_threads": None,
-    "model": {"d_model": 256, "n_layers": 4, "n_heads": 8, "d_ff": 704, "tie_embeddings": True,
-              "max_positions": 1024},
+    "model": {
+        "d_model": 256,
+        "n_layers": 4,
+        "n_heads": 8,
+        "d_ff": 704,
+        "tie_embeddings": True,
+        "max_positions": 1024,
+    },
     "optim": {**DEFAULT_TRAIN_CONFIG["optim"], "lr": 1e-3, "warmup_steps": 200},
 }
 """A bigger model (d256, 4 layers, ~3.2M parameters) and more steps for one GPU, same tasks.
@@ -431,7 +466,11 @@ def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) 
     data = TrainingData(pairs, tokenizer, encoded, keep, len(eval_set))
     logger.info(
         "training data: %d examples %s, %d dropped as evaluation inputs, %d tokens, longest %d",
-        pairs.height, data.per_task, data.n_dropped, data.train_tokens, longest,
+        pairs.height,
+        data.per_task,
+        data.n_dropped,
+        data.train_tokens,
+        longest,
     )
     return data
 
@@ -448,8 +487,16 @@ class _StepLog:
         self.rows: dict[str, list[float]] = {k: [] for k in LOG_SCHEMA}
         self.steps, self.every, self.window_start = steps, every, 0
 
-    def add(self, step: int, loss: float, lr: float, tokens: int, answer_tokens: int, step_s: float,
-            elapsed_s: float) -> None:
+    def add(
+        self,
+        step: int,
+        loss: float,
+        lr: float,
+        tokens: int,
+        answer_tokens: int,
+        step_s: float,
+        elapsed_s: float,
+    ) -> None:
         values = (step, loss, lr, tokens, answer_tokens, tokens / max(step_s, 1e-9), elapsed_s)
         for key, value in zip(LOG_SCHEMA, values):
             self.rows[key].append(value)
@@ -460,7 +507,13 @@ class _StepLog:
             window_rate = sum(self.rows["tokens"][recent]) / max(elapsed_s - before, 1e-9)
             logger.info(
                 "step %d/%d loss %.4f (mean of last %d: %.4f) lr %.2e %.0f tokens/s",
-                step, self.steps, loss, step - self.window_start, window_loss, lr, window_rate,
+                step,
+                self.steps,
+                loss,
+                step - self.window_start,
+                window_loss,
+                lr,
+                window_rate,
             )
             self.window_start = step
 

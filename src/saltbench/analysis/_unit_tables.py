@@ -157,7 +157,13 @@ def reliability_table(
         total = int(counts.sum())
         ece_value = float(np.abs(conf_sum - acc_sum).sum() / total)
         models, styles, tasks = (",".join(sorted({k[i] for k in pooled[(gran, name)]})) for i in range(3))
-        origin = {"calibration": method, "flavour": flavour, "models": models, "styles": styles, "tasks": tasks}
+        origin = {
+            "calibration": method,
+            "flavour": flavour,
+            "models": models,
+            "styles": styles,
+            "tasks": tasks,
+        }
         for j in range(n_bins):
             c = int(counts[j])
             rows.append({"granularity": gran, "confidence": name, "bin": j, "bin_low": j / n_bins,
@@ -229,8 +235,14 @@ def rejection_table(
         n = int(n_cells)
         mean_risk = np.asarray(risk_sum) / n
         rows.extend(
-            {"granularity": gran, "confidence": name, "coverage": float(c), "selective_risk": float(r),
-             "aurc": float(aurc_sum) / n, "n_cells": n}  # fmt: skip
+            {
+                "granularity": gran,
+                "confidence": name,
+                "coverage": float(c),
+                "selective_risk": float(r),
+                "aurc": float(aurc_sum) / n,
+                "n_cells": n,
+            }  # fmt: skip
             for c, r in zip(grid, mean_risk)
         )
     return nan_for_null(pl.DataFrame(rows, schema=dict(REJECTION_SCHEMA)))

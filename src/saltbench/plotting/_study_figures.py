@@ -270,15 +270,16 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
         ax.set_title(label(task, TASK_LABELS))
         ax.set_xlim(-0.03, 1.03)
         ax.set_ylim(0, 1.02)
-    for ax in axes[len(tasks):]:
+    for ax in axes[len(tasks) :]:
         ax.set_axis_off()
     for ax in axes[(rows - 1) * cols : (rows - 1) * cols + cols]:
         ax.set_xlabel("corrupted fraction of prefix")
     for r in range(rows):
         axes[r * cols].set_ylabel("next-atom accuracy")
     handles = [Line2D([], [], color="black", marker="*", linestyle=":", linewidth=0.7, label="clean prefix")]
-    handles += [Line2D([], [], color=colours[p], label=f"{p} corruption", **PLACEMENT_STYLE[p])
-                for p in placements]
+    handles += [
+        Line2D([], [], color=colours[p], label=f"{p} corruption", **PLACEMENT_STYLE[p]) for p in placements
+    ]
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
     return fig
 
@@ -359,8 +360,17 @@ def plot_training_loss(
         ax.plot(steps, y, color=colours[m], label=m)
     for name, step in sorted((checkpoints or {}).items(), key=lambda item: item[1]):
         ax.axvline(step, color="0.4", linestyle=":", linewidth=0.8)
-        ax.annotate(name, (step, 1.0), xycoords=("data", "axes fraction"), xytext=(-2, -2),
-                    textcoords="offset points", ha="right", va="top", fontsize=7, color="0.3")
+        ax.annotate(
+            name,
+            (step, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(-2, -2),
+            textcoords="offset points",
+            ha="right",
+            va="top",
+            fontsize=7,
+            color="0.3",
+        )
     if fin.size == 0:
         mark_missing(ax, 0.5, 0.5, "loss n/a", size=8, in_axes=True)
         ax.set_xlim(0, 1)

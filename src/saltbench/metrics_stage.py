@@ -51,24 +51,54 @@ class MetricSettings:
     seed: int = 0
 
 
-def _row(granularity: str, confidence: str | None, flavour: str | None, calibration: str | None,
-         metric: str, ci: tuple[float, float, float], n_units: int, n_responses: int) -> dict[str, object]:
+def _row(
+    granularity: str,
+    confidence: str | None,
+    flavour: str | None,
+    calibration: str | None,
+    metric: str,
+    ci: tuple[float, float, float],
+    n_units: int,
+    n_responses: int,
+) -> dict[str, object]:
     return {
-        "granularity": granularity, "confidence": confidence, "flavour": flavour, "calibration": calibration,
-        "metric": metric, "value": ci[0], "ci_low": ci[1], "ci_high": ci[2],
-        "n_units": n_units, "n_responses": n_responses,
+        "granularity": granularity,
+        "confidence": confidence,
+        "flavour": flavour,
+        "calibration": calibration,
+        "metric": metric,
+        "value": ci[0],
+        "ci_low": ci[1],
+        "ci_high": ci[2],
+        "n_units": n_units,
+        "n_responses": n_responses,
     }
 
 
-def _ci(fn: Callable[..., float], scores: np.ndarray, correct: np.ndarray, groups: np.ndarray,
-        settings: MetricSettings, *, with_groups: bool = False) -> tuple[float, float, float]:
+def _ci(
+    fn: Callable[..., float],
+    scores: np.ndarray,
+    correct: np.ndarray,
+    groups: np.ndarray,
+    settings: MetricSettings,
+    *,
+    with_groups: bool = False,
+) -> tuple[float, float, float]:
     if scores.size == 0:
         return (float("nan"),) * 3
     if settings.n_bootstrap == 0:
         value = fn(scores, correct, groups) if with_groups else fn(scores, correct)
         return float(value), float("nan"), float("nan")
-    ci = bootstrap_ci(fn, scores, correct, groups, n_resamples=settings.n_bootstrap,
-                      alpha=1 - settings.ci_level, seed=settings.seed, with_groups=with_groups)
+    ci = bootstrap_ci(
+        fn,
+        scores,
+        correct,
+        groups,
+        n_resamples=settings.n_bootstrap,
+        alpha=1 - settings.ci_level,
+        seed=settings.seed,
+        with_groups=with_groups,
+    )
     return ci.point, ci.low, ci.high
 
 
@@ -81,10 +111,9 @@ def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
 
     ``I`` (internal missing) counts missing units followed by a later response unit (dynamic alignment).
     """
-    later_response = (
-        pl.col("status").ne("missing").cast(pl.Int32).reverse().cum_sum().reverse().over("granularity", "sample_id")
-        - pl.col("status").ne("missing").cast(pl.Int32)
-    )
+    later_response = pl.col("status").ne("missing").cast(pl.Int32).reverse().cum_sum().reverse().over(
+        "granularity", "sample_id"
+    ) - pl.col("status").ne("missing").cast(pl.Int32)
     flagged = units.sort("granularity", "sample_id", "unit_index").with_columns(
         internal_missing=(pl.col("status").eq("missing") & (later_response > 0))
     )
@@ -94,6 +123,7 @@ def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
         internal=pl.col("internal_missing").sum(),
         reference=pl.col("reference_unit").is_not_null().sum(),
     )
+
     def ratio(num: str, den: pl.Expr) -> pl.Expr:
         return pl.when(den > 0).then(pl.col(num) / den).otherwise(0.0)
 
@@ -122,25 +152,46 @@ def compute_metrics(
         for metric in ("precision", "recall"):
             vals = per_response[metric].to_numpy().astype(np.float64)
             ci = _ci(_mean_of_groups, vals, vals, codes, settings)
-            rows.append(_row(granularity, None, None, None, metric, ci, int(per_response["response"].sum()),
-                             per_response.height))
+            rows.append(
+                _row(
+                    granularity,
+                    None,
+                    None,
+                    None,
+                    metric,
+                    ci,
+                    int(per_response["response"].sum()),
+                    per_response.height,
+                )
+            )
         scored = units.filter(
             (pl.col("granularity").cast(pl.String) == granularity) & pl.col("status").is_in(RESPONSE_STATUSES)
         )
         if scored.height == 0:
             continue
         rows += _granularity_rows(granularity, scored, confidences, flavours, settings)
-    return pl.DataFrame(rows, schema=METRIC_ROW_SCHEMA, orient="row") if rows else pl.DataFrame(schema=METRIC_ROW_SCHEMA)
+    return (
+        pl.DataFrame(rows, schema=METRIC_ROW_SCHEMA, orient="row")
+        if rows
+        else pl.DataFrame(schema=METRIC_ROW_SCHEMA)
+    )
 
 
-def _granularity_rows(granularity: str, scored: pl.DataFrame, confidences: Sequence[str],
-                      flavours: Sequence[str], settings: MetricSettings) -> list[dict[str, object]]:
+def _granularity_rows(
+    granularity: str,
+    scored: pl.DataFrame,
+    confidences: Sequence[str],
+    flavours: Sequence[str],
+    settings: MetricSettings,
+) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     correct = scored["is_correct"].to_numpy().astype(np.int8)
     sample_ids = scored["sample_id"].to_numpy()
     _, groups = np.unique(sample_ids, return_inverse=True)
     n_responses = int(groups.max()) + 1
-    calib_mask = split_by_sample(sample_ids, settings.calibration_fraction, settings.seed) if n_responses > 1 else None
+    calib_mask = (
+        split_by_sample(sample_ids, settings.calibration_fraction, settings.seed) if n_responses > 1 else None
+    )
     ranking: dict[str, Callable[..., float]] = {
         "auroc_pooled": auroc,
         "prr": functools.partial(prr, ties=settings.prr_ties),  # type: ignore[arg-type]
@@ -157,18 +208,53 @@ def _granularity_rows(granularity: str, scored: pl.DataFrame, confidences: Seque
             oriented = ranking_scores(name, raw_d)
             n_units = int(raw_d.size)
             for metric, fn in ranking.items():
-                rows.append(_row(granularity, name, flavour, "none", metric, _ci(fn, oriented, y, g, settings),
-                                 n_units, n_responses))
-            rows.append(_row(granularity, name, flavour, "none", "auroc_per_response",
-                             _ci(auroc_per_response, oriented, y, g, settings, with_groups=True),
-                             n_units, n_responses))
-            rows += _calibration_rows(granularity, name, flavour, raw_d, y, g,
-                                      None if calib_mask is None else calib_mask[defined], settings)
+                rows.append(
+                    _row(
+                        granularity,
+                        name,
+                        flavour,
+                        "none",
+                        metric,
+                        _ci(fn, oriented, y, g, settings),
+                        n_units,
+                        n_responses,
+                    )
+                )
+            rows.append(
+                _row(
+                    granularity,
+                    name,
+                    flavour,
+                    "none",
+                    "auroc_per_response",
+                    _ci(auroc_per_response, oriented, y, g, settings, with_groups=True),
+                    n_units,
+                    n_responses,
+                )
+            )
+            rows += _calibration_rows(
+                granularity,
+                name,
+                flavour,
+                raw_d,
+                y,
+                g,
+                None if calib_mask is None else calib_mask[defined],
+                settings,
+            )
     return rows
 
 
-def _calibration_rows(granularity: str, name: str, flavour: str, raw: np.ndarray, y: np.ndarray, g: np.ndarray,
-                      calib_mask: np.ndarray | None, settings: MetricSettings) -> list[dict[str, object]]:
+def _calibration_rows(
+    granularity: str,
+    name: str,
+    flavour: str,
+    raw: np.ndarray,
+    y: np.ndarray,
+    g: np.ndarray,
+    calib_mask: np.ndarray | None,
+    settings: MetricSettings,
+) -> list[dict[str, object]]:
     spec = CONFIDENCE_FUNCTIONS[name]
     methods = list(settings.calibration_methods)
     if not spec.needs_calibration and "none" not in methods:
@@ -187,10 +273,20 @@ def _calibration_rows(granularity: str, name: str, flavour: str, raw: np.ndarray
             probs = np.clip(calibrator.apply(raw[evaluation]), 0.0, 1.0)
             ye, ge = y[evaluation], g[evaluation]
             results = {
-                "ece": _ci(functools.partial(ece, n_bins=settings.n_bins, binning=settings.ece_binning),  # type: ignore[arg-type]
-                           probs, ye, ge, settings),
-                "mce": _ci(functools.partial(mce, n_bins=settings.n_bins, binning=settings.ece_binning),  # type: ignore[arg-type]
-                           probs, ye, ge, settings),
+                "ece": _ci(
+                    functools.partial(ece, n_bins=settings.n_bins, binning=settings.ece_binning),  # type: ignore[arg-type]
+                    probs,
+                    ye,
+                    ge,
+                    settings,
+                ),
+                "mce": _ci(
+                    functools.partial(mce, n_bins=settings.n_bins, binning=settings.ece_binning),  # type: ignore[arg-type]
+                    probs,
+                    ye,
+                    ge,
+                    settings,
+                ),
                 "brier": _ci(brier, probs, ye, ge, settings),
             }
             n_eval, n_resp = int(probs.size), int(np.unique(ge).size)
