@@ -1,4 +1,7 @@
-"""Timing helper shared by the bench scripts (run as ``python bench/bench_*.py``: this folder is on the path)."""
+"""Timing helper shared by the bench scripts.
+
+They run as ``python bench/bench_*.py``, so this folder is on the path.
+"""
 
 from __future__ import annotations
 

@@ -12,7 +12,8 @@ Measures, in one run, alternating the backends ``--repeats`` times and keeping t
 Both engines get ``--threads`` CPU threads (transformers: ``torch.set_num_threads``; vLLM: OpenMP
 threads of its engine process, no core pinning). Usage::
 
-    python bench/bench_backends.py [--model-dir DIR] [--threads 1] [--new 128] [--repeats 2] [--out results.json]
+    python bench/bench_backends.py [--model-dir DIR] [--threads 1] [--new 128] [--repeats 2] \
+        [--out results.json]
 
 Ratios (vLLM / transformers) are the numbers to quote: absolute rates drift with the machine's load.
 """
@@ -97,11 +98,16 @@ def main() -> None:
             for name, run in (
                 (
                     "hf",
-                    lambda: generate(
+                    lambda prompts=prompts, n=n: generate(
                         model, tokenizer, prompts, max_new_tokens=args.new, batch_size=n, progress=False
                     ),
                 ),
-                ("vllm", lambda: generate_vllm(engine, prompts, max_new_tokens=args.new, progress=False)),
+                (
+                    "vllm",
+                    lambda prompts=prompts: generate_vllm(
+                        engine, prompts, max_new_tokens=args.new, progress=False
+                    ),
+                ),
             ):
                 timing, out = timed(run, 1)
                 if name not in best or timing["seconds"] < best[name]["seconds"]:
@@ -159,7 +165,8 @@ def main() -> None:
     interventions["vllm_over_hf"] = interventions["vllm"]["per_s"] / interventions["hf"]["per_s"]
     results["interventions"] = interventions
     print(
-        f"interventions ({counts['hf']} on {args.samples} samples): transformers {interventions['hf']['per_s']:.2f}/s, "
+        f"interventions ({counts['hf']} on {args.samples} samples): "
+        f"transformers {interventions['hf']['per_s']:.2f}/s, "
         f"vLLM {interventions['vllm']['per_s']:.2f}/s, ratio {interventions['vllm_over_hf']:.2f}"
     )
     engine.close()

@@ -236,7 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"alignment            {args.alignment}")
     print(
-        f"responses            {responses_done:,}  (chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)"
+        f"responses            {responses_done:,}  "
+        f"(chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)"
     )
     print(f"comparison rows      {rows:,}  " + "  ".join(f"{g}={rows_by_gran[g]:,}" for g in GRANULARITIES))
     print("rows by task         " + "  ".join(f"{t}={c:,}" for t, c in rows_by_task.items()))

@@ -13,7 +13,8 @@ Measures
 
 Usage::
 
-    python bench/bench_inference.py [--model-dir DIR] [--threads N] [--new 64] [--repeats 2] [--out results.json]
+    python bench/bench_inference.py [--model-dir DIR] [--threads N] [--new 64] [--repeats 2] \
+        [--out results.json]
 
 Each timing reports the minimum wall-clock seconds and the minimum process CPU seconds over
 ``--repeats`` runs; on a shared machine the CPU seconds are the steadier number (note the load

@@ -55,7 +55,8 @@ def units(n: int) -> pl.DataFrame:
         "model": ["m"] * n, "style": ["direct"] * n, "task": ["dna"] * n,
         "sample_id": [f"s{i // 40}" for i in range(n)], "variant": [None] * n,
         "granularity": rng.choice(["atom", "line", "generation"], size=n), "unit_index": np.arange(n) % 40,
-        "status": status, "is_correct": status == "correct", "response_unit": ["ACG"] * n, "reference_unit": ["ACG"] * n,
+        "status": status, "is_correct": status == "correct",
+        "response_unit": ["ACG"] * n, "reference_unit": ["ACG"] * n,
         "span_start": np.arange(n), "span_end": np.arange(n) + 3, "n_tokens": rng.integers(1, 4, size=n),
         **{name: rng.random(n) for name in CONFIDENCE_COLUMNS},
     }  # fmt: skip

@@ -112,7 +112,6 @@ rule table_granularity:
 
 rule table_reasoning_tradeoff:
     """Paired CoT-vs-direct and reasoning-vs-base comparisons: delta precision, relative delta AUROC."""
-    localrule: True
     input:
         metrics=ANALYSIS_METRICS,
         units=ANALYSIS_UNITS if ANALYSIS["reasoning_level"] == "sample" else [],
@@ -178,7 +177,6 @@ rule table_interventions:
 
 rule table_reliability:
     """Reliability-diagram bins of every confidence function (calibrated on a calibration split)."""
-    localrule: True
     input:
         ANALYSIS_UNITS,
     output:
@@ -204,7 +202,6 @@ rule table_reliability:
 
 rule table_rejection:
     """Risk-coverage curves of every confidence function with oracle and random baselines."""
-    localrule: True
     input:
         ANALYSIS_UNITS,
     output:

@@ -44,9 +44,13 @@ def generations() -> pl.DataFrame:
     rows = dataset()
     records = [generation_record(rng, int(n), k=5) for n in rng.integers(3, 12, size=rows.height)]
     meta = {
-        "sample_id": rows["sample_id"].to_list(), "task": rows["task"].to_list(), "variant": rows["variant"].to_list(),
-        "model": ["m"] * rows.height, "style": ["direct"] * rows.height, "prompt": ["p"] * rows.height,
-    }  # fmt: skip
+        "sample_id": rows["sample_id"].to_list(),
+        "task": rows["task"].to_list(),
+        "variant": rows["variant"].to_list(),
+        "model": ["m"] * rows.height,
+        "style": ["direct"] * rows.height,
+        "prompt": ["p"] * rows.height,
+    }
     return records_to_frame(records, meta)
 
 
@@ -57,7 +61,8 @@ def units() -> pl.DataFrame:
 def metrics() -> pl.DataFrame:
     settings = MetricSettings(calibration_methods=("isotonic",), n_bootstrap=5, seed=0)
     rows = compute_metrics(units(), flavours=("topk",), settings=settings)
-    return rows.select(pl.lit("m").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"),
+    return rows.select(
+        pl.lit("m").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"),
                        pl.all())  # fmt: skip
 
 
@@ -66,19 +71,37 @@ def interventions() -> pl.DataFrame:
     n = 12
     c = rng.integers(0, 3, size=n)
     values = {
-        "model": ["m"] * n, "task": ["dna"] * n, "sample_id": [f"s{i % 3}" for i in range(n)], "variant": [None] * n,
-        "n_atoms": [9] * n, "position": (c + 3).tolist(), "position_fraction": ((c + 3) / 9).tolist(),
-        "n_corrupted": c.tolist(), "corrupted_fraction": (c / (c + 2)).tolist(),
+        "model": ["m"] * n,
+        "task": ["dna"] * n,
+        "sample_id": [f"s{i % 3}" for i in range(n)],
+        "variant": [None] * n,
+        "n_atoms": [9] * n,
+        "position": (c + 3).tolist(),
+        "position_fraction": ((c + 3) / 9).tolist(),
+        "n_corrupted": c.tolist(),
+        "corrupted_fraction": (c / (c + 2)).tolist(),
         "placement": ["clean" if x == 0 else "random" for x in c],
-        "corrupted_positions": [list(range(1, x + 1)) for x in c], "corrupted_atoms": [["AAA"] * x for x in c],
-        "next_m": [3] * n, "next_correct": (rng.random(n) < 0.5).tolist(), "next_m_accuracy": rng.random(n).tolist(),
-        "next_status": ["correct"] * n, "next_atom": ["ACG"] * n, "reference_atom": ["ACG"] * n,
-        "prefix_intact": [True] * n, "next_confidence": rng.random(n).tolist(), "next_n_tokens": [2] * n,
-        "tf_logprob_correct": (-rng.random(n)).tolist(), "tf_logprob_with_gap": (-rng.random(n)).tolist(),
-        "tf_n_tokens": [2] * n, "prefix_tokens": [20] * n, "canonical_cut": [True] * n, "prefix": ["ACG TTT"] * n,
-        "continuation": [" ACG"] * n, "finish_reason": ["stop"] * n,
+        "corrupted_positions": [list(range(1, x + 1)) for x in c],
+        "corrupted_atoms": [["AAA"] * x for x in c],
+        "next_m": [3] * n,
+        "next_correct": (rng.random(n) < 0.5).tolist(),
+        "next_m_accuracy": rng.random(n).tolist(),
+        "next_status": ["correct"] * n,
+        "next_atom": ["ACG"] * n,
+        "reference_atom": ["ACG"] * n,
+        "prefix_intact": [True] * n,
+        "next_confidence": rng.random(n).tolist(),
+        "next_n_tokens": [2] * n,
+        "tf_logprob_correct": (-rng.random(n)).tolist(),
+        "tf_logprob_with_gap": (-rng.random(n)).tolist(),
+        "tf_n_tokens": [2] * n,
+        "prefix_tokens": [20] * n,
+        "canonical_cut": [True] * n,
+        "prefix": ["ACG TTT"] * n,
+        "continuation": [" ACG"] * n,
+        "finish_reason": ["stop"] * n,
         **{name: rng.random(n).tolist() for name in CONFIDENCE_COLUMNS},
-    }  # fmt: skip
+    }
     schema = {**INTERVENTION_COLUMNS, **{name: pl.Float64() for name in CONFIDENCE_COLUMNS}}
     return pl.DataFrame(values, schema=schema)
 
@@ -86,10 +109,17 @@ def interventions() -> pl.DataFrame:
 def train_log() -> pl.DataFrame:
     n = 40
     steps = np.arange(1, n + 1)
-    return pl.DataFrame({
-        "step": steps, "loss": 3.0 / np.sqrt(steps), "lr": np.full(n, 1e-3), "tokens": np.full(n, 512),
-        "answer_tokens": np.full(n, 200), "tokens_per_s": np.linspace(900.0, 1000.0, n), "elapsed_s": steps * 0.5,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "step": steps,
+            "loss": 3.0 / np.sqrt(steps),
+            "lr": np.full(n, 1e-3),
+            "tokens": np.full(n, 512),
+            "answer_tokens": np.full(n, 200),
+            "tokens_per_s": np.linspace(900.0, 1000.0, n),
+            "elapsed_s": steps * 0.5,
+        }
+    )
 
 
 def table() -> pl.DataFrame:

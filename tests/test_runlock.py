@@ -1,4 +1,5 @@
-"""The run lock: exclusive across processes, released by the kernel when the holder dies; stale temporaries."""
+"""The run lock: exclusive across processes, released by the kernel when its holder dies; and the removal
+of stale temporaries."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ and :func:`saltbench.io.read_table` refuses a file that does (see ``docs/archite
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +44,10 @@ STYLES: tuple[Style, ...] = ("direct", "cot")
 
 Placement = Literal["random", "local", "distant"]
 PLACEMENTS: tuple[Placement, ...] = ("random", "local", "distant")
-"""Where an intervention puts its ``c`` corrupted atoms among the ``k - 1`` prefix atoms (docs/interventions.md)."""
+"""Where an intervention puts its ``c`` corrupted atoms among the ``k - 1`` prefix atoms.
+
+See docs/interventions.md.
+"""
 
 PLACEMENT_LABELS: tuple[str, ...] = ("clean", *PLACEMENTS)
 """Values of the interventions table's ``placement`` column (``clean``: no corrupted atom, ``c = 0``)."""
@@ -59,7 +62,10 @@ LOWER_IS_BETTER: frozenset[str] = frozenset({"ece", "mce", "brier", "aurc"})
 
 
 def confidence_column(flavour: str, function: str) -> str:
-    """Name of a confidence column, e.g. ``confidence_column("topk", "mean_probability")`` → ``topk.mean_probability``."""
+    """Name of a confidence column.
+
+    E.g. ``confidence_column("topk", "mean_probability")`` → ``topk.mean_probability``.
+    """
     return f"{flavour}.{function}"
 
 
@@ -221,8 +227,8 @@ UNITS = Artifact(
         _check("unit_index >= 0", lambda: pl.col("unit_index") >= 0, "unit_index"),
     ),
 )  # fmt: skip
-"""``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64 column per
-``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text)."""
+"""``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64
+column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text)."""
 
 METRIC_ROW_COLUMNS: Mapping[str, pl.DataType] = {
     "granularity": pl.String(),
@@ -290,7 +296,8 @@ INTERVENTIONS = Artifact(
     INTERVENTION_COLUMNS,
     confidence_columns=True,
     checks=(
-        _check("placement is a known placement", lambda: pl.col("placement").is_in(PLACEMENT_LABELS), "placement"),
+        _check("placement is a known placement",
+               lambda: pl.col("placement").is_in(PLACEMENT_LABELS), "placement"),
         _check("one corrupted position per corrupted atom",
                lambda: pl.col("corrupted_positions").list.len() == pl.col("n_corrupted"),
                "corrupted_positions", "n_corrupted"),
@@ -328,17 +335,3 @@ def artifact(name: str | Artifact) -> Artifact:
         return ARTIFACTS[name]
     except KeyError:
         raise ValueError(f"unknown artifact {name!r}; known: {', '.join(ARTIFACTS)}") from None
-
-
-def empty(kind: str | Artifact, extra: Mapping[str, pl.DataType] | None = None) -> pl.DataFrame:
-    """An empty frame with the artifact's required columns (then ``extra``)."""
-    return pl.DataFrame(schema={**artifact(kind).columns, **(extra or {})})
-
-
-def with_required_types(
-    frame: pl.DataFrame, kind: str | Artifact, columns: Sequence[str] | None = None
-) -> pl.DataFrame:
-    """``frame`` with the artifact's columns present in it cast to the contract's dtypes."""
-    spec = artifact(kind).columns
-    names = [c for c in (columns or frame.columns) if c in spec]
-    return frame.with_columns([pl.col(c).cast(spec[c]) for c in names])

@@ -8,8 +8,9 @@ Every table the workflow writes goes through :func:`write_table` and is read bac
 * **Provenance**: the Parquet key-value metadata holds the provenance record (package version, git commit,
   config hash, seed, model where relevant) as JSON under ``saltbench``.
 * **Integrity**: a second key, ``saltbench.integrity``, holds the artifact kind, the row count, the
-  column names and types, the SHA-256 of the data region (every byte from the start of the file to the footer: all column chunks) and
-  the SHA-256 of the provenance JSON. Parquet itself has no checksum that polars verifies, and one flipped
+  column names and types, the SHA-256 of the data region (every byte from the start of the file to the
+  footer: all column chunks) and the SHA-256 of the provenance JSON. Parquet itself has no checksum
+  that polars verifies, and one flipped
   byte inside a zstd page can decode to different, plausible data; with the digest it cannot. The digest
   is computed after the data is laid out and written into a fixed-width placeholder in the footer, so the
   file is written once.
@@ -99,7 +100,7 @@ def _umask() -> int:
     return current
 
 
-def _data_end(blob: bytes | memoryview) -> int:
+def _data_end(blob: bytes | bytearray | memoryview) -> int:
     """Offset where the Parquet footer starts (the data region is ``blob[:offset]``); ``ValueError`` if the
     framing (``PAR1`` at both ends, footer length) is broken."""
     size = len(blob)
@@ -269,7 +270,7 @@ def read_provenance(path: str | os.PathLike[str]) -> dict[str, Any]:
 def table_columns(path: str | os.PathLike[str]) -> list[str]:
     """Column names of a Parquet file, from its footer (the data are verified when read)."""
     try:
-        return list(pl.read_parquet_schema(path))
+        return list(pl.read_parquet_schema(os.fspath(path)))
     except FileNotFoundError:
         raise
     except (Exception, PanicException) as exc:

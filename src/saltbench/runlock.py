@@ -53,8 +53,9 @@ def acquire_run_lock(workdir: str | os.PathLike[str] = ".") -> Path:
         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
         os.close(fd)
         raise RunLockError(
-            f"another workflow run (process {holder}) is running in {path.parent.parent}; wait for it to finish "
-            f"or stop it. The lock ({path}) is released as soon as that process exits, also when it is killed."
+            f"another workflow run (process {holder}) is running in {path.parent.parent}; "
+            f"wait for it to finish or stop it. The lock ({path}) is released as soon as that process "
+            "exits, also when it is killed."
         ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)

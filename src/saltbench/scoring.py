@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 import polars as pl
@@ -91,7 +92,7 @@ def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
     topk_rows = gens["topk_logprobs"].explode()
     topk_id_rows = gens["topk_ids"].explode()
     n_tokens = int(gens["num_generated_tokens"].sum()) if gens.height else 0
-    k = int(topk_rows.list.len().max() or 0) if n_tokens else 0
+    k = int(cast("int | None", topk_rows.list.len().max()) or 0) if n_tokens else 0
     if n_tokens:
         topk = np.asarray(topk_rows.list.to_array(k).to_numpy(), dtype=np.float32).reshape(n_tokens, k)
         topk_ids = np.asarray(topk_id_rows.list.to_array(k).to_numpy()).reshape(n_tokens, k)

@@ -12,7 +12,8 @@ def derive_seed(*parts: object) -> int:
     ``SHA-256("\\x1f".join(map(str, parts)))``, first 8 bytes big-endian, shifted right by one bit.
 
     Example:
-        >>> derive_seed("metrics", 7, "smollm2-135m", "direct", "dna") == derive_seed("metrics", 7, "smollm2-135m", "direct", "dna")
+        >>> parts = ("metrics", 7, "smollm2-135m", "direct", "dna")
+        >>> derive_seed(*parts) == derive_seed(*parts)
         True
     """
     digest = hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()

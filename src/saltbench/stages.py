@@ -42,7 +42,10 @@ def build_prompts(rows: pl.DataFrame, style: str, n_shots: int | None) -> list[s
 
 
 def max_new_tokens_for(inference_cfg: Mapping[str, Any], task: str, style: str) -> int:
-    """Generation budget: ``max_new_tokens[task]`` (or ``[default]``, else 512), times ``cot_factor`` for cot."""
+    """Generation budget.
+
+    ``max_new_tokens[task]`` (or ``[default]``, else 512), times ``cot_factor`` for cot.
+    """
     table = inference_cfg.get("max_new_tokens", {})
     base = int(table.get(task, table.get("default", 512)))
     return base if style == "direct" else int(round(base * float(inference_cfg.get("cot_factor", 2.0))))

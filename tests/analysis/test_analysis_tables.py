@@ -50,8 +50,8 @@ def test_combine_intervals_clipped_to_metric_range():
 
 def test_leaderboard_intervals_stay_in_metric_range():
     rows = [{"model": "m", "style": "direct", "task": t, "granularity": g, "metric": "precision",
-             "confidence": None, "flavour": None, "calibration": None, "value": v, "ci_low": 0.0, "ci_high": hi,
-             "n_units": 10, "n_responses": 5}
+             "confidence": None, "flavour": None, "calibration": None, "value": v, "ci_low": 0.0,
+             "ci_high": hi, "n_units": 10, "n_responses": 5}
             for t, v, hi in (("dna", 0.0, 0.0), ("matmul", 0.01, 0.05)) for g in GRANULARITIES]  # fmt: skip
     board = leaderboard(pl.DataFrame(rows, schema=METRICS_SCHEMA))
     assert (board["precision_atom_ci_low"] >= 0).all()

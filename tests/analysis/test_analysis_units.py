@@ -66,7 +66,7 @@ def test_reliability_identity_calibration_equals_raw_ece():
 
 def test_rejection_oracle_bounds_every_function(units):
     table = rejection_table(units, confidences=("mean_probability", "max_entropy"), n_points=21)
-    for (gran,), rows in table.group_by(["granularity"]):
+    for _, rows in table.group_by(["granularity"]):
         curves = {c: r.sort("coverage")["selective_risk"].to_numpy()
                   for (c,), r in rows.group_by(["confidence"])}  # fmt: skip
         assert set(curves) == {"mean_probability", "max_entropy", "oracle", "random"}

@@ -35,7 +35,8 @@ def test_system_message_when_template_mentions_system(tok):
     tok.chat_template = CHATML + "{# accepts a system message #}"
     (prompt,) = render_prompts(tok, ["Hi there"], system_prompt="Be brief.")
     assert prompt == (
-        "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
+        "<|im_start|>system\nBe brief.<|im_end|>\n"
+        "<|im_start|>user\nHi there<|im_end|>\n<|im_start|>assistant\n"
     )
 
 

@@ -161,7 +161,8 @@ def test_render_rejects_unknown_names_and_empty_figure_says_why():
 
 def test_reasoning_tradeoff_joins_labels_of_coinciding_points():
     row = {"kind": "style", "delta_precision": 0.0, "rel_delta_auroc": 0.0, "delta_precision_ci_low": 0.0,
-           "delta_precision_ci_high": 0.0, "rel_delta_auroc_ci_low": 0.0, "rel_delta_auroc_ci_high": 0.0}  # fmt: skip
+           "delta_precision_ci_high": 0.0, "rel_delta_auroc_ci_low": 0.0,
+           "rel_delta_auroc_ci_high": 0.0}  # fmt: skip
     table = pl.DataFrame([{**row, "label": "m@early"}, {**row, "label": "m@final"},
                           {**row, "label": "other", "delta_precision": 0.1}])  # fmt: skip
     texts = [t.get_text() for t in render("reasoning_tradeoff", table).findobj(mpl.text.Text)]

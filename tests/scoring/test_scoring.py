@@ -142,7 +142,7 @@ def test_every_response_unit_gets_tokens(atoms, pieces, data):
 def test_metrics_rows_and_accuracy():
     records, refs = [], []
     rng = np.random.default_rng(0)
-    for i in range(12):
+    for _ in range(12):
         atoms = ["TCT", "CGA", "AAA", "GGG"]
         wrong = rng.random(4) < 0.4
         resp = ["TTT" if w else a for a, w in zip(atoms, wrong)]

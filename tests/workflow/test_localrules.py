@@ -14,9 +14,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 COMPUTE_RULES = {
     "convert_gguf_model", "train_tiny_models", "generate_shard", "intervention_shard", "score_units",
-    "compute_metrics",
+    "compute_metrics", "table_reliability", "table_rejection", "table_reasoning_tradeoff",
 }  # fmt: skip
-"""Rules that load a model, train one, or score/bootstrap a whole file: the ones a compute node is for."""
+"""Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study
+(at paper scale, gigabytes): the ones a compute node is for."""
 
 
 def test_every_light_rule_is_local(monkeypatch):

@@ -59,8 +59,9 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
         ("granularity_auroc", {"build_dataset": 6, "generate_shard": 2124, "merge_generations": 708,
                                "score_units": 708, "compute_metrics": 708, "table_granularity": 1,
                                "figure_granularity_auroc": 1}),
-        ("interventions_propagation", {"build_dataset": 6, "intervention_shard": 96, "merge_interventions": 48,
-                                       "table_interventions": 1, "figure_interventions_propagation": 1}),
+        ("interventions_propagation", {"build_dataset": 6, "intervention_shard": 96,
+                                       "merge_interventions": 48, "table_interventions": 1,
+                                       "figure_interventions_propagation": 1}),
     ],
 )  # fmt: skip
 def test_one_paper_figure_plans_only_what_it_needs(workdir, figure, expected):

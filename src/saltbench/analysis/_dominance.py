@@ -231,4 +231,4 @@ def dominance(
         .replace_strict({"atom": 0, "line": 1, "generation": 2}, default=3, return_dtype=pl.Int64)
         .alias("_g"),  # fmt: skip
     ).sort(["_a", "_g", "flavour", "wins", "confidence"], descending=[False, False, False, True, False])
-    return nan_for_null(out.select(list(SUMMARY_SCHEMA)).cast(dict(SUMMARY_SCHEMA)))
+    return nan_for_null(out.select(list(SUMMARY_SCHEMA)).cast(pl.Schema(SUMMARY_SCHEMA)))

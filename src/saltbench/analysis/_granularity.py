@@ -77,6 +77,6 @@ def granularity_table(
         keys = {k: rec[k] for k in ("task", "style", "granularity", "metric")}
         out.append(keys | dict(zip(("mean", "median", "q25", "q75"), stats)) | {"n_models": int(v.size)})
     summary = pl.DataFrame(out, schema=dict(GRANULARITY_SCHEMA))
-    keys = ["task", "style", "granularity", "metric"]
-    result = grid.join(summary, on=keys, how="left", maintain_order="left")
+    on = ["task", "style", "granularity", "metric"]
+    result = grid.join(summary, on=on, how="left", maintain_order="left")
     return nan_for_null(result.with_columns(pl.col("n_models").fill_null(0)))

@@ -85,9 +85,11 @@ def _over_tasks(cells: pl.DataFrame, keys: Sequence[str], prefix: str) -> pl.Dat
     grouped = cells.group_by(list(keys), maintain_order=True).agg("value", "ci_low", "ci_high")
     rows = []
     for rec in grouped.iter_rows(named=True):
-        arrays = (np.asarray(rec[c], dtype=np.float64) for c in ("value", "ci_low", "ci_high"))
+        value, ci_low, ci_high = (
+            np.asarray(rec[c], dtype=np.float64) for c in ("value", "ci_low", "ci_high")
+        )
         bounds = METRIC_RANGES.get(prefix, (-math.inf, math.inf))
-        mean, low, high, n = combine_intervals(*arrays, bounds=bounds)
+        mean, low, high, n = combine_intervals(value, ci_low, ci_high, bounds=bounds)
         values = (mean, low, high, n)
         rows.append({k: rec[k] for k in keys} | dict(zip(list(schema)[len(keys) :], values)))
     return pl.DataFrame(rows, schema=schema)

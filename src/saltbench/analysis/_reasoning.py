@@ -260,8 +260,18 @@ def reasoning_tradeoff(
             va, vb = va[keep], vb[keep]
             if name == "precision":
                 n_pairs = int(va.size)
-            ci = paired_bootstrap(lambda i, a=va, b=vb, f=statistic: f(a[i], b[i]), va.size,
-                                  n_resamples=n_resamples, alpha=alpha, seed=seed + k)  # fmt: skip
+
+            def resampled(
+                i: np.ndarray,
+                *,
+                a: np.ndarray = va,  # bound now: B023
+                b: np.ndarray = vb,
+                f: Callable[[np.ndarray, np.ndarray], float] = statistic,
+            ) -> float:
+                return f(a[i], b[i])
+
+            ci = paired_bootstrap(resampled, va.size, n_resamples=n_resamples, alpha=alpha,
+                                  seed=seed + k)  # fmt: skip
             out.update({f"{name}_a": float(va.mean()) if va.size else NAN,
                         f"{name}_b": float(vb.mean()) if vb.size else NAN,
                         key: ci.point, f"{key}_ci_low": ci.low, f"{key}_ci_high": ci.high,
@@ -367,7 +377,14 @@ def reasoning_tradeoff_units(
         sa, sb = ranking_scores(confidence, ia.score), ranking_scores(confidence, ib.score)
         n_tasks = int(task_codes.max()) + 1
 
-        def per_task(idx: np.ndarray, index: _UnitIndex, scores: np.ndarray) -> tuple[float, float]:
+        def per_task(
+            idx: np.ndarray,
+            index: _UnitIndex,
+            scores: np.ndarray,
+            *,
+            task_codes: np.ndarray = task_codes,  # bound now: B023
+            n_tasks: int = n_tasks,
+        ) -> tuple[float, float]:
             tasks = task_codes[idx]
             count = np.bincount(tasks, minlength=n_tasks)
             total = np.bincount(tasks, weights=index.precision[idx], minlength=n_tasks)
@@ -380,7 +397,14 @@ def reasoning_tradeoff_units(
             q = aucs[np.isfinite(aucs)]
             return (float(precision.mean()) if precision.size else NAN, float(q.mean()) if q.size else NAN)
 
-        def both(idx: np.ndarray) -> tuple[float, float, float, float]:
+        def both(
+            idx: np.ndarray,
+            *,
+            ia: _UnitIndex = ia,  # bound now: B023
+            sa: np.ndarray = sa,
+            ib: _UnitIndex = ib,
+            sb: np.ndarray = sb,
+        ) -> tuple[float, float, float, float]:
             return (*per_task(idx, ia, sa), *per_task(idx, ib, sb))
 
         draws = _resample_matrix(n, task_codes, int(n_resamples), np.random.default_rng(seed + k))
@@ -392,7 +416,7 @@ def reasoning_tradeoff_units(
         ci_p = _percentile_ci(pb - pa, boot_dp, alpha, 0.5)
         ci_a = _percentile_ci(_rel_change(qa, qb), boot_da, alpha, 0.5)
         fin = boot_da[np.isfinite(boot_da)]
-        p_auc = float(min(1.0, 2 * min(np.mean(fin <= 0), np.mean(fin >= 0)))) if fin.size else NAN
+        p_auc = min(1.0, 2 * min(float(np.mean(fin <= 0)), float(np.mean(fin >= 0)))) if fin.size else NAN
         rows.append(
             _row(
                 cmp,

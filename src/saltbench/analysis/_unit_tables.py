@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Union
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -58,7 +58,7 @@ BASELINES: tuple[str, ...] = ("oracle", "random")
 """Pseudo confidence names of the rejection baselines."""
 
 
-UnitsInput = Union[pl.DataFrame, Iterable[pl.DataFrame]]
+UnitsInput = pl.DataFrame | Iterable[pl.DataFrame]
 """A units table, or an iterable of units tables (e.g. one per file, read lazily to bound memory)."""
 
 
@@ -151,7 +151,7 @@ def reliability_table(
             acc[2] = acc[2] + np.bincount(idx, weights=correct[test], minlength=n_bins)
             acc[3] = int(acc[3]) + 1
             pooled.setdefault((gran, name), set()).add(key)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (gran, name), (counts, conf_sum, acc_sum, n_cells) in sums.items():
         counts, conf_sum, acc_sum = np.asarray(counts), np.asarray(conf_sum), np.asarray(acc_sum)
         total = int(counts.sum())
@@ -230,7 +230,7 @@ def rejection_table(
             model = rejection_curve(ranking_scores(name, scores[ok]), correct[ok]).model
             add((gran, name), _risk_on_grid(model.coverage, model.selective_risk, grid),
                 float(np.mean(model.selective_risk[:-1])))  # fmt: skip
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (gran, name), (risk_sum, aurc_sum, n_cells) in acc.items():
         n = int(n_cells)
         mean_risk = np.asarray(risk_sum) / n

@@ -9,6 +9,7 @@ from typing import Any
 
 import polars as pl
 
+from saltbench.contracts import confidence_column
 from saltbench.io import config_hash, provenance, read_table, table_columns
 
 from ._export import TABLE_FORMATS, write_table_outputs
@@ -112,6 +113,40 @@ def read_units(paths: Sequence[str | os.PathLike[str]], columns: Sequence[str]) 
     """Concatenation of :func:`iter_units` (diagonal: files lacking a column get nulls)."""
     frames = list(iter_units(paths, columns))
     return pl.concat(frames, how="diagonal_relaxed") if frames else pl.DataFrame()
+
+
+def units_path_key(path: str | os.PathLike[str]) -> tuple[str, str]:
+    """(model, style) of a units file ``data/units/{model}/{style}/{task}.parquet``."""
+    parent = os.path.dirname(os.fspath(path))
+    return os.path.basename(os.path.dirname(parent)), os.path.basename(parent)
+
+
+def reasoning_tradeoff_from_unit_files(
+    paths: Sequence[str | os.PathLike[str]],
+    cmps: Sequence[Any],
+    *,
+    seed: int,
+    confidence: str,
+    flavour: str,
+    **options: Any,
+) -> pl.DataFrame | None:
+    """The sample-level reasoning trade-off (:func:`saltbench.analysis.reasoning_tradeoff_units`) of each
+    comparison, reading only the units files of its two conditions (bounded memory); comparison ``k`` draws
+    its bootstrap with seed ``seed + k``. ``None`` when there is no comparison."""
+    from ._reasoning import reasoning_tradeoff_units
+
+    columns = ["model", "style", "task", "sample_id", "granularity", "status", "is_correct",
+               confidence_column(flavour, confidence)]  # fmt: skip
+    parts = []
+    for k, cmp in enumerate(cmps):
+        wanted = {(cmp.model_a, cmp.style_a), (cmp.model_b, cmp.style_b)}
+        units = read_units([p for p in paths if units_path_key(p) in wanted], columns)
+        parts.append(
+            reasoning_tradeoff_units(
+                units, [cmp], seed=seed + k, confidence=confidence, flavour=flavour, **options
+            )
+        )
+    return pl.concat(parts) if parts else None
 
 
 def registry_entries(path: str | os.PathLike[str]) -> Mapping[str, Any]:

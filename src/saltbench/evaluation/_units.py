@@ -49,7 +49,10 @@ DK_MARKERS: frozenset[str] = frozenset({"DK", "<DK", "DK>", "<DK>"})
 DK_CASE_VARIANTS: frozenset[str] = frozenset(
     "".join(chars) for marker in DK_MARKERS for chars in itertools.product(*({c, c.lower()} for c in marker))
 )
-"""Every stripped string whose upper-case form is a DK marker (only ASCII ``d``/``k`` upper-case to ``D``/``K``)."""
+"""Every stripped string whose upper-case form is a DK marker.
+
+Only ASCII ``d``/``k`` upper-case to ``D``/``K``.
+"""
 
 NUMPY_MIN_CHARS = 128
 """Texts at least this long are split with numpy code-point masks instead of a regular expression."""
@@ -114,7 +117,8 @@ def resolve_task(task: str | TaskLike | UnitRule, variant: str | None = None) ->
         task = get_task(task, variant)
     if not (hasattr(task, "delimiter") and hasattr(task, "atom_regex")):
         raise TypeError(
-            f"task must be a task slug or an object with 'delimiter' and 'atom_regex' attributes, got {task!r}"
+            "task must be a task slug or an object with 'delimiter' and 'atom_regex' attributes, "
+            f"got {task!r}"
         )
     delimiter: Any = task.delimiter
     atom_regex: Any = task.atom_regex
@@ -171,7 +175,8 @@ def _runs(clean: str, separator: str) -> Spans:
 
 def _space_atoms(clean: str, with_spans: bool) -> tuple[list[str], Spans] | None:
     """Fast path for the space delimiter: when the only whitespace is single spaces and newlines between
-    tokens, the atoms are ``clean.split()`` and the spans follow from the token lengths. ``None`` otherwise."""
+    tokens, the atoms are ``clean.split()`` and the spans follow from the token lengths. ``None``
+    otherwise."""
     if _OTHER_WHITESPACE.search(clean) is not None:
         return None
     units = clean.split()
@@ -379,7 +384,10 @@ class CleanText:
         return self._orig_starts[k] + q - self._clean_starts[k]
 
     def to_response(self, spans: Spans) -> Spans:
-        """Map clean spans to response spans (an empty span maps to an empty span after its left neighbour)."""
+        """Map clean spans to response spans.
+
+        An empty span maps to an empty span after its left neighbour.
+        """
         starts, ends = spans
         if self._clean_starts is None:
             b = self._base

@@ -1,4 +1,6 @@
-"""Incremental detokenisation: the text of each generated token, such that the texts concatenate to the generation.
+"""Incremental detokenisation: the text of each generated token.
+
+The texts of the tokens concatenate to the generation.
 
 Rule (the one vLLM and TGI use for streaming, written afresh): keep a short window of already
 emitted tokens as context; after appending token ``i``, decode the window with and without the
@@ -17,7 +19,10 @@ result equals ``tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokeniz
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
 
 REPLACEMENT_CHAR = "\ufffd"
 CONTEXT_TOKENS = 6
@@ -31,7 +36,9 @@ def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
     return lambda ids: tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
 
 
-def token_texts(tokenizer: Any, token_ids: Sequence[int], context_ids: Sequence[int] = ()) -> list[str]:
+def token_texts(
+    tokenizer: Any, token_ids: Sequence[int] | np.ndarray, context_ids: Sequence[int] | np.ndarray = ()
+) -> list[str]:
     """The text of each token of ``token_ids`` (rule in the module docstring); ``"".join`` gives the text."""
     decode = _decoder(tokenizer)
     context = [int(t) for t in context_ids[-CONTEXT_TOKENS:]] if len(context_ids) else []

@@ -135,6 +135,12 @@ def greedy_decode(
     positions = next_positions.clone()
     steps: list[StepScores] = []
     for step in range(max_new_tokens):
+        if step:  # feed the previous step's tokens; its logits were released before this forward pass
+            attention_mask = torch.cat([attention_mask, attention_mask.new_ones(batch, 1)], dim=1)
+            logits = forward(
+                model, steps[-1].token_ids[:, None], attention_mask, positions[:, None], past_key_values
+            )[:, -1]
+            positions = positions + 1
         scores = score_logits(logits, None, top_k)
         del logits
         steps.append(scores)
@@ -145,11 +151,6 @@ def greedy_decode(
         finished |= hit
         if step == max_new_tokens - 1 or bool(finished.all()):
             break
-        attention_mask = torch.cat([attention_mask, attention_mask.new_ones(batch, 1)], dim=1)
-        logits = forward(
-            model, scores.token_ids[:, None], attention_mask, positions[:, None], past_key_values
-        )[:, -1]
-        positions = positions + 1
     return stack_steps(steps), lengths.cpu(), finished.cpu()
 
 
@@ -184,8 +185,8 @@ def screen_prompts(
     """
     if max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
-    encoded = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
-    encoded = [[int(t) for t in ids] for ids in encoded]
+    raw_ids = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
+    encoded = [[int(t) for t in ids] for ids in raw_ids]
     limit = max_context - max_new_tokens
     results: list[GenerationRecord | None] = [None] * len(encoded)
     for index, ids in enumerate(encoded):

@@ -53,7 +53,8 @@ def load_model(
         kwargs["device_map"] = "auto"
     model = AutoModelForCausalLM.from_pretrained(path, **kwargs)
     if not sharded:
-        model = model.to(device)
+        # transformers wraps PreTrainedModel.to in functools.wraps; typeshed's _Wrapped binds no `self`
+        model = model.to(device)  # type: ignore[arg-type]
     model.eval()
     logger.info(
         "loaded %s (%s, %s) in %.2f s",

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
@@ -162,7 +163,7 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
     return out
 
 
-def _list_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.DataType) -> pa.Array:
+def _list_array(arrays: Sequence[np.ndarray], dtype: npt.DTypeLike, arrow_type: pa.DataType) -> pa.Array:
     """A list<arrow_type> array from per-row 1-D numpy arrays, built without Python per-element loops."""
     lengths = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
     values = (
@@ -173,7 +174,7 @@ def _list_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.Da
     return pa.ListArray.from_arrays(pa.array(_offsets(lengths)), pa.array(values, type=arrow_type))
 
 
-def _nested_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.DataType) -> pa.Array:
+def _nested_array(arrays: Sequence[np.ndarray], dtype: npt.DTypeLike, arrow_type: pa.DataType) -> pa.Array:
     """A list<list<arrow_type>> array from per-row 2-D numpy arrays [T_i, k_i]."""
     rows = np.fromiter((a.shape[0] for a in arrays), dtype=np.int64, count=len(arrays))
     inner_lengths = (
@@ -195,7 +196,11 @@ def _nested_array(arrays: Sequence[np.ndarray], dtype: np.dtype, arrow_type: pa.
 def records_to_frame(
     records: Sequence[GenerationRecord], meta: Mapping[str, Sequence[Any]] | None = None
 ) -> pl.DataFrame:
-    """One row per record: the ``meta`` columns (each of length ``len(records)``) then :data:`GENERATION_SCHEMA`."""
+    """One row per record.
+
+    The columns are the ``meta`` columns (each of length ``len(records)``) then
+    :data:`GENERATION_SCHEMA`.
+    """
     n = len(records)
     meta = dict(meta or {})
     for name, column in meta.items():

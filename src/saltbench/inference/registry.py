@@ -12,7 +12,7 @@ spec. Every key except ``source`` is optional; the defaults are shown below::
         chat_template: auto       # auto (the tokenizer's), none (raw prompt), or a path to a jinja file
         reasoning: false          # a reasoning model (emits thinking tokens)
         thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
-        max_context: 8192         # prompt + generated tokens; null = the model config's max_position_embeddings
+        max_context: 8192         # prompt + generated tokens; null = the config's max_position_embeddings
         max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
         backend: hf               # hf (transformers forward passes) | vllm (the vLLM engine)
         gpu_memory_utilization: 0.9   # vllm: share of each GPU's memory the engine may take
@@ -56,7 +56,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union, get_args
+from typing import Any, Literal, get_args
 
 import yaml
 
@@ -100,7 +100,7 @@ class LocalSource:
     kind: Literal["local"] = "local"
 
 
-ModelSource = Union[GgufPackageSource, HubSource, LocalSource]
+ModelSource = GgufPackageSource | HubSource | LocalSource
 
 
 @dataclass(frozen=True)
@@ -298,10 +298,10 @@ def _parse_source(model: str, raw: Any) -> ModelSource:
         key: _nonempty_str(model, f"source.{key}", raw[key]) for key in (required | optional) & set(raw)
     }
     if kind == "gguf_package":
-        return GgufPackageSource(**values)
+        return GgufPackageSource(package=values["package"], file=values["file"])
     if kind == "hub":
-        return HubSource(**values)
-    return LocalSource(**values)
+        return HubSource(id=values["id"], revision=values.get("revision", HubSource.revision))
+    return LocalSource(path=values["path"])
 
 
 def _parse_resources(model: str, raw: Any) -> Resources:

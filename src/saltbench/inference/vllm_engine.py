@@ -147,7 +147,8 @@ def _generation_config(path: str | Path, revision: str | None) -> Any:
     from transformers import GenerationConfig
 
     try:
-        return GenerationConfig.from_pretrained(path, revision=revision)
+        # None = the default revision (as from_pretrained of the model); transformers annotates it `str`
+        return GenerationConfig.from_pretrained(path, revision=revision)  # type: ignore[arg-type]
     except OSError:  # no generation_config.json: the tokenizer's EOS is used
         return None
 
@@ -184,7 +185,8 @@ def _flat_blocks(flat: Any, first: int, count: int, width: int) -> tuple[np.ndar
     ends = np.asarray(flat.end_indices[first : first + count], dtype=np.int64)
     if starts.size != count or np.any(ends - starts != width):
         raise RuntimeError(
-            f"vLLM returned {np.unique(ends - starts).tolist()} log-probabilities per position, expected {width}"
+            f"vLLM returned {np.unique(ends - starts).tolist()} log-probabilities per position, "
+            f"expected {width}"
         )
     lo, hi = (int(starts[0]), int(ends[-1])) if count else (0, 0)
     ids = np.asarray(flat.token_ids[lo:hi], dtype=np.int64).reshape(count, width)

@@ -136,8 +136,8 @@ def _greedy(
     out = []
     for r in range(b):
         sl = slice(bounds[r], bounds[r + 1])
-        scores = TokenScores(token_ids[sl], chosen[sl], topk_ids[sl], topk_lp[sl], entropy[sl])
-        out.append((scores, reason[r]))
+        row_scores = TokenScores(token_ids[sl], chosen[sl], topk_ids[sl], topk_lp[sl], entropy[sl])
+        out.append((row_scores, reason[r]))
     return out
 
 
@@ -242,7 +242,7 @@ def force_and_continue(
         target_lp = _chosen_logprobs(picked, targets).cpu().numpy().astype(np.float64)
         del logits, picked
 
-        decoded = (
+        decoded: list[tuple[TokenScores, FinishReason]] = (
             _greedy(
                 model,
                 tokenizer,

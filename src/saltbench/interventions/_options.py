@@ -231,7 +231,8 @@ class InterventionOptions:
         unknown = sorted(set(values) - known)
         if unknown:
             raise ValueError(f"interventions: unknown key(s) {unknown}; known: {sorted(known)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+        converted: dict[str, Any] = {k: tuple(v) if isinstance(v, list) else v for k, v in values.items()}
+        return cls(**converted)
 
     def n_shards(self, n_samples: int) -> int:
         """Shards of a task with ``n`` dataset rows: ``ceil(min(samples_per_task, n) / shard_size)``, >= 1."""

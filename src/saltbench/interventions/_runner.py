@@ -163,7 +163,11 @@ def run_sample(
                 len(prompt_ids),
                 budget,
             )
-            specs, layouts, rendered = ([x[i] for i in keep] for x in (specs, layouts, rendered))
+            specs, layouts, rendered = (
+                [specs[i] for i in keep],
+                [layouts[i] for i in keep],
+                [rendered[i] for i in keep],
+            )
     if not specs:
         return []
 

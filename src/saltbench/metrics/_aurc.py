@@ -21,8 +21,9 @@ def aurc(scores: ArrayLike, correct: ArrayLike, *, ties: Ties = "average") -> fl
     :math:`\frac{1}{n}\sum_{k > n(1-\bar e)} (k - n(1-\bar e))/k`; random ranking gives :math:`\bar e`
     in expectation. Unlike PRR (which equals ``2·AUROC − 1`` on binary units), AURC is not a function of
     AUROC: the risk of the retained set weights the most confident units most (``1/k``), so two rankings
-    with equal AUROC can differ in AURC. ``ties`` as in :func:`prr`: ``"average"`` uses the expected risk over orders of
-    tied units (order-independent), ``"paper"`` breaks ties by index like the PRR rejection order.
+    with equal AUROC can differ in AURC. ``ties`` as in :func:`prr`: ``"average"`` uses the expected
+    risk over orders of tied units (order-independent), ``"paper"`` breaks ties by index like the PRR
+    rejection order.
 
     Args:
         scores: shape ``(n,)``, finite.

@@ -263,10 +263,10 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
             continue
         plotted += 1
         # a percentile interval need not contain the point estimate: whiskers then stop at the point
-        xerr = [[max(0.0, x - rec["delta_precision_ci_low"])], [max(0.0, rec["delta_precision_ci_high"] - x)]]
-        yerr = [[max(0.0, y - rec["rel_delta_auroc_ci_low"])], [max(0.0, rec["rel_delta_auroc_ci_high"] - y)]]
-        xerr = xerr if all(_finite(v[0]) for v in xerr) else None
-        yerr = yerr if all(_finite(v[0]) for v in yerr) else None
+        xe = [[max(0.0, x - rec["delta_precision_ci_low"])], [max(0.0, rec["delta_precision_ci_high"] - x)]]
+        ye = [[max(0.0, y - rec["rel_delta_auroc_ci_low"])], [max(0.0, rec["rel_delta_auroc_ci_high"] - y)]]
+        xerr = xe if all(_finite(v[0]) for v in xe) else None
+        yerr = ye if all(_finite(v[0]) for v in ye) else None
         ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=markers[rec["kind"]], color=colours[rec["kind"]],
                     markersize=4, elinewidth=0.6, capsize=1.2, markeredgecolor="black", markeredgewidth=0.3,
                     alpha=0.85)  # fmt: skip

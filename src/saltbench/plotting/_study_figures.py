@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Mapping
+from typing import Any, cast
 
 import numpy as np
 import polars as pl
@@ -15,6 +16,7 @@ from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
 from saltbench.analysis import POOLED
 from saltbench.analysis._common import wilson_interval
+from saltbench.analysis._unit_tables import BASELINES
 from saltbench.contracts import GRANULARITIES
 
 from ._style import (
@@ -35,7 +37,7 @@ from ._style import (
 PLACEMENT_ORDER: tuple[str, ...] = ("local", "distant", "random")
 # distinct markers and dashes keep coinciding placement lines (a model insensitive to where the
 # corruption sits) visible on top of each other
-PLACEMENT_STYLE: dict[str, dict[str, object]] = {
+PLACEMENT_STYLE: dict[str, dict[str, Any]] = {  # Line2D keyword arguments
     "local": {"marker": "o", "linestyle": "-", "markersize": 6},
     "distant": {"marker": "s", "linestyle": "--", "markersize": 4.5},
     "random": {"marker": "^", "linestyle": ":", "markersize": 3.5},
@@ -87,8 +89,8 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         gap = conf - acc
         for sign, colour in ((1, GAP_COLOURS["over"]), (-1, GAP_COLOURS["under"])):
             side = ok & (sign * gap > 0)
-            ax.bar(centre[side], gap[side], bottom=acc[side], width=width[side] * 0.95, color=colour, alpha=0.35,
-                   edgecolor=colour, linewidth=0.4, hatch="////")  # fmt: skip
+            ax.bar(centre[side], gap[side], bottom=acc[side], width=width[side] * 0.95, color=colour,
+                   alpha=0.35, edgecolor=colour, linewidth=0.4, hatch="////")  # fmt: skip
         ax.hlines(conf[ok], lo[ok] + width[ok] * 0.025, hi[ok] - width[ok] * 0.025, color="C1", linewidth=1.2)
         if not ok.any():
             mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
@@ -133,7 +135,7 @@ def _pooled_description(rows: pl.DataFrame, granularity: str) -> str:
     def joined(column: str) -> str:
         return ", ".join(sorted({v for text in rows[column].drop_nulls() for v in text.split(",") if v}))
 
-    cells = int(rows["n_cells"].max()) if "n_cells" in rows.columns else 0
+    cells = int(cast(int, rows["n_cells"].max())) if "n_cells" in rows.columns else 0
     return (
         f"Pooled: {granularity} units of {cells} (model, style, task) cells; models {joined('models')}; "
         f"styles {joined('styles')}; tasks {joined('tasks')}; calibration {joined('calibration')}, "
@@ -160,7 +162,7 @@ def plot_rejection_curves(table: pl.DataFrame, *, top: int = 3) -> Figure:
     fig = new_figure(TEXT_WIDTH if len(grans) > 1 else COLUMN_WIDTH, 3.2)
     axes = fig.subplots(1, len(grans), squeeze=False)[0]
     names = table["confidence"].unique(maintain_order=True).to_list()
-    all_fns = [f for f in names if f not in ("oracle", "random")]
+    all_fns = [f for f in names if f not in BASELINES]
     colours = color_map(sorted(all_fns), [c for i, c in enumerate(PALETTE) if i != 7])  # no grey (= random)
     for ax, gran in zip(axes, grans):
         sub = table.filter(pl.col("granularity") == gran)
@@ -169,7 +171,7 @@ def plot_rejection_curves(table: pl.DataFrame, *, top: int = 3) -> Figure:
             .with_columns(pl.col("aurc").fill_nan(None))
             .sort("aurc", nulls_last=True)
         )  # fmt: skip
-        fns = [f for f in aurc["confidence"].to_list() if f not in ("oracle", "random")][:top]
+        fns = [f for f in aurc["confidence"].to_list() if f not in BASELINES][:top]
         lookup = dict(zip(aurc["confidence"].to_list(), aurc["aurc"].to_list()))
         styles = [(f, {"color": colours[f], "linewidth": 1.2}) for f in fns]
         styles += [("oracle", {"color": "black", "linestyle": "--", "linewidth": 0.9}),

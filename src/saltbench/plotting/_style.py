@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 import matplotlib as mpl
 import seaborn as sns
@@ -20,6 +20,9 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 COLUMN_WIDTH = 3.3
 """Width in inches of one column of a two-column paper."""
@@ -74,8 +77,8 @@ def label(name: object, table: Mapping[str, str] | None = None) -> str:
     return text.replace("_", " ")
 
 
-def _rc() -> dict[str, Any]:
-    rc: dict[str, Any] = {}
+def _rc() -> dict[RcKeyType, Any]:
+    rc: dict[RcKeyType, Any] = {}
     rc.update(sns.axes_style("ticks"))
     rc.update(sns.plotting_context("paper"))
     rc.update(
@@ -152,7 +155,7 @@ def mark_missing(
 
     Coordinates are data coordinates, or axes fractions with ``in_axes=True``.
     """
-    extra = {"transform": ax.transAxes} if in_axes else {}
+    extra: dict[str, Any] = {"transform": ax.transAxes} if in_axes else {}
     ax.text(x, y, text, ha="center", va="center", color=MISSING_COLOR, fontsize=size, rotation=rotation,
             style="italic", **extra)  # fmt: skip
 

@@ -185,7 +185,10 @@ class Task(abc.ABC):
 
     # -- shared ---------------------------------------------------------------------------------
     def check_params(self, params: Mapping[str, object]) -> None:
-        """Raise ``ValueError`` naming any unknown (or, with ``params_class``, invalid) generator parameter."""
+        """Raise ``ValueError`` naming any unknown generator parameter.
+
+        With ``params_class``, also any invalid one.
+        """
         if self.params_class is not None:
             make_params(self.params_class, params)
         elif self.param_names is not None:

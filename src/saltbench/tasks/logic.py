@@ -225,7 +225,7 @@ def _add_formula(cnf: EncodedCNF, formula: Boolean) -> bool:
 
 def _is_sat(cnf: EncodedCNF) -> dict[Boolean, bool] | Literal[False]:
     """A model of ``cnf`` (symbol -> value, possibly partial) or False when UNSAT."""
-    return satisfiable(cnf, algorithm=_SAT_ALGORITHM)  # type: ignore[no-any-return]
+    return satisfiable(cnf, algorithm=_SAT_ALGORITHM)
 
 
 def _literal(symbol: Symbol, value: bool) -> Boolean:
@@ -276,7 +276,7 @@ def _entailed(cnf: EncodedCNF, candidates: Iterable[Symbol]) -> dict[Symbol, boo
 def _formula_variables(formulas: Iterable[Boolean]) -> set[Symbol]:
     found: set[Symbol] = set()
     for formula in formulas:
-        found |= formula.free_symbols  # type: ignore[arg-type]
+        found |= formula.free_symbols
     return found
 
 
@@ -576,7 +576,7 @@ class LogicTask(Task):
                 "sample_id": sid,
                 "task": self.slug,
                 "variant": None,
-                "input": render_input(s.formulas, s.initial, layout),  # type: ignore[arg-type]
+                "input": render_input(s.formulas, s.initial, layout),
                 "reference": render_assignments(s.result),
             }
             for sid, s in zip(ids, samples, strict=True)

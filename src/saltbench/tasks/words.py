@@ -201,7 +201,7 @@ _LETTER_RUN = re.compile(r"[A-Za-z]+")
 def _check_subject(subject: object) -> str:
     if subject not in WORDS_SUBJECTS:
         raise ValueError(f"subject must be one of {', '.join(WORDS_SUBJECTS)}, got {subject!r}")
-    return subject  # type: ignore[return-value]
+    return subject
 
 
 def find_needles(text: str, subject: str, vocabulary: Collection[str] | None = None) -> str:
@@ -522,7 +522,7 @@ def allocate_subjects(n: int, weights: Mapping[str, float], rng: random.Random) 
     by_remainder = sorted(active, key=lambda s: (int(quotas[s]) - quotas[s], WORDS_SUBJECTS.index(s)))
     for s in by_remainder[:leftover]:
         counts[s] += 1
-    order = [s for s in active for _ in range(counts[s])]
+    order: list[str] = [s for s in active for _ in range(counts[s])]
     rng.shuffle(order)
     return order
 
@@ -632,7 +632,7 @@ class WordsTask(Task):
         for s, w in raw_weights.items():
             if s not in WORDS_SUBJECTS or not isinstance(w, (int, float)) or w < 0:
                 raise ValueError(f"subject_weights must map subjects to weights >= 0, got {s!r}: {w!r}")
-        weights = {s: float(raw_weights.get(s, 0.0)) for s in subjects}  # type: ignore[union-attr]
+        weights = {s: float(raw_weights.get(s, 0.0)) for s in subjects}
         if sum(weights.values()) <= 0:
             raise ValueError(f"subject_weights gives no positive weight to subjects {list(subjects)}")
         min_words = _int_param(params, "min_words", 100, minimum=1)

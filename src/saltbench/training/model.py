@@ -61,7 +61,7 @@ def llama_config(spec: ModelSpec, tokenizer: PreTrainedTokenizerFast) -> LlamaCo
         num_attention_heads=spec.n_heads,
         num_key_value_heads=spec.n_kv_heads or spec.n_heads,
         max_position_embeddings=spec.max_positions,
-        rope_theta=spec.rope_theta,
+        rope_parameters={"rope_theta": spec.rope_theta, "rope_type": "default"},
         tie_word_embeddings=spec.tie_embeddings,
         bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id,
@@ -130,7 +130,8 @@ def greedy_generate(
                 return_token_type_ids=False,
             )
             enc = {k: v.to(device) for k, v in enc.items()}
-            generated = model.generate(
+            # a causal LM; torch types an nn.Module attribute as `Tensor | Module` (not callable)
+            generated = model.generate(  # type: ignore[operator]
                 **enc,
                 max_new_tokens=max_new_tokens,
                 do_sample=False,

@@ -115,7 +115,7 @@ def render_prompts(tokenizer: PreTrainedTokenizerFast, prompts: Iterable[str]) -
     if not chats:
         return []
     rendered = tokenizer.apply_chat_template(chats, add_generation_prompt=True, tokenize=False)
-    return list(rendered)  # type: ignore[arg-type]
+    return list(rendered)
 
 
 def load_tokenizer(path: str | Path) -> PreTrainedTokenizerFast:

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 import torch
 import transformers
-from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
 
 import saltbench
 from saltbench.contracts import TRAIN_LOG
@@ -278,7 +278,7 @@ class TrainConfig:
         if "model" in kwargs and isinstance(kwargs["model"], Mapping):
             kwargs["model"] = ModelSpec(**kwargs["model"])
         if "optim" in kwargs and isinstance(kwargs["optim"], Mapping):
-            optim = {k: tuple(v) if k == "betas" else v for k, v in kwargs["optim"].items()}
+            optim: dict[str, Any] = {k: tuple(v) if k == "betas" else v for k, v in kwargs["optim"].items()}
             kwargs["optim"] = OptimSpec(**optim)
         if "tasks" not in kwargs:
             raise ValueError("training config needs 'tasks'")
@@ -402,7 +402,7 @@ def _optimizer(model: torch.nn.Module, optim: OptimSpec) -> torch.optim.AdamW:
     )
 
 
-def _save_checkpoint(model: torch.nn.Module, tokenizer: Any, path: Path) -> str:
+def _save_checkpoint(model: PreTrainedModel, tokenizer: Any, path: Path) -> str:
     path.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(path, safe_serialization=True)
     tokenizer.save_pretrained(path)
@@ -534,7 +534,8 @@ def _run_steps(
     tokenizer, encoded = data.tokenizer, data.encoded
     saved: list[CheckpointInfo] = []
     with _deterministic(config.num_threads, device):
-        model = build_model(config.model, tokenizer, config.seed).to(device)
+        # transformers wraps PreTrainedModel.to in functools.wraps; typeshed's _Wrapped binds no `self`
+        model = build_model(config.model, tokenizer, config.seed).to(device)  # type: ignore[arg-type]
         n_params = count_parameters(model)
         logger.info("model: %d parameters, device %s, precision %s", n_params, device, config.precision)
         optimizer = _optimizer(model, config.optim)
@@ -611,7 +612,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
         "train_tokens": data.train_tokens,
         "steps": config.steps,
         "wall_s": wall,
-        "tokens_per_s": float(frame["tokens"].sum() / max(wall, 1e-9)),
+        "tokens_per_s": float(frame["tokens"].sum()) / max(wall, 1e-9),
         "loss_first_100": float(losses[:window].mean()),
         "loss_last_100": final_loss,
         "checkpoints": {
@@ -675,7 +676,8 @@ def quick_eval(
     from saltbench.tasks import get_task
 
     tokenizer = load_tokenizer(model_dir)
-    model = AutoModelForCausalLM.from_pretrained(str(model_dir)).to(_resolve_device(device))
+    # transformers wraps PreTrainedModel.to in functools.wraps; typeshed's _Wrapped binds no `self`
+    model = AutoModelForCausalLM.from_pretrained(str(model_dir)).to(_resolve_device(device))  # type: ignore[arg-type]
     rows = get_task(task, variant).generate(n, seed, **dict(params or {}))
     tasks = {v: get_task(task, v) for v in set(rows["variant"].to_list())}
     prompts = [tasks[v].prompt(x) for x, v in zip(rows["input"], rows["variant"])]
