@@ -251,7 +251,7 @@ METRICS = Artifact(
         _check("metric is a known metric", lambda: pl.col("metric").is_in(METRIC_NAMES), "metric"),
         _check("granularity is a known granularity", lambda: pl.col("granularity").is_in(GRANULARITIES),
                "granularity"),
-        _check("n_units >= n_responses >= 0", lambda: (pl.col("n_units") >= pl.col("n_responses"))
+        _check("n_units >= 0 and n_responses >= 0", lambda: (pl.col("n_units") >= 0)
                & (pl.col("n_responses") >= 0), "n_units", "n_responses"),
     ),
 )  # fmt: skip

@@ -18,7 +18,6 @@ from synthetic_tables import (
 )
 
 from saltbench.analysis import (
-    POOLED,
     accuracy_by_corruption,
     accuracy_by_position,
     accuracy_by_task,
@@ -181,21 +180,18 @@ def test_training_loss_marks_checkpoints_and_smooths(raws):
         render("training_loss", log, smooth=0)
 
 
-def test_propagation_has_one_panel_per_task_and_no_pooled_panel(raws):
+def test_propagation_has_one_panel_per_task(raws):
     table = accuracy_by_corruption(raws["two_models"].interventions)
-    # the table pools; the figure must not (tasks reach different fractions)
-    assert POOLED in set(table["task"])
     fig = render("interventions_propagation", table)
     titles = {ax.get_title() for ax in fig.axes if ax.axison}
-    assert titles == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}
+    assert titles == {TASK_LABELS[t] for t in set(table["task"])}
 
 
-def test_context_length_draws_one_line_per_task_and_none_pooled(raws):
+def test_context_length_draws_one_line_per_task(raws):
     table = accuracy_by_position(raws["two_models"].interventions)
-    assert POOLED in set(table["task"])
     ax = render("interventions_context_length", table).axes[0]
     labels = {line.get_label() for line in ax.lines}
-    assert labels == {TASK_LABELS[t] for t in set(table["task"]) if t != POOLED}
+    assert labels == {TASK_LABELS[t] for t in set(table["task"])}
 
 
 def test_reliability_diagram_shows_the_gap_and_what_it_pools(raws):

@@ -37,11 +37,13 @@ from ._dominance import dominance, dominance_cells
 from ._export import latex_escape, to_latex, write_table_outputs
 from ._granularity import granularity_table
 from ._interventions import (
-    POOLED,
+    FIT_STATUSES,
+    MIN_SAMPLES,
     accuracy_by_corruption,
     accuracy_by_placement,
     accuracy_by_position,
     fit_intervention_effects,
+    separated,
 )
 from ._leaderboard import accuracy_by_task, leaderboard, select_metric
 from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
@@ -54,7 +56,8 @@ __all__ = [
     "INTERVENTIONS_SCHEMA",
     "LOWER_IS_BETTER",
     "METRICS_SCHEMA",
-    "POOLED",
+    "FIT_STATUSES",
+    "MIN_SAMPLES",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
     "Comparison",
@@ -69,6 +72,7 @@ __all__ = [
     "dominance",
     "dominance_cells",
     "fit_intervention_effects",
+    "separated",
     "granularity_table",
     "latex_escape",
     "leaderboard",

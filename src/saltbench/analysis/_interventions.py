@@ -6,11 +6,15 @@ just before position ``k``, ``distant`` = atoms far from it), and records whethe
 (``k``) is correct.
 
 * :func:`fit_intervention_effects` — regression of ``next_correct`` on the corrupted fraction, the
-  placement (local / random vs distant) and the position fraction, per model × task and pooled over tasks,
-  with cluster-bootstrap intervals over samples;
+  placement (local / random vs distant) and the position fraction, per model × task, with cluster-bootstrap
+  intervals over samples, and a ``status`` saying why an estimate is missing (:data:`FIT_STATUSES`);
 * :func:`accuracy_by_position`, :func:`accuracy_by_corruption`, :func:`accuracy_by_placement` — the
   aggregated accuracy tables behind the intervention figures (Wilson intervals; each table also carries
   ``n_correct`` and ``n`` so that it can be re-aggregated exactly, e.g. over models).
+
+Nothing is pooled over tasks: tasks reach different corrupted fractions and positions (a corrupted
+fraction ``c/(k-1)`` depends on the answer length) and differ in base accuracy, so a pooled fit or table
+mixes tasks in proportions that change along its axis and can show a trend that no task has.
 """
 
 from __future__ import annotations
@@ -43,14 +47,26 @@ EFFECTS_SCHEMA: Mapping[str, pl.DataType] = {
     "n_rows": pl.Int64(),
     "n_samples": pl.Int64(),
     "method": pl.String(),
+    "status": pl.String(),
 }
 
-POOLED = "pooled"
-"""Task label of fits and tables pooled over tasks."""
+MIN_SAMPLES = 10
+"""Fewest samples (clusters) a fit is reported for: the cluster bootstrap resamples whole samples, and with
+fewer than 10 its distribution has too few distinct values to give an interval."""
+
+FIT_STATUSES: Mapping[str, str] = {
+    "ok": "estimated",
+    "too_few_samples": f"fewer than {MIN_SAMPLES} samples",
+    "no_variation": "the outcome does not vary (every next atom correct, or every one wrong)",
+    "separation": "(quasi-)complete separation: a combination of the terms predicts the outcome exactly, so "
+    "the maximum-likelihood estimate does not exist (it is infinite)",
+    "term_constant": "the term's variable does not vary in this group (e.g. no random placements)",
+}
+"""Values of the effects table's ``status`` column and what they mean; only ``ok`` rows have estimates."""
 
 
-def _design(frame: pl.DataFrame, task_effects: bool) -> tuple[np.ndarray, list[str], np.ndarray]:
-    """Design matrix, its column names (reported terms first) and the response."""
+def _design(frame: pl.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray]:
+    """Design matrix (columns :data:`TERMS`), its column names and the response."""
     placement = frame["placement"].to_numpy()
     cols = {
         "intercept": np.ones(frame.height),
@@ -59,22 +75,44 @@ def _design(frame: pl.DataFrame, task_effects: bool) -> tuple[np.ndarray, list[s
         "placement_random": (placement == "random").astype(np.float64),
         "position_fraction": frame["position_fraction"].to_numpy().astype(np.float64),
     }
-    if task_effects:
-        tasks = frame["task"].to_numpy()
-        for t in sorted(set(tasks.tolist()))[1:]:
-            cols[f"task[{t}]"] = (tasks == t).astype(np.float64)
     y = frame["next_correct"].cast(pl.Float64).to_numpy()
     names = list(cols)
     return np.column_stack([cols[n] for n in names]), names, y
 
 
+def separated(x: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> bool:
+    r"""Whether binary outcomes ``y`` are (quasi-)completely separated by the columns of ``x``.
+
+    The logistic maximum-likelihood estimate exists exactly when no direction :math:`\beta \ne 0` has
+    :math:`s_i\, x_i^\top \beta \ge 0` for every row, where :math:`s_i = 2y_i - 1` (Albert & Anderson,
+    1984). This solves the linear programme "maximise :math:`\sum_i s_i x_i^\top \beta` subject to those
+    constraints and :math:`-1 \le \beta_j \le 1`": a positive optimum is such a direction. Columns that
+    are identical up to scale are harmless (the objective only counts strict margins).
+
+    Example:
+        >>> x = np.column_stack([np.ones(4), [0.0, 1.0, 2.0, 3.0]])
+        >>> separated(x, np.array([0, 0, 1, 1])), separated(x, np.array([0, 1, 0, 1]))
+        (True, False)
+    """
+    from scipy.optimize import linprog
+
+    signed = (2.0 * np.asarray(y, dtype=np.float64) - 1.0)[:, None] * np.asarray(x, dtype=np.float64)
+    result = linprog(
+        -signed.sum(axis=0), A_ub=-signed, b_ub=np.zeros(signed.shape[0]), bounds=(-1, 1), method="highs"
+    )
+    return bool(result.status == 0 and -result.fun > tol * max(signed.shape[0], 1))
+
+
 def _fit(x: np.ndarray, y: np.ndarray, method: FitMethod, ridge: float) -> np.ndarray:
-    """Coefficients; columns without variation (other than the intercept) get NaN."""
+    """Coefficients; columns without variation (other than the intercept) get NaN, and so does every
+    coefficient of a logistic fit on separated data (its estimate would only be the penalty's bound)."""
     varies = np.ones(x.shape[1], dtype=bool)
     varies[1:] = x[:, 1:].std(axis=0) > 0
     xs = x[:, varies]
     beta = np.full(x.shape[1], NAN)
     if xs.shape[0] == 0:
+        return beta
+    if method == "logistic" and separated(xs, y):
         return beta
     penalty = np.full(xs.shape[1], ridge)
     penalty[0] = 0.0
@@ -106,18 +144,33 @@ def _cluster_codes(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return codes.astype(np.int64), task_of
 
 
+def _group_status(x: np.ndarray, y: np.ndarray, n_samples: int, method: FitMethod) -> str:
+    """Why a group has no estimates (a key of :data:`FIT_STATUSES`), or ``"ok"``."""
+    if n_samples < MIN_SAMPLES:
+        return "too_few_samples"
+    if y.size == 0 or y.min() == y.max():
+        return "no_variation"
+    varies = np.ones(x.shape[1], dtype=bool)
+    varies[1:] = x[:, 1:].std(axis=0) > 0
+    if method == "logistic" and separated(x[:, varies], y):
+        return "separation"
+    return "ok"
+
+
 def _fit_group(
     frame: pl.DataFrame,
     method: FitMethod,
-    task_effects: bool,
     n_resamples: int,
     alpha: float,
     seed: int,
     ridge: float,
-) -> list[tuple[str, float, float, float]]:
-    x, names, y = _design(frame, task_effects)
-    point = _fit(x, y, method, ridge)
+) -> list[tuple[str, float, float, float, str]]:
+    x, names, y = _design(frame)
     codes, task_of = _cluster_codes(frame)
+    status = _group_status(x, y, task_of.size, method)
+    if status != "ok":
+        return [(term, NAN, NAN, NAN, status) for term in names]
+    point = _fit(x, y, method, ridge)
     n_clusters = task_of.size
     order = np.argsort(codes, kind="stable")
     sizes = np.bincount(codes, minlength=n_clusters)
@@ -136,13 +189,16 @@ def _fit_group(
             boots.append(_fit(x[rows], y[rows], method, ridge))
     out = []
     stack = np.array(boots) if boots else np.empty((0, len(names)))
-    for j, term in enumerate(names[: len(TERMS)]):
+    for j, term in enumerate(names):
+        if not np.isfinite(point[j]):
+            out.append((term, NAN, NAN, NAN, "term_constant"))
+            continue
         vals = stack[:, j][np.isfinite(stack[:, j])] if stack.size else np.empty(0)
-        if np.isfinite(point[j]) and vals.size >= 0.5 * max(n_resamples, 1) and vals.size:
+        if vals.size and vals.size >= 0.5 * max(n_resamples, 1):
             low, high = np.quantile(vals, [alpha / 2, 1 - alpha / 2])
         else:
             low, high = NAN, NAN
-        out.append((term, float(point[j]), float(low), float(high)))
+        out.append((term, float(point[j]), float(low), float(high), "ok"))
     return out
 
 
@@ -155,7 +211,7 @@ def fit_intervention_effects(
     seed: int = 0,
     ridge: float = 1e-3,
 ) -> pl.DataFrame:
-    r"""Regression of next-atom correctness on the intervention variables, per model × task and pooled.
+    r"""Regression of next-atom correctness on the intervention variables, per model × task.
 
     Model (``method="logistic"``; ``"linear"`` fits the same design by least squares, a linear probability
     model whose coefficients are accuracy changes):
@@ -164,20 +220,25 @@ def fit_intervention_effects(
 
         \operatorname{logit} P(\text{next correct}) = \beta_0 + \beta_c\,\frac{c}{k-1}
             + \beta_\text{local}[\text{local}] + \beta_\text{random}[\text{random}]
-            + \beta_k\,\frac{k}{n} \;(+\ \text{task intercepts when pooled})
+            + \beta_k\,\frac{k}{n}
 
     ``corrupted_fraction`` is :math:`c/(k-1)` and ``position_fraction`` :math:`k/n`. Placement terms
     compare with ``distant`` corruption (clean rows have :math:`c = 0` and no placement dummy), so
     :math:`\beta_\text{local} > 0` means nearby corruption hurts less than distant corruption at equal
-    corrupted fraction. The pooled fit (task ``"pooled"``) adds one intercept per task. A small L2 penalty
-    ``ridge`` on the slopes keeps fits on separable resamples finite. Terms whose column does not vary in
-    a group (e.g. no ``random`` rows) are NaN.
+    corrupted fraction. A small L2 penalty ``ridge`` on the slopes stabilises nearly separated fits.
+
+    Honest estimates: a group is not fitted, and its rows carry NaN with a ``status`` saying why
+    (:data:`FIT_STATUSES`), when it has fewer than :data:`MIN_SAMPLES` samples, when the outcome does not
+    vary, or when (logistic only) the data are (quasi-)completely separated (:func:`separated`) — there the
+    likelihood has no maximum and any number would be the optimiser's or the penalty's bound. A term whose
+    variable does not vary in the group (e.g. no ``random`` rows) is NaN with status ``term_constant``.
 
     Intervals: percentile cluster bootstrap — whole samples (all interventions of one ``sample_id``) are
-    resampled with replacement within each task, ``n_resamples`` times; NaN with fewer than 2 samples.
+    resampled with replacement, ``n_resamples`` times; separated resamples give no estimate and are left
+    out; the interval is NaN when fewer than half of the resamples give one.
 
     Returns:
-        :data:`EFFECTS_SCHEMA`, one row per model × task (incl. ``"pooled"``) × term of :data:`TERMS`.
+        :data:`EFFECTS_SCHEMA`, one row per model × task × term of :data:`TERMS`.
     """
     require_columns(
         interventions,
@@ -203,18 +264,13 @@ def fit_intervention_effects(
     ).with_columns(pl.col("sample_id").cast(pl.String))
     rows: list[dict[str, object]] = []
     k = 0
-    for (model,), per_model in data.sort("model", "task").group_by(["model"], maintain_order=True):
-        tasks = per_model["task"].unique(maintain_order=True).to_list()
-        groups = [(t, per_model.filter(pl.col("task") == t), False) for t in tasks]
-        groups.append((POOLED, per_model, len(tasks) > 1))
-        for task, frame, task_effects in groups:
-            n_samples = frame.select("task", "sample_id").n_unique()
-            fitted = _fit_group(frame, method, task_effects, n_resamples, alpha, seed + k, ridge)
-            for term, est, low, high in fitted:
-                rows.append({"model": model, "task": task, "term": term, "estimate": est, "ci_low": low,
-                             "ci_high": high, "n_rows": frame.height, "n_samples": n_samples,
-                             "method": method})  # fmt: skip
-            k += 1
+    for (model, task), frame in data.sort("model", "task").group_by(["model", "task"], maintain_order=True):
+        n_samples = frame.select("task", "sample_id").n_unique()
+        for term, est, low, high, status in _fit_group(frame, method, n_resamples, alpha, seed + k, ridge):
+            rows.append({"model": model, "task": task, "term": term, "estimate": est, "ci_low": low,
+                         "ci_high": high, "n_rows": frame.height, "n_samples": n_samples,
+                         "method": method, "status": status})  # fmt: skip
+        k += 1
     return nan_for_null(pl.DataFrame(rows, schema=dict(EFFECTS_SCHEMA)))
 
 
@@ -241,10 +297,6 @@ def _accuracy(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     )
 
 
-def _with_pooled(frame: pl.DataFrame) -> pl.DataFrame:
-    return pl.concat([frame, frame.with_columns(pl.lit(POOLED).alias("task"))])
-
-
 def _prepared(interventions: pl.DataFrame) -> pl.DataFrame:
     require_columns(interventions, INTERVENTIONS_SCHEMA, "interventions")
     return interventions.filter(pl.col("next_correct").is_not_null())
@@ -259,7 +311,7 @@ def accuracy_by_position(interventions: pl.DataFrame, *, n_bins: int = 10) -> pl
     """Clean-prefix next-atom accuracy vs position fraction ``k/n`` (context-length effect).
 
     Clean rows (``placement == "clean"`` or ``n_corrupted == 0``) are binned into ``n_bins`` equal-width
-    bins of ``position_fraction`` on (0, 1]; per model × task (and ``"pooled"`` over tasks) × bin: ``n``,
+    bins of ``position_fraction`` on (0, 1]; per model × task × bin: ``n``,
     ``n_correct``, ``accuracy`` with a Wilson 95% interval, ``x`` = mean position fraction in the bin,
     ``bin_low``/``bin_high``, and the means of ``next_confidence``, ``next_m_accuracy`` and
     ``tf_logprob_correct``.
@@ -267,7 +319,7 @@ def accuracy_by_position(interventions: pl.DataFrame, *, n_bins: int = 10) -> pl
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
     clean = _prepared(interventions).filter((pl.col("placement") == "clean") | (pl.col("n_corrupted") == 0))
-    binned = _with_pooled(clean).with_columns(
+    binned = clean.with_columns(
         _bin_expr("position_fraction", n_bins).alias("bin"), pl.col("position_fraction").alias("_x")
     )
     out = _accuracy(binned, ["model", "task", "bin"])
@@ -281,12 +333,12 @@ def accuracy_by_corruption(interventions: pl.DataFrame, *, n_bins: int = 5) -> p
 
     Corrupted rows are binned into ``n_bins`` equal-width bins of ``corrupted_fraction`` on (0, 1] per
     placement; clean rows form their own row with ``placement = "clean"`` and ``bin = -1`` (fraction 0).
-    Per model × task (and ``"pooled"``) × placement × bin: the same columns as
+    Per model × task × placement × bin: the same columns as
     :func:`accuracy_by_position` (``x`` = mean corrupted fraction).
     """
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
-    data = _with_pooled(_prepared(interventions))
+    data = _prepared(interventions)
     is_clean = (pl.col("placement") == "clean") | (pl.col("n_corrupted") == 0)
     binned = data.with_columns(
         pl.when(is_clean).then(pl.lit("clean")).otherwise(pl.col("placement")).alias("placement"),
@@ -302,9 +354,9 @@ def accuracy_by_corruption(interventions: pl.DataFrame, *, n_bins: int = 5) -> p
 
 
 def accuracy_by_placement(interventions: pl.DataFrame) -> pl.DataFrame:
-    """Next-atom accuracy per placement (clean, random, local, distant), per model × task and pooled.
+    """Next-atom accuracy per placement (clean, random, local, distant), per model × task.
 
     Columns: model, task, placement, n, n_correct, accuracy, ci_low, ci_high (Wilson 95%),
     mean_confidence, mean_m_accuracy, mean_tf_logprob.
     """
-    return _accuracy(_with_pooled(_prepared(interventions)), ["model", "task", "placement"])
+    return _accuracy(_prepared(interventions), ["model", "task", "placement"])

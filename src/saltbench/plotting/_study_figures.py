@@ -14,7 +14,6 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
-from saltbench.analysis import POOLED
 from saltbench.analysis._common import wilson_interval
 from saltbench.analysis._unit_tables import BASELINES
 from saltbench.contracts import GRANULARITIES
@@ -223,7 +222,7 @@ def _over_models(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def _task_order(tasks: list[str]) -> list[str]:
     present = list(dict.fromkeys(tasks))
-    order = list(dict.fromkeys([POOLED, *TASK_LABELS]))
+    order = list(TASK_LABELS)
     return [t for t in order if t in present] + sorted(t for t in present if t not in order)
 
 
@@ -242,7 +241,6 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
     fractions, another's at high ones) and shows a trend that no task has.
     """
     title = "Error propagation"
-    table = table.filter(pl.col("task") != POOLED)
     if table.is_empty():
         return empty_figure(title, "no intervention results")
     agg = _over_models(table, ["task", "placement", "bin"])
@@ -299,12 +297,11 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
     would mix tasks unevenly along the x axis.
     """
     title = "Context length"
-    table = table.filter(pl.col("task") != POOLED)
     if table.is_empty():
         return empty_figure(title, "no clean-prefix interventions")
     agg = _over_models(table, ["task", "bin"])
     tasks = _task_order(agg["task"].to_list())
-    colours = color_map([t for t in TASK_LABELS if t != POOLED])
+    colours = color_map(list(TASK_LABELS))
     fig = new_figure(COLUMN_WIDTH, 2.5)
     ax = fig.add_subplot()
     for task in tasks:

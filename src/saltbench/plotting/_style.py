@@ -43,7 +43,6 @@ TASK_LABELS: Mapping[str, str] = {
     "matmul": "MatMul",
     "kronecker": "Kronecker",
     "words": "Words",
-    "pooled": "All tasks",
 }
 CONFIDENCE_LABELS: Mapping[str, str] = {
     "mean_probability": "mean prob.",
