@@ -13,6 +13,8 @@ from synthetic_tables import synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
     METRICS_SCHEMA,
+    MIN_PAIRS,
+    TRADEOFF_STATUSES,
     Comparison,
     ModelPair,
     base_model,
@@ -193,3 +195,46 @@ def test_units_level_ignores_missing_rows_but_keeps_empty_responses():
     edited = pl.concat([dropped, empty_response])
     row = reasoning_tradeoff_units(edited, cmp, n_resamples=20).row(0, named=True)
     assert row["n_pairs"] == base["n_pairs"] and row["precision_b"] < base["precision_b"]
+
+
+# -- honest estimates: thin or degenerate comparisons report a status, not a number ------------------------
+
+
+def _style_comparison() -> Comparison:
+    return comparisons([("model-a", "direct"), ("model-a", "cot")], [])[0]
+
+
+def test_too_few_tasks_give_no_estimate_but_keep_the_means():
+    """Two tasks cannot give a significant Wilcoxon test (smallest p = 0.5): no delta, interval or p-value."""
+    metrics = synthetic_metrics(models=("model-a",), tasks=("dna", "matmul"), seed=1)
+    row = reasoning_tradeoff(metrics, [_style_comparison()], n_resamples=50).row(0, named=True)
+    assert row["n_pairs"] == 2 < MIN_PAIRS["task"]
+    assert row["status_precision"] == row["status_auroc"] == "too_few_pairs"
+    for key in ("delta_precision", "delta_precision_ci_low", "p_precision", "rel_delta_auroc", "p_auroc"):
+        assert math.isnan(row[key]), key
+    assert math.isfinite(row["precision_a"]) and math.isfinite(row["auroc_b"])  # descriptive means stay
+
+
+def test_identical_conditions_and_undefined_auroc_are_named():
+    metrics = synthetic_metrics(models=("model-a",), seed=2)
+    same = metrics.filter(pl.col("style") == "direct")
+    metrics = pl.concat([same, same.with_columns(pl.lit("cot").alias("style"))])
+    row = reasoning_tradeoff(metrics, [_style_comparison()], n_resamples=50).row(0, named=True)
+    assert row["status_precision"] == row["status_auroc"] == "no_variation"
+    assert math.isnan(row["delta_precision"]) and math.isnan(row["p_precision"])
+    no_auroc = metrics.with_columns(
+        pl.when(pl.col("metric") == "auroc_pooled")
+        .then(float("nan"))
+        .otherwise(pl.col("value"))
+        .alias("value")
+    )
+    row = reasoning_tradeoff(no_auroc, [_style_comparison()], n_resamples=50).row(0, named=True)
+    assert row["status_auroc"] == "undefined" and math.isnan(row["rel_delta_auroc"])
+    assert set(TRADEOFF_STATUSES) >= {row["status_precision"], row["status_auroc"]}
+
+
+def test_ok_comparisons_keep_their_estimates():
+    metrics = synthetic_metrics(models=("model-a",), seed=3)
+    row = reasoning_tradeoff(metrics, [_style_comparison()], n_resamples=50).row(0, named=True)
+    assert row["status_precision"] == "ok" and math.isfinite(row["delta_precision"])
+    assert row["delta_precision_ci_low"] <= row["delta_precision"] <= row["delta_precision_ci_high"]

@@ -47,7 +47,14 @@ from ._interventions import (
 )
 from ._leaderboard import accuracy_by_task, leaderboard, select_metric
 from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
-from ._reasoning import paired_bootstrap, paired_test, reasoning_tradeoff, reasoning_tradeoff_units
+from ._reasoning import (
+    MIN_PAIRS,
+    TRADEOFF_STATUSES,
+    paired_bootstrap,
+    paired_test,
+    reasoning_tradeoff,
+    reasoning_tradeoff_units,
+)
 from ._unit_tables import rejection_table, reliability_table
 
 __all__ = [
@@ -57,7 +64,9 @@ __all__ = [
     "LOWER_IS_BETTER",
     "METRICS_SCHEMA",
     "FIT_STATUSES",
+    "MIN_PAIRS",
     "MIN_SAMPLES",
+    "TRADEOFF_STATUSES",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
     "Comparison",

@@ -68,7 +68,50 @@ TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = {
     "rel_delta_auroc_ci_low": pl.Float64(),
     "rel_delta_auroc_ci_high": pl.Float64(),
     "p_auroc": pl.Float64(),
+    "status_precision": pl.String(),
+    "status_auroc": pl.String(),
 }
+
+MIN_PAIRS: Mapping[str, int] = {"task": 6, "sample": 10}
+"""Fewest pairs a comparison is reported for, per level. Tasks: a two-sided Wilcoxon signed-rank test on
+``n`` pairs has smallest p-value ``2 / 2**n``, which is below 0.05 only from ``n = 6`` (the six SALT tasks);
+samples: as the intervention fits (:data:`saltbench.analysis.MIN_SAMPLES`), a paired bootstrap over fewer
+than 10 samples has too few distinct resamples for an interval."""
+
+TRADEOFF_STATUSES: Mapping[str, str] = {
+    "ok": "estimated",
+    "too_few_pairs": "fewer pairs than MIN_PAIRS for the level",
+    "no_variation": "every paired difference is zero: no test and no interval",
+    "undefined": "the metric is undefined in a condition (e.g. AUROC with only correct or only wrong units)",
+}
+"""Values of ``status_precision`` / ``status_auroc``; a comparison's delta, interval and p-value are reported
+only where the status is ``ok``."""
+
+_QUANTITIES = {"precision": "delta_precision", "auroc": "rel_delta_auroc"}
+
+
+def with_statuses(table: pl.DataFrame) -> pl.DataFrame:
+    """The trade-off ``table`` with ``status_precision`` / ``status_auroc`` (:data:`TRADEOFF_STATUSES`) set,
+    and delta, interval and p-value NaN wherever the status is not ``ok`` (the per-condition means stay)."""
+    min_pairs = pl.col("level").replace_strict(dict(MIN_PAIRS), default=0, return_dtype=pl.Int64)
+    out = table
+    for name, key in _QUANTITIES.items():
+        status = (
+            pl.when(~pl.col(f"{name}_a").is_finite() | ~pl.col(f"{name}_b").is_finite())
+            .then(pl.lit("undefined"))
+            .when(pl.col("n_pairs") < min_pairs)
+            .then(pl.lit("too_few_pairs"))
+            .when(pl.col(f"p_{name}").is_nan() & (pl.col(key) == 0))
+            .then(pl.lit("no_variation"))
+            .otherwise(pl.lit("ok"))
+        )
+        out = out.with_columns(status.alias(f"status_{name}"))
+        hidden = [key, f"{key}_ci_low", f"{key}_ci_high", f"p_{name}"]
+        out = out.with_columns(
+            pl.when(pl.col(f"status_{name}") == "ok").then(pl.col(c)).otherwise(float("nan")).alias(c)
+            for c in hidden
+        )
+    return out
 
 
 def _resample_matrix(
@@ -277,7 +320,7 @@ def reasoning_tradeoff(
                         key: ci.point, f"{key}_ci_low": ci.low, f"{key}_ci_high": ci.high,
                         f"p_{name}": paired_test(va, vb, method=test, seed=seed + k)})  # fmt: skip
         rows.append(_row(cmp, "task", n_pairs, **out))
-    return nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA)))
+    return with_statuses(nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA))))
 
 
 def _paired_samples(
@@ -369,7 +412,9 @@ def reasoning_tradeoff_units(
         keys, a, b = _paired_samples(units, cmp, granularity, score_col)
         n = keys.height
         if n == 0:
-            undefined = {c: NAN for c, t in TRADEOFF_SCHEMA.items() if t.is_float()}
+            undefined = {
+                c: NAN for c, t in TRADEOFF_SCHEMA.items() if t.is_float()
+            }  # statuses set at the end
             rows.append(_row(cmp, "sample", 0, **undefined))
             continue
         task_codes = np.unique(keys["task"].to_numpy(), return_inverse=True)[1].reshape(-1)
@@ -437,4 +482,4 @@ def reasoning_tradeoff_units(
             )  # fmt: skip
         )
         logger.info("reasoning trade-off %s: %d paired samples", cmp.label, n)
-    return nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA)))
+    return with_statuses(nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA))))

@@ -239,8 +239,8 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
         max_labels: label points with their model when there are at most this many.
 
     Whiskers: paired bootstrap intervals. Points right of 0 gain precision with reasoning; points below 0
-    lose ranking quality (AUROC) relative to the baseline. Comparisons with an undefined coordinate are
-    listed as ``n/a`` in the corner.
+    lose ranking quality (AUROC) relative to the baseline. Comparisons without an estimate are listed as
+    ``n/a`` in the corner with the reason (the table's ``status_precision`` / ``status_auroc``).
     """
     title = "Reasoning trade-off"
     if table.is_empty():
@@ -259,7 +259,8 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
     for rec in table.iter_rows(named=True):
         x, y = rec["delta_precision"], rec["rel_delta_auroc"]
         if not (_finite(x) and _finite(y)):
-            missing.append(rec["label"])
+            reason = rec.get("status_precision") if not _finite(x) else rec.get("status_auroc")
+            missing.append(f"{rec['label']} ({reason.replace('_', ' ')})" if reason else rec["label"])
             continue
         plotted += 1
         # a percentile interval need not contain the point estimate: whiskers then stop at the point
