@@ -54,7 +54,7 @@ include: "rules/analysis.smk"
 include: "rules/figures.smk"
 
 
-TABLES = ["leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff"]
+TABLES = ["leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff", "label_noise"]
 FIGURES = [
     "accuracy_by_task",
     "dominance",
@@ -62,6 +62,7 @@ FIGURES = [
     "reliability_diagrams",
     "rejection_curves",
     "reasoning_tradeoff",
+    "label_noise_sensitivity",
 ]
 INTERVENTION_TABLES = [
     "interventions",

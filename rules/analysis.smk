@@ -220,3 +220,31 @@ rule table_rejection:
         "../environment.yml"
     script:
         "../workflow_scripts/table_rejection.py"
+
+
+rule table_label_noise:
+    """How ECE, AUROC and PRR move when a seeded fraction of the correctness labels is flipped."""
+    input:
+        ANALYSIS_UNITS,
+    output:
+        **table_outputs("label_noise", report),
+    params:
+        confidence=config["metrics"]["default_confidence"],
+        flavour=ANALYSIS["flavour"],
+        granularities=config["scoring"]["granularities"],
+        epsilons=ANALYSIS["label_noise_epsilons"],
+        n_replicates=ANALYSIS["label_noise_replicates"],
+        n_bins=config["metrics"]["n_bins"],
+        alpha=1 - config["metrics"]["ci_level"],
+        seed=config["seed"],
+    log:
+        "logs/tables/label_noise.log",
+    benchmark:
+        "benchmarks/tables/label_noise.tsv"
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_label_noise.py"

@@ -210,3 +210,26 @@ rule figure_training_loss:
         "../environment.yml"
     script:
         "../workflow_scripts/draw_figure.py"
+
+
+rule figure_label_noise_sensitivity:
+    """ECE, AUROC and PRR against the fraction of flipped correctness labels (uniform and confident noise)."""
+    localrule: True
+    input:
+        "results/tables/label_noise.parquet",
+    output:
+        **figure_outputs("label_noise_sensitivity", "Uncertainty", report),
+    params:
+        figure="label_noise_sensitivity",
+        options={},
+    log:
+        "logs/figures/label_noise_sensitivity.log",
+    benchmark:
+        "benchmarks/figures/label_noise_sensitivity.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/draw_figure.py"

@@ -33,7 +33,7 @@ TASKS = ("dna", "matmul")
 STYLES = ("direct", "cot")
 TABLES = ("leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff",
           "interventions", "interventions_by_position", "interventions_by_corruption",
-          "interventions_by_placement")  # fmt: skip
+          "interventions_by_placement", "label_noise")  # fmt: skip
 
 SNAKEFILE = """
 configfile: "config.yaml"
@@ -76,7 +76,9 @@ def _write_workflow(root: Path, level: str) -> None:
         "model_registry": "registry.yaml",
         "metrics": {"default_confidence": "mean_probability", "n_bins": 10, "calibration_fraction": 0.5,
                     "n_bootstrap": 20, "ci_level": 0.95},
-        "analysis": {"paired_bootstrap": 100, "intervention_bootstrap": 10, "reasoning_level": level},
+        "analysis": {"paired_bootstrap": 100, "intervention_bootstrap": 10, "reasoning_level": level,
+                     "label_noise_epsilons": [0.0, 0.2], "label_noise_replicates": 3},
+        "scoring": {"granularities": ["atom", "line", "generation"]},
         "interventions": {"models": [MODELS[0]], "tasks": list(TASKS)},
         "training": {"models": ["salt-tiny", "salt-small"]},
     }  # fmt: skip

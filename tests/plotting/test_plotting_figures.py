@@ -24,6 +24,7 @@ from saltbench.analysis import (
     comparisons,
     dominance,
     granularity_table,
+    label_noise_sensitivity,
     model_pairs,
     reasoning_tradeoff,
     rejection_table,
@@ -91,6 +92,9 @@ BUILDERS: dict[str, Callable[[Raw], pl.DataFrame]] = {
     "interventions_context_length": lambda r: accuracy_by_position(r.interventions),
     "reasoning_tradeoff": lambda r: _tradeoff(r.metrics),
     "training_loss": lambda r: r.train_log,
+    "label_noise_sensitivity": lambda r: label_noise_sensitivity(
+        r.units, epsilons=(0.0, 0.2), n_replicates=2
+    ),
 }
 
 CASES: dict[str, Callable[[], Raw]] = {

@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 COMPUTE_RULES = {
     "convert_gguf_model", "train_tiny_models", "generate_shard", "intervention_shard", "score_units",
     "compute_metrics", "table_reliability", "table_rejection", "table_reasoning_tradeoff",
+    "table_label_noise",
 }  # fmt: skip
 """Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study
 (at paper scale, gigabytes): the ones a compute node is for."""

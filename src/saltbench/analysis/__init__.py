@@ -45,6 +45,13 @@ from ._interventions import (
     fit_intervention_effects,
     separated,
 )
+from ._label_noise import (
+    LABEL_NOISE_SCHEMA,
+    NOISE_MODES,
+    expected_auroc,
+    flip_labels,
+    label_noise_sensitivity,
+)
 from ._leaderboard import accuracy_by_task, leaderboard, select_metric
 from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
 from ._reasoning import (
@@ -62,7 +69,9 @@ __all__ = [
     "GRANULARITIES",
     "INTERVENTIONS_SCHEMA",
     "LOWER_IS_BETTER",
+    "LABEL_NOISE_SCHEMA",
     "METRICS_SCHEMA",
+    "NOISE_MODES",
     "FIT_STATUSES",
     "MIN_PAIRS",
     "MIN_SAMPLES",
@@ -80,7 +89,10 @@ __all__ = [
     "comparisons",
     "dominance",
     "dominance_cells",
+    "expected_auroc",
     "fit_intervention_effects",
+    "flip_labels",
+    "label_noise_sensitivity",
     "separated",
     "granularity_table",
     "latex_escape",

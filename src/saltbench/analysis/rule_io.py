@@ -30,6 +30,8 @@ ANALYSIS_DEFAULTS: Mapping[str, Any] = {
     "reliability_top": 4,  # panels of the reliability diagrams (best-calibrated functions)
     "reliability_granularity": "atom",
     "rejection_top": 3,  # functions per risk-coverage panel (lowest AURC)
+    "label_noise_epsilons": [0.0, 0.05, 0.1, 0.2, 0.3],  # flipped fractions of the correctness labels
+    "label_noise_replicates": 20,  # bootstrap-and-noise replicates per cell
 }
 """Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults."""
 

@@ -29,6 +29,7 @@ from ._metrics_figures import (
     plot_accuracy_by_task,
     plot_dominance,
     plot_granularity_auroc,
+    plot_label_noise_sensitivity,
     plot_reasoning_tradeoff,
 )
 from ._study_figures import (
@@ -59,6 +60,7 @@ FIGURES: Mapping[str, Callable[..., Figure]] = {
     "interventions_context_length": plot_interventions_context_length,
     "reasoning_tradeoff": plot_reasoning_tradeoff,
     "training_loss": plot_training_loss,
+    "label_noise_sensitivity": plot_label_noise_sensitivity,
 }
 """Figure name (file stem under ``figures/``) → plotting function."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -260,7 +261,7 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
         x, y = rec["delta_precision"], rec["rel_delta_auroc"]
         if not (_finite(x) and _finite(y)):
             reason = rec.get("status_precision") if not _finite(x) else rec.get("status_auroc")
-            missing.append(f"{rec['label']} ({reason.replace('_', ' ')})" if reason else rec["label"])
+            missing.append((str(reason or "undefined").replace("_", " "), rec["label"]))
             continue
         plotted += 1
         # a percentile interval need not contain the point estimate: whiskers then stop at the point
@@ -279,9 +280,13 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
         ax.set_ylim(-0.1, 0.1)
         mark_missing(ax, 0.5, 0.6, "all n/a", size=8, in_axes=True)
     if missing:
-        shown = ", ".join(missing[:4]) + (" …" if len(missing) > 4 else "")
-        ax.text(0.02, 0.02, f"n/a: {shown}", transform=ax.transAxes, fontsize=5.5, color=MISSING_COLOR,
-                style="italic")  # fmt: skip
+        reasons: dict[str, list[str]] = {}
+        for reason, name in missing:
+            reasons.setdefault(reason, []).append(name)
+        lines = [f"n/a ({why}): " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+                 for why, names in reasons.items()]  # fmt: skip
+        ax.text(0.02, 0.02, "\n".join(lines), transform=ax.transAxes, fontsize=5.5, color=MISSING_COLOR,
+                style="italic", clip_on=True)  # fmt: skip
     ax.set_xlabel("Δ precision (reasoning − baseline)")
     ax.set_ylabel("relative Δ AUROC")
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
@@ -290,4 +295,67 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
     handles = [Line2D([], [], color=colours[k], marker=markers[k], linestyle="", markeredgecolor="black",
                       markeredgewidth=0.3, label=names.get(k, k)) for k in kinds]  # fmt: skip
     ax.legend(handles=handles, loc="best")
+    return fig
+
+
+NOISE_METRIC_LABELS: dict[str, str] = {
+    "ece": "ECE",
+    "auroc_pooled": "AUROC (pooled)",
+    "auroc_per_response": "AUROC (per response)",
+    "prr": "PRR",
+}
+
+
+@styled
+def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
+    """Each metric against the fraction of flipped correctness labels, per granularity and noise mode.
+
+    Args:
+        table: :func:`saltbench.analysis.label_noise_sensitivity` output.
+
+    One panel per metric; colour = granularity; solid = uniform noise, dashed = noise on the most confident
+    units; bands = percentile intervals over bootstrap-and-noise replicates; thin black dotted lines = the
+    analytic expectation under uniform noise (AUROC and PRR). A metric undefined at every noise level is
+    marked "n/a" in its panel.
+    """
+    title = "Label-noise sensitivity"
+    if table.is_empty():
+        return empty_figure(title, "no scored units")
+    metrics = [m for m in NOISE_METRIC_LABELS if m in set(table["metric"])]
+    fig = new_figure(TEXT_WIDTH, 2.2)
+    axes = fig.subplots(1, len(metrics), squeeze=False)[0]
+    grans = _ordered(table["granularity"].to_list(), GRANULARITIES)
+    colours = color_map(grans)
+    dashes: dict[str, Literal["-", "--"]] = {"uniform": "-", "confident": "--"}
+    for ax, metric in zip(axes, metrics):
+        part = table.filter(pl.col("metric") == metric)
+        drawn = False
+        for gran in grans:
+            for mode, linestyle in dashes.items():
+                rows = part.filter((pl.col("granularity") == gran) & (pl.col("mode") == mode)).sort("epsilon")
+                x, y = rows["epsilon"].to_numpy(), rows["value"].to_numpy()
+                keep = np.isfinite(y)
+                if not keep.any():
+                    continue
+                drawn = True
+                ax.plot(x[keep], y[keep], linestyle=linestyle, color=colours[gran], linewidth=1.0, marker="o",
+                        markersize=2.2)  # fmt: skip
+                low, high = rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy()
+                band = keep & np.isfinite(low) & np.isfinite(high)
+                ax.fill_between(x[band], low[band], high[band], color=colours[gran], alpha=0.15, linewidth=0)
+                if mode == "uniform":
+                    expected = rows["expected"].to_numpy()
+                    if np.isfinite(expected).any():
+                        ax.plot(x, expected, linestyle=":", color="black", linewidth=0.7)
+        if not drawn:
+            mark_missing(ax, 0.5, 0.5, "n/a", size=8, in_axes=True)
+        ax.set_title(NOISE_METRIC_LABELS[metric])
+        ax.set_xlabel("flipped labels ε")
+    handles = [Line2D([], [], color=colours[g], label=label(g)) for g in grans]
+    handles += [
+        Line2D([], [], color="0.3", linestyle=ls, label=f"{mode} noise") for mode, ls in dashes.items()
+    ]
+    handles.append(Line2D([], [], color="black", linestyle=":", linewidth=0.7, label="expected (uniform)"))
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=6, frameon=False)
+    fig.suptitle(title)
     return fig
