@@ -93,3 +93,4 @@ rule all:
             ext=["pdf", "png"],
         ),
         expand("figures/training_loss.{ext}", ext=["pdf", "png"] if TRAINED_MODELS else []),
+        "results/findings.md",

@@ -248,3 +248,27 @@ rule table_label_noise:
         "../environment.yml"
     script:
         "../workflow_scripts/table_label_noise.py"
+
+
+rule findings:
+    """results/findings.md: one short section per question of the study, every number from a table."""
+    localrule: True
+    input:
+        dominance="results/tables/dominance.parquet",
+        granularity="results/tables/granularity.parquet",
+        reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
+        label_noise="results/tables/label_noise.parquet",
+        interventions=["results/tables/interventions.parquet"] if INTERVENTION_MODELS else [],
+    output:
+        report("results/findings.md", caption="../report/findings.rst", category="Findings"),
+    log:
+        "logs/tables/findings.log",
+    benchmark:
+        "benchmarks/tables/findings.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/findings.py"

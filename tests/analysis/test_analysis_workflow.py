@@ -21,7 +21,9 @@ from synthetic_tables import (
     synthetic_units,
     with_contract_columns,
 )
+from test_analysis_findings import assert_numbers_come_from_tables
 
+from saltbench.analysis import FINDINGS_TABLES
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.plotting import FIGURES
 
@@ -55,6 +57,7 @@ rule all:
         expand("results/tables/{name}.{ext}", name={tables}, ext=["parquet", "csv", "tex"]),
         expand("results/tables/{name}.{ext}", name=["reliability", "rejection"], ext=["parquet", "csv"]),
         expand("figures/{name}.{ext}", name={figures}, ext=["pdf", "png"]),
+        "results/findings.md",
 """
 
 
@@ -65,7 +68,7 @@ def _write_workflow(root: Path, level: str) -> None:
     shutil.copytree(REPO / "report", root / "report")
     (root / "workflow_scripts").mkdir()
     for script in (REPO / "workflow_scripts").glob("*.py"):
-        if script.name.startswith(("table_", "draw_figure")):
+        if script.name.startswith(("table_", "draw_figure", "findings")):
             shutil.copy2(script, root / "workflow_scripts" / script.name)
     shutil.copy2(REPO / "environment.yml", root / "environment.yml")
     (root / "Snakefile").write_text(
@@ -145,9 +148,16 @@ def test_tables_figures_and_report(tmp_path, level):
     for name in FIGURES:
         for ext in ("pdf", "png"):
             assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 2000, (name, ext)
+    findings = (tmp_path / "results" / "findings.md").read_text()
+    tables = {
+        name: read_table(tmp_path / "results" / "tables" / f"{name}.parquet", "table")
+        for name in FINDINGS_TABLES
+    }
+    assert assert_numbers_come_from_tables(findings, tables) > 10
     if level == "task":
         _snakemake(tmp_path, "--report", "report.html")
         html = (tmp_path / "report.html").read_text(errors="replace")
         assert len(html) > 100_000 and "dominance" in html and "Which confidence function wins" in html
+        assert "findings.md" in html and "Findings of this run" in html
     leaderboard = pl.read_csv(tmp_path / "results" / "tables" / "leaderboard.csv")
     assert leaderboard.height == len(MODELS) * len(STYLES)

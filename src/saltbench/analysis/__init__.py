@@ -35,6 +35,7 @@ from ._common import (
 )
 from ._dominance import dominance, dominance_cells
 from ._export import latex_escape, to_latex, write_table_outputs
+from ._findings import FINDINGS_TABLES, findings_markdown
 from ._granularity import granularity_table
 from ._interventions import (
     FIT_STATUSES,
@@ -66,6 +67,7 @@ from ._unit_tables import rejection_table, reliability_table
 
 __all__ = [
     "ASPECT_METRICS",
+    "FINDINGS_TABLES",
     "GRANULARITIES",
     "INTERVENTIONS_SCHEMA",
     "LOWER_IS_BETTER",
@@ -90,6 +92,7 @@ __all__ = [
     "dominance",
     "dominance_cells",
     "expected_auroc",
+    "findings_markdown",
     "fit_intervention_effects",
     "flip_labels",
     "label_noise_sensitivity",

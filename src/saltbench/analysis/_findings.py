@@ -1,0 +1,173 @@
+"""The findings page: one short section per question of the study, each sentence generated from a table.
+
+Every number on the page is copied from a table of ``results/tables/`` and printed with :func:`fmt` (three
+decimals), so a reader — and a test — can find it there. Where a table says an estimate is missing (a
+``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of a number.
+
+Sections (README "Tables, figures and the report"):
+
+1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
+   granularity — ``dominance`` (win share over model × style × task cells).
+2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
+   atom vs line level, per task and style).
+3. What corrupted prefixes and answer-context length do to the next atom — ``interventions`` (slopes of
+   the corrupted fraction and of the position, per model and task, with their intervals and statuses).
+4. The reasoning trade-off — ``reasoning_tradeoff`` (Δ precision and relative Δ AUROC per comparison).
+5. How much label noise moves the metrics — ``label_noise`` (atom-level pooled AUROC and ECE at ε = 0 and
+   the largest ε, uniform noise).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import polars as pl
+
+FINDINGS_TABLES: tuple[str, ...] = (
+    "dominance",
+    "granularity",
+    "interventions",
+    "reasoning_tradeoff",
+    "label_noise",
+)
+"""Tables the page reads (``results/tables/{name}.parquet``); a missing one gives "not enough data"."""
+
+NOT_ENOUGH = "not enough data"
+
+
+def fmt(value: float) -> str:
+    """How every number is printed on the page: three decimals, ``n/a`` when undefined."""
+    return f"{value:.3f}" if value is not None and math.isfinite(value) else "n/a"
+
+
+def _interval(
+    row: Mapping[str, object], key: str = "estimate", low: str = "ci_low", high: str = "ci_high"
+) -> str:
+    return f"{fmt(row[key])} [{fmt(row[low])}, {fmt(row[high])}]"  # type: ignore[arg-type]
+
+
+def _winners(dominance: pl.DataFrame | None) -> list[str]:
+    if dominance is None or dominance.is_empty():
+        return [f"- {NOT_ENOUGH}: no dominance table (no metrics)."]
+    flavours = dominance["flavour"].unique(maintain_order=True).to_list()
+    flavour = "topk" if "topk" in flavours else flavours[0]  # the paper's flavour when present
+    lines = [f"(confidence flavour {flavour})"]
+    dominance = dominance.filter(pl.col("flavour") == flavour)
+    for (aspect, granularity), part in dominance.group_by(["aspect", "granularity"], maintain_order=True):
+        best = part.filter(pl.col("win_share").is_finite()).sort("win_share", descending=True)
+        if best.is_empty() or best["n_cells"][0] == 0:
+            lines.append(f"- {aspect}, {granularity}: {NOT_ENOUGH} (no cell where the metric is defined).")
+            continue
+        top = best.row(0, named=True)
+        runner = best.row(1, named=True) if best.height > 1 else None
+        text = (f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}** wins a share of "
+                f"{fmt(top['win_share'])} of {top['n_cells']} cells "
+                f"(mean {top['metric']} {fmt(top['mean_value'])})")  # fmt: skip
+        if runner is not None:
+            text += f"; next {runner['confidence']} with {fmt(runner['win_share'])}"
+        lines.append(text + ".")
+    return lines
+
+
+def _granularity(granularity: pl.DataFrame | None) -> list[str]:
+    if granularity is None or granularity.is_empty():
+        return [f"- {NOT_ENOUGH}: no granularity table."]
+    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
+    lines = []
+    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
+        values = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
+        if any(v.is_empty() or not math.isfinite(v["mean"][0]) for v in values.values()):
+            lines.append(f"- {task}, {style}: {NOT_ENOUGH} (AUROC undefined at atom or line level).")
+            continue
+        atom, line = values["atom"].row(0, named=True), values["line"].row(0, named=True)
+        verdict = "lower" if atom["mean"] < line["mean"] else "not lower"
+        lines.append(f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])} vs line level "
+                     f"{fmt(line['mean'])} ({verdict} at atom resolution; mean over "
+                     f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''}).")  # fmt: skip
+    return lines
+
+
+def _interventions(effects: pl.DataFrame | None) -> list[str]:
+    if effects is None or effects.is_empty():
+        return [f"- {NOT_ENOUGH}: no intervention results (interventions disabled or no samples)."]
+    lines = []
+    names = {"corrupted_fraction": "corrupted fraction c/(k-1)", "position_fraction": "position k/n"}
+    for (model, task), part in effects.group_by(["model", "task"], maintain_order=True):
+        pieces = []
+        for term, name in names.items():
+            rows = part.filter(pl.col("term") == term)
+            if rows.is_empty():
+                continue
+            row = rows.row(0, named=True)
+            if row.get("status", "ok") != "ok" or not math.isfinite(row["estimate"]):
+                pieces.append(
+                    f"{name}: {NOT_ENOUGH} ({str(row.get('status', 'undefined')).replace('_', ' ')})"
+                )
+                continue
+            excludes_zero = row["ci_low"] > 0 or row["ci_high"] < 0
+            verdict = "interval excludes 0" if excludes_zero else "interval includes 0"
+            pieces.append(f"{name}: slope {_interval(row)} ({verdict})")
+        lines.append(f"- {model}, {task} ({part['n_samples'][0]} samples): " + "; ".join(pieces) + ".")
+    return lines
+
+
+def _tradeoff(table: pl.DataFrame | None) -> list[str]:
+    if table is None or table.is_empty():
+        return [f"- {NOT_ENOUGH}: no paired comparison (needs both prompt styles or a reasoning pair)."]
+    lines = []
+    for row in table.iter_rows(named=True):
+        parts = []
+        for name, key in (("precision", "delta_precision"), ("auroc", "rel_delta_auroc")):
+            status = row.get(f"status_{name}", "ok")
+            label = "Δ precision" if name == "precision" else "relative Δ AUROC"
+            if status != "ok" or not math.isfinite(row[key]):
+                parts.append(f"{label}: {NOT_ENOUGH} ({str(status).replace('_', ' ')})")
+            else:
+                parts.append(f"{label} {_interval(row, key, f'{key}_ci_low', f'{key}_ci_high')}")
+        lines.append(
+            f"- {row['label']} ({row['kind']}, {row['n_pairs']} {row['level']} pairs): "
+            + "; ".join(parts)
+            + "."
+        )
+    return lines
+
+
+def _label_noise(table: pl.DataFrame | None) -> list[str]:
+    if table is None or table.is_empty():
+        return [f"- {NOT_ENOUGH}: no label-noise table."]
+    part = table.filter((pl.col("mode") == "uniform") & (pl.col("granularity") == "atom"))
+    if part.is_empty() or part["epsilon"].max() == 0:
+        return [f"- {NOT_ENOUGH}: no atom-level units with noise levels above 0."]
+    high = float(part["epsilon"].max())  # type: ignore[arg-type]
+    lines = []
+    for metric, name in (("auroc_pooled", "pooled AUROC"), ("ece", "ECE")):
+        rows = {e: part.filter((pl.col("metric") == metric) & (pl.col("epsilon") == e)) for e in (0.0, high)}
+        if any(r.is_empty() or not math.isfinite(r["value"][0]) for r in rows.values()):
+            lines.append(f"- atom-level {name}: {NOT_ENOUGH} (undefined without or with noise).")
+            continue
+        clean, noisy = rows[0.0].row(0, named=True), rows[high].row(0, named=True)
+        noisy_text = _interval(noisy, "value")
+        lines.append(f"- atom-level {name}: {fmt(clean['value'])} without noise, {noisy_text} with "
+                     f"{fmt(high)} of the labels flipped uniformly")  # fmt: skip
+        if math.isfinite(noisy["expected"]):
+            lines[-1] += f" (analytic expectation {fmt(noisy['expected'])})"
+        lines[-1] += "."
+    return lines
+
+
+def findings_markdown(tables: Mapping[str, pl.DataFrame | None]) -> str:
+    """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`."""
+    sections = [
+        ("1. Which confidence function wins?", _winners(tables.get("dominance"))),
+        ("2. Does ranking break down at atom resolution?", _granularity(tables.get("granularity"))),
+        ("3. Corrupted prefixes and answer-context length", _interventions(tables.get("interventions"))),
+        ("4. The reasoning trade-off", _tradeoff(tables.get("reasoning_tradeoff"))),
+        ("5. Sensitivity to label noise", _label_noise(tables.get("label_noise"))),
+    ]
+    out = ["# Findings of this run", "",
+           "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
+           "'not enough data' marks an estimate the tables do not have, with the reason.", ""]  # fmt: skip
+    for title, lines in sections:
+        out += [f"## {title}", "", *lines, ""]
+    return "\n".join(out)

@@ -1,0 +1,74 @@
+"""The findings page: every number is a table's number; missing estimates say "not enough data"."""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+from synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
+
+from saltbench.analysis import (
+    comparisons,
+    dominance,
+    findings_markdown,
+    fit_intervention_effects,
+    granularity_table,
+    label_noise_sensitivity,
+    reasoning_tradeoff,
+)
+from saltbench.analysis._findings import NOT_ENOUGH, fmt
+
+NUMBER = re.compile(r"-?\d+\.\d{3}\b")
+
+
+def table_numbers(tables: dict[str, pl.DataFrame]) -> set[str]:
+    """Every float of every table, printed as the page prints numbers."""
+    out = set()
+    for table in tables.values():
+        for name, dtype in table.schema.items():
+            if dtype.is_float():
+                out |= {fmt(v) for v in table[name].to_list()}
+    return out
+
+
+def assert_numbers_come_from_tables(page: str, tables: dict[str, pl.DataFrame]) -> int:
+    numbers = NUMBER.findall(page)
+    known = table_numbers(tables)
+    strays = [n for n in numbers if n not in known]
+    assert not strays, f"numbers on the page that no table holds: {strays[:10]}"
+    return len(numbers)
+
+
+def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
+    metrics = synthetic_metrics(models=("model-a",), tasks=tasks, seed=4)
+    units = synthetic_units(styles=("direct",), tasks=tasks[:2], n_samples=12, seed=4)
+    cmps = comparisons([("model-a", "direct"), ("model-a", "cot")], [])
+    return {
+        "dominance": dominance(metrics),
+        "granularity": granularity_table(metrics),
+        "interventions": fit_intervention_effects(
+            synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4),
+            n_resamples=20,
+        ),
+        "reasoning_tradeoff": reasoning_tradeoff(metrics, cmps, n_resamples=50),
+        "label_noise": label_noise_sensitivity(units, epsilons=(0.0, 0.2), n_replicates=3),
+    }
+
+
+def test_every_number_on_the_page_is_in_a_table():
+    tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
+    page = findings_markdown(tables)
+    assert assert_numbers_come_from_tables(page, tables) > 20
+    assert page.count("## ") == 5 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
+
+
+def test_thin_data_says_not_enough_data_with_the_reason():
+    tables = _tables(n_samples=3, tasks=("dna", "matmul"))  # 3 samples: no intervention fit; 2 tasks: no test
+    page = findings_markdown(tables)
+    interventions = page.split("## 3.")[1].split("## 4.")[0]
+    assert f"{NOT_ENOUGH} (too few samples)" in interventions
+    tradeoff = page.split("## 4.")[1].split("## 5.")[0]
+    assert f"{NOT_ENOUGH} (too few pairs)" in tradeoff
+    assert_numbers_come_from_tables(page, tables)
+    empty = findings_markdown({})
+    assert empty.count(f"- {NOT_ENOUGH}") == 5 and not NUMBER.findall(empty)

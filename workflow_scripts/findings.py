@@ -1,0 +1,21 @@
+"""Rule findings: results/findings.md from the analysis tables (saltbench.analysis.findings_markdown)."""
+
+from saltbench.analysis import FINDINGS_TABLES, findings_markdown
+from saltbench.io import read_table
+from saltbench.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    log = setup_logging(snakemake)
+    tables = {}
+    for name in FINDINGS_TABLES:
+        paths = snakemake.input.get(name, [])
+        for path in [paths] if isinstance(paths, str) else paths:  # interventions: empty when disabled
+            tables[name] = read_table(path, "table")
+    text = findings_markdown(tables)
+    with open(snakemake.output[0], "w", encoding="utf-8") as handle:
+        handle.write(text)
+    log.info("wrote %s from %s", snakemake.output[0], ", ".join(sorted(tables)))
+
+
+main(snakemake)  # noqa: F821
