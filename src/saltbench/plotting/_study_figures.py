@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 import polars as pl
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -220,6 +221,17 @@ def _over_models(table: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     )
 
 
+def _interval_whiskers(ax: Axes, frame: pl.DataFrame, colour: object, x: object = None) -> None:
+    """Wilson intervals of ``frame``'s points as whiskers (a band needs two x values: a single point would
+    otherwise look exact)."""
+    acc, low, high = (frame[c].to_numpy() for c in ("accuracy", "ci_low", "ci_high"))
+    keep = np.isfinite(acc) & np.isfinite(low) & np.isfinite(high)
+    if keep.any():
+        xs = frame["x"].to_numpy()[keep] if x is None else np.full(int(keep.sum()), x)
+        yerr = np.vstack([acc[keep] - low[keep], high[keep] - acc[keep]]).clip(min=0)
+        ax.errorbar(xs, acc[keep], yerr=yerr, color=colour, linestyle="", linewidth=0.8, capsize=2)
+
+
 def _task_order(tasks: list[str]) -> list[str]:
     present = list(dict.fromkeys(tasks))
     order = list(TASK_LABELS)
@@ -256,6 +268,7 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
         if clean.height and math.isfinite(clean["accuracy"][0]):
             ax.axhline(clean["accuracy"][0], color="black", linestyle=":", linewidth=0.7)
             ax.plot(0, clean["accuracy"][0], marker="*", color="black", markersize=6, linestyle="")
+            _interval_whiskers(ax, clean.head(1), "black", x=0)
         drawn = clean.height
         for p in placements:
             line = sub.filter(pl.col("placement") == p).sort("x")
@@ -265,6 +278,8 @@ def plot_interventions_propagation(table: pl.DataFrame, *, max_cols: int = 4) ->
             band = (line["x"], line["ci_low"], line["ci_high"])
             ax.fill_between(*band, color=colours[p], alpha=0.18, linewidth=0)
             ax.plot(line["x"], line["accuracy"], color=colours[p], label=p, **PLACEMENT_STYLE[p])
+            if line.height == 1:
+                _interval_whiskers(ax, line, colours[p])
         if drawn == 0:
             mark_missing(ax, 0.5, 0.5, "no data", size=8, in_axes=True)
         ax.set_title(label(task, TASK_LABELS))
@@ -310,6 +325,8 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
         ax.fill_between(line["x"], line["ci_low"], line["ci_high"], color=colour, alpha=0.12, linewidth=0)
         ax.plot(line["x"], line["accuracy"], marker="o", markersize=2.5, linewidth=0.9, color=colour,
                 label=label(task, TASK_LABELS))  # fmt: skip
+        if line.height == 1:
+            _interval_whiskers(ax, line, colour)
     ax.set_xlim(0, 1.02)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("position in answer (k / n)")
