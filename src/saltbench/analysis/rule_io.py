@@ -16,24 +16,17 @@ from ._export import TABLE_FORMATS, write_table_outputs
 
 logger = logging.getLogger(__name__)
 
-ANALYSIS_DEFAULTS: Mapping[str, Any] = {
-    "flavour": "topk",  # flavour of the confidence scores in every table and figure
-    "granularity": "atom",  # granularity of ECE / AUROC / PRR in the leaderboard and the reasoning table
-    "ece_calibration": "zscore_sigmoid",  # calibration method whose ECE is reported and compared
-    "reasoning_level": "task",  # task (pairs = tasks; metrics tables) | sample (pairs = samples; units)
-    "paired_bootstrap": 2000,  # resamples of the task-level paired bootstrap
-    "intervention_fit": "logistic",  # logistic | linear
-    "intervention_bootstrap": 200,  # cluster-bootstrap resamples of the intervention fits
-    "position_bins": 10,  # equal-width bins of k/n (clean-prefix accuracy)
-    "corruption_bins": 5,  # equal-width bins of the corrupted fraction
-    "rejection_points": 101,  # coverages of the averaged risk-coverage curves
-    "reliability_top": 4,  # panels of the reliability diagrams (best-calibrated functions)
-    "reliability_granularity": "atom",
-    "rejection_top": 3,  # functions per risk-coverage panel (lowest AURC)
-    "label_noise_epsilons": [0.0, 0.05, 0.1, 0.2, 0.3],  # flipped fractions of the correctness labels
-    "label_noise_replicates": 20,  # bootstrap-and-noise replicates per cell
-}
-"""Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults."""
+
+def _schema_defaults() -> dict[str, Any]:
+    from saltbench.config import load_schema
+
+    block = load_schema()["properties"]["analysis"]["properties"]
+    return {key: spec["default"] for key, spec in block.items()}
+
+
+ANALYSIS_DEFAULTS: Mapping[str, Any] = _schema_defaults()
+"""Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults — read
+from the configuration schema, where each option is described (``saltbench/schema/config.schema.json``)."""
 
 
 def analysis_options(config: Mapping[str, Any]) -> dict[str, Any]:
