@@ -238,3 +238,14 @@ def test_ok_comparisons_keep_their_estimates():
     row = reasoning_tradeoff(metrics, [_style_comparison()], n_resamples=50).row(0, named=True)
     assert row["status_precision"] == "ok" and math.isfinite(row["delta_precision"])
     assert row["delta_precision_ci_low"] <= row["delta_precision"] <= row["delta_precision_ci_high"]
+
+
+def test_auroc_needs_its_own_pairs():
+    """Precision is defined on all six tasks, AUROC on three: the AUROC change has too few pairs."""
+    metrics = synthetic_metrics(models=("model-a",), seed=5)
+    half = pl.col("task").is_in(["dna", "code", "logic"]) & (pl.col("metric") == "auroc_pooled")
+    metrics = metrics.with_columns(pl.when(half).then(float("nan")).otherwise(pl.col("value")).alias("value"))
+    row = reasoning_tradeoff(metrics, [_style_comparison()], n_resamples=50).row(0, named=True)
+    assert (row["n_pairs"], row["n_pairs_auroc"]) == (6, 3)
+    assert row["status_precision"] == "ok" and row["status_auroc"] == "too_few_pairs"
+    assert math.isnan(row["rel_delta_auroc"]) and math.isfinite(row["auroc_a"])

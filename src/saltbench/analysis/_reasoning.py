@@ -56,6 +56,7 @@ TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = {
     "style_b": pl.String(),
     "level": pl.String(),
     "n_pairs": pl.Int64(),
+    "n_pairs_auroc": pl.Int64(),
     "precision_a": pl.Float64(),
     "precision_b": pl.Float64(),
     "delta_precision": pl.Float64(),
@@ -99,7 +100,10 @@ def with_statuses(table: pl.DataFrame) -> pl.DataFrame:
         status = (
             pl.when(~pl.col(f"{name}_a").is_finite() | ~pl.col(f"{name}_b").is_finite())
             .then(pl.lit("undefined"))
-            .when(pl.col("n_pairs") < min_pairs)
+            .when(
+                pl.col("n_pairs_auroc" if name == "auroc" else "n_pairs").fill_null(pl.col("n_pairs"))
+                < min_pairs
+            )
             .then(pl.lit("too_few_pairs"))
             .when(pl.col(f"p_{name}").is_nan() & (pl.col(key) == 0))
             .then(pl.lit("no_variation"))
@@ -264,10 +268,11 @@ def reasoning_tradeoff(
     """Task-level paired comparison of precision and pooled AUROC (see the module docstring).
 
     For each comparison, tasks where both conditions have a finite value are the pairs (separately for
-    precision and AUROC; ``n_pairs`` counts the precision pairs). ``precision_a/b`` and ``auroc_a/b`` are
-    the task means; ``rel_delta_auroc`` is the relative change of the mean AUROC. Bootstrap: tasks
-    resampled with replacement. A comparison without pairs gives NaN values; one pair gives the point
-    estimate with a degenerate (zero-width) interval and a NaN-or-1 p-value — never an error.
+    precision and AUROC; ``n_pairs`` counts the precision pairs, ``n_pairs_auroc`` the AUROC pairs).
+    ``precision_a/b`` and ``auroc_a/b`` are the task means; ``rel_delta_auroc`` is the relative change of
+    the mean AUROC. Bootstrap: tasks resampled with replacement. Deltas, intervals and p-values are kept
+    only where the status is ``ok`` (:func:`with_statuses`: at least :data:`MIN_PAIRS` pairs, some
+    variation, the metric defined) — never an error.
 
     Returns:
         One row per comparison (:data:`TRADEOFF_SCHEMA`).
@@ -291,7 +296,7 @@ def reasoning_tradeoff(
     }
     rows = []
     for k, cmp in enumerate(comparisons):
-        out: dict[str, float] = {}
+        out: dict[str, float | int] = {}
         n_pairs = 0
         for name, (cells, key, statistic) in quantities.items():
             joined = _task_values(cells, cmp.model_a, cmp.style_a).join(
@@ -303,6 +308,8 @@ def reasoning_tradeoff(
             va, vb = va[keep], vb[keep]
             if name == "precision":
                 n_pairs = int(va.size)
+            else:
+                out["n_pairs_auroc"] = int(va.size)  # tasks where AUROC is defined in both conditions
 
             def resampled(
                 i: np.ndarray,
@@ -467,6 +474,7 @@ def reasoning_tradeoff_units(
                 cmp,
                 "sample",
                 n,
+                n_pairs_auroc=n,
                 precision_a=pa,
                 precision_b=pb,
                 delta_precision=ci_p.point,
