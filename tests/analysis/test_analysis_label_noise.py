@@ -42,6 +42,8 @@ def test_uniform_noise_matches_the_analytic_expectation(share):
         rows = table.filter(pl.col("metric") == metric).sort("epsilon")
         assert rows["value"].to_numpy() == pytest.approx(rows["expected"].to_numpy(), abs=0.012), metric
         assert (rows["ci_low"] <= rows["value"]).all() and (rows["value"] <= rows["ci_high"]).all()
+    at_zero = table.filter((pl.col("epsilon") == 0.0) & pl.col("metric").is_in(["auroc_pooled", "prr"]))
+    assert at_zero["value"].to_numpy() == pytest.approx(at_zero["expected"].to_numpy(), abs=1e-12)
     auc = table.filter(pl.col("metric") == "auroc_pooled").sort("epsilon")["value"].to_numpy()
     assert np.all(np.diff(auc) < 0)  # noise only ever hurts the ranking
 

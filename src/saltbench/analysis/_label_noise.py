@@ -63,7 +63,9 @@ LABEL_NOISE_SCHEMA: Mapping[str, pl.DataType] = {
     "confidence": pl.String(),
     "flavour": pl.String(),
 }
-"""Columns of the label-noise table; ``expected`` is the analytic value (uniform AUROC/PRR), else NaN."""
+"""Columns of the label-noise table. ``expected``: the analytic value under uniform noise (AUROC and PRR; else
+NaN), computed in every replicate from its noise-free AUROC and share of correct units and averaged exactly
+like ``value`` — so at ε = 0 it equals ``value``."""
 
 
 def expected_auroc(auroc_clean: float, share_correct: float, epsilon: float) -> float:
@@ -102,6 +104,22 @@ def flip_labels(
     out = correct.copy()
     out[chosen] = ~out[chosen]
     return out
+
+
+_EXPECTED = len(NOISE_METRICS)
+"""Index of the per-replicate analytic AUROC in each cell's array (after the metrics)."""
+
+
+def _mean_over_cells(per_cell: np.ndarray) -> np.ndarray:
+    """Mean over cells (axis 0) of the finite values, per replicate; NaN where no cell has one."""
+    defined = np.isfinite(per_cell)
+    counts = defined.sum(axis=0)
+    sums = np.where(defined, per_cell, 0.0).sum(axis=0)
+    return np.divide(sums, counts, out=np.full(counts.shape, NAN), where=counts > 0)
+
+
+def _finite(values: np.ndarray) -> np.ndarray:
+    return values[np.isfinite(values)]
 
 
 def _cell_metrics(
@@ -151,7 +169,6 @@ def label_noise_sensitivity(
     frames = [units] if isinstance(units, pl.DataFrame) else list(units)
     # values[(granularity, mode, epsilon)] -> list over cells of an array (n_replicates, n_metrics)
     values: dict[tuple[str, str, float], list[np.ndarray]] = {}
-    expected: dict[tuple[str, float], list[float]] = {}
     n_units: dict[str, int] = {}
     cell = 0
     for frame in frames:
@@ -174,42 +191,38 @@ def label_noise_sensitivity(
             correct = group["is_correct"].to_numpy().astype(bool)
             response = np.unique(group["sample_id"].to_numpy(), return_inverse=True)[1].reshape(-1)
             n_units[granularity] = n_units.get(granularity, 0) + group.height
-            clean_auroc, share = auroc(ranking, correct), float(correct.mean())
-            for epsilon in epsilons:
-                expected.setdefault((granularity, epsilon), []).append(
-                    expected_auroc(clean_auroc, share, epsilon)
-                )
             n_responses = int(response.max()) + 1
             resample = np.random.default_rng([seed, cell])
             draws = [resample.integers(0, n_responses, n_responses) for _ in range(n_replicates)]  # shared
             for mode in modes:
                 rng = np.random.default_rng([seed, cell, 1 + NOISE_MODES.index(mode)])
                 for epsilon in epsilons:
-                    out = np.empty((n_replicates, len(NOISE_METRICS)))
+                    out = np.empty((n_replicates, _EXPECTED + 1))
                     for r, draw in enumerate(draws):
                         rows = np.concatenate([np.flatnonzero(response == g) for g in draw])
                         noisy = flip_labels(correct[rows], ranking[rows], epsilon, mode, rng)
                         regroup = np.repeat(
                             np.arange(draw.size), [np.count_nonzero(response == g) for g in draw]
                         )
-                        out[r] = _cell_metrics(probability[rows], ranking[rows], noisy, regroup, n_bins)
+                        out[r, :_EXPECTED] = _cell_metrics(
+                            probability[rows], ranking[rows], noisy, regroup, n_bins
+                        )
+                        clean = correct[rows]  # the expectation from this replicate's noise-free labels
+                        out[r, _EXPECTED] = expected_auroc(
+                            auroc(ranking[rows], clean), float(clean.mean()), epsilon
+                        )
                     values.setdefault((granularity, mode, epsilon), []).append(out)
     records = []
     for (granularity, mode_name, epsilon), cells in values.items():
         stack = np.stack(cells)  # (cells, replicates, metrics)
         for j, metric in enumerate(NOISE_METRICS):
-            per_cell = stack[:, :, j]
-            defined = np.isfinite(per_cell)
-            counts = defined.sum(axis=0)
-            sums = np.where(defined, per_cell, 0.0).sum(axis=0)
-            over_cells = np.divide(sums, counts, out=np.full(counts.shape, NAN), where=counts > 0)
-            finite = over_cells[np.isfinite(over_cells)]
+            finite = _finite(_mean_over_cells(stack[:, :, j]))
             value = float(finite.mean()) if finite.size else NAN
             low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2]) if finite.size else (NAN, NAN)
             analytic = NAN
             if mode_name == "uniform" and metric in ("auroc_pooled", "prr"):
-                e = np.asarray(expected[(granularity, epsilon)], dtype=np.float64)
-                mean_e = float(e[np.isfinite(e)].mean()) if np.isfinite(e).any() else NAN
+                e = _finite(_mean_over_cells(stack[:, :, _EXPECTED]))
+                mean_e = float(e.mean()) if e.size else NAN
                 analytic = mean_e if metric == "auroc_pooled" else 2 * mean_e - 1
             records.append({
                 "granularity": granularity, "mode": mode_name, "epsilon": float(epsilon), "metric": metric,

@@ -314,8 +314,8 @@ def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
         table: :func:`saltbench.analysis.label_noise_sensitivity` output.
 
     One panel per metric; colour = granularity; solid = uniform noise, dashed = noise on the most confident
-    units; bands = percentile intervals over bootstrap-and-noise replicates; thin black dotted lines = the
-    analytic expectation under uniform noise (AUROC and PRR). A metric undefined at every noise level is
+    units; bands = percentile intervals over bootstrap-and-noise replicates; dotted lines (granularity colour)
+    = the analytic expectation under uniform noise (AUROC and PRR). A metric undefined at every noise level is
     marked "n/a" in its panel.
     """
     title = "Label-noise sensitivity"
@@ -346,7 +346,7 @@ def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
                 if mode == "uniform":
                     expected = rows["expected"].to_numpy()
                     if np.isfinite(expected).any():
-                        ax.plot(x, expected, linestyle=":", color="black", linewidth=0.7)
+                        ax.plot(x, expected, linestyle=":", color=colours[gran], linewidth=0.9)
         if not drawn:
             mark_missing(ax, 0.5, 0.5, "n/a", size=8, in_axes=True)
         ax.set_title(NOISE_METRIC_LABELS[metric])
@@ -355,7 +355,7 @@ def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
     handles += [
         Line2D([], [], color="0.3", linestyle=ls, label=f"{mode} noise") for mode, ls in dashes.items()
     ]
-    handles.append(Line2D([], [], color="black", linestyle=":", linewidth=0.7, label="expected (uniform)"))
+    handles.append(Line2D([], [], color="0.3", linestyle=":", linewidth=0.9, label="expected (uniform)"))
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), fontsize=6, frameon=False)
     fig.suptitle(title)
     return fig
