@@ -126,8 +126,8 @@ def synthetic_units(
     Every atom has 1–3 tokens whose probabilities are higher for correct atoms (log-odds shift
     ``informativeness``); token entropies assume the remaining mass spread over 19 alternatives. Lines
     group ``atoms_per_line`` atoms and are correct iff all their atoms are; the generation is one unit
-    covering every atom. Confidence functions follow SALT_FACTS §5.5; the ``full`` flavour uses slightly
-    lower probabilities and higher entropies.
+    covering every atom. Confidence functions follow docs/confidence.md §4.1; the ``full`` flavour uses
+    slightly lower probabilities and higher entropies.
     """
     rng = np.random.default_rng(seed)
     tok_frames = []

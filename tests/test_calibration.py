@@ -1,4 +1,4 @@
-"""Calibration methods and the calibration/evaluation split (SALT_FACTS §5.6)."""
+"""Calibration methods and the calibration/evaluation split (docs/confidence.md §5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Confidence functions from token log-probabilities (SALT_FACTS §5.3–5.5)."""
+"""Confidence functions from token log-probabilities (docs/confidence.md §2–4)."""
 
 from __future__ import annotations
 
@@ -168,7 +168,8 @@ def _check_example(log_p):
     assert lines["num_tokens"].tolist() == [2, 3]
     gen = unit_confidences(log_p, h, *GENERATION)
     assert gen["mean_probability"][0] == pytest.approx(sum(PROBS) / 6, abs=1e-12)
-    assert round(float(gen["mean_probability"][0]), 4) == 0.7342  # SALT_FACTS rounds 0.734166… to .7341
+    # docs/confidence.md §3.4 rounds 0.734166… to .7341
+    assert round(float(gen["mean_probability"][0]), 4) == 0.7342
     np.testing.assert_allclose(lines["median_probability"], [0.85, 0.6], atol=1e-12)
     np.testing.assert_allclose(lines["max_probability"], [0.9, 0.7], atol=1e-12)
 

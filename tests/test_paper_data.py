@@ -1,5 +1,5 @@
 """The authors' reproduction data loads into our frames, self-scores perfectly, and our solvers
-reproduce every reference (SALT_FACTS §3)."""
+reproduce every reference (docs/tasks.md §8)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Task objects for the evaluation tests, and the atom rules SALT_FACTS §1.1/§2 expects of them."""
+"""Task objects for the evaluation tests, and the atom rules docs/tasks.md §1.2/§3.2 expects of them."""
 
 from __future__ import annotations
 

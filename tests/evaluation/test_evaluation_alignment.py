@@ -1,5 +1,5 @@
-"""Dynamic alignment: every example of SALT_FACTS §4.6, the vectorised DP and its compact traceback against
-a plain loop, and a 1 MB response with bounded memory."""
+"""Dynamic alignment: every example of docs/evaluation.md §6, the vectorised DP and its compact traceback
+against a plain loop, and a 1 MB response with bounded memory."""
 
 from __future__ import annotations
 

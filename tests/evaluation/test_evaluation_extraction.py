@@ -1,4 +1,4 @@
-"""Fenced-answer extraction: every concrete outcome of SALT_FACTS §4.1, plus the two switches."""
+"""Fenced-answer extraction: every concrete outcome of docs/evaluation.md §2, plus the two switches."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Strict comparison and the metrics dictionary: the worked examples of SALT_FACTS §4.4–4.5."""
+"""Strict comparison and the metrics dictionary: the worked examples of docs/evaluation.md §5, §7–8."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Self-check of SALT_FACTS §3 on the authors' reproduction data with the batch path: every reference fed
+"""Self-check of docs/tasks.md §8.1 on the authors' reproduction data with the batch path: every reference fed
 back fenced scores precision = recall = 1 at every granularity, in both alignment modes, also rendered with
 CRLF line breaks, and no reference trips the bad-keyword filter."""
 

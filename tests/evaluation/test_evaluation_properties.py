@@ -1,5 +1,5 @@
 """Property tests: robustness on arbitrary text, self-scoring references, span faithfulness, and the fast
-single-character split against a literal reading of SALT_FACTS §4.2 (lines: universal newlines)."""
+single-character split against a literal reading of docs/evaluation.md §3 (lines: universal newlines)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit spans in the original response (fix of SALT_FACTS §10.5): one span per evaluator unit."""
+"""Unit spans in the original response (fix of docs/compatibility.md §1.5): one span per evaluator unit."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Unit decomposition, normalisation and DK detection (SALT_FACTS §2.2 unit examples, §4.2, §4.3)."""
+"""Unit decomposition, normalisation and DK detection (docs/evaluation.md §3–4, bracket examples in §3.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Chat rendering (SALT_FACTS §7.2) and prompt encoding, on a real in-memory tokenizer."""
+"""Chat rendering (docs/generation.md §1.1–1.4) and prompt encoding, on a real in-memory tokenizer."""
 
 from __future__ import annotations
 

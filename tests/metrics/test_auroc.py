@@ -1,4 +1,4 @@
-"""Pooled and per-response AUROC (SALT_FACTS §6.2, §10.9)."""
+"""Pooled and per-response AUROC (docs/metrics.md §3, docs/compatibility.md §1.9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ECE / MCE / Brier (SALT_FACTS §6.1)."""
+"""ECE / MCE / Brier (docs/metrics.md §2, §7)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""SALT_FACTS §6.5 reference numbers (README/tutorial toy matrix) from the metric functions alone."""
+"""docs/confidence.md §4.3 reference numbers (README/tutorial toy matrix) from the metric functions alone."""
 
 from __future__ import annotations
 

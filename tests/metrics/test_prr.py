@@ -1,4 +1,4 @@
-"""PRR, rejection curves and grouped PRR (SALT_FACTS §6.3–6.4, §10.7)."""
+"""PRR, rejection curves and grouped PRR (docs/metrics.md §4–5, docs/compatibility.md §1.7)."""
 
 from __future__ import annotations
 

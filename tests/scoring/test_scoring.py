@@ -52,7 +52,7 @@ def test_straddling_token_counts_for_both_units():
 
 
 def test_salt_example_atoms_lines_generation():
-    """SALT_FACTS §5.3: tokens 5, ' 4', '\\n', 6, ' 7', ' 8' inside fences; reference 5 4 / 5 7."""
+    """docs/confidence.md §3.4: tokens 5, ' 4', '\\n', 6, ' 7', ' 8' inside fences; reference 5 4 / 5 7."""
     texts = ["****", "****", "\n", "5", " 4", "\n", "6", " 7", " 8", "\n", "********"]
     probs = [0.99, 0.99, 0.99, 0.9, 0.8, 0.905, 0.5, 0.6, 0.7, 0.99, 0.99]
     gens, data = frames([make_record(texts, probs)], ["5 4\n5 7"])

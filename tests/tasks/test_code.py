@@ -1,4 +1,4 @@
-"""Code task: reference functions, generators, prompts (SALT_FACTS §2.2, §3.2)."""
+"""Code task: reference functions, generators, prompts (docs/tasks.md §3, §8.3)."""
 
 from __future__ import annotations
 

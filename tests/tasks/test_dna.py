@@ -1,4 +1,4 @@
-"""DNA Translation task (SALT_FACTS §2.1, §3.1)."""
+"""DNA Translation task (docs/tasks.md §2, §8.2)."""
 
 from __future__ import annotations
 

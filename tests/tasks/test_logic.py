@@ -29,7 +29,7 @@ from saltbench.tasks.logic import (
     solve_logic,
 )
 
-# SALT_FACTS §2.3 seed-exact check: create_logic_dataset(num_samples=2, num_variables_range=(4, 6),
+# docs/tasks.md §4.3 seed-exact check: create_logic_dataset(num_samples=2, num_variables_range=(4, 6),
 # num_initial_assignments=2, seed=0)[0]
 SEED0_INPUT = (
     "¬(p4)\n→(→(p5, p3), p3)\n↔(p2, p5)\n∧(p3, p5)\n∧(p3, →(¬(p1), p5))\n∨(p5, ↔(p4, p6))\n"
@@ -134,7 +134,7 @@ def test_few_shots_solve_to_their_outputs() -> None:
 def test_solve_reads_both_layouts_and_paper_row0() -> None:
     assert solve_logic(SEED0_INPUT) == SEED0_REFERENCE
     assert solve_logic(SEED0_INPUT.replace("\n\nInitial", "\n\n\nInitial")) == SEED0_REFERENCE
-    # the paper's row-0 reference (SALT_FACTS §3.3 says "all six True", but the data has p3: False)
+    # the paper's row-0 reference (docs/tasks.md §8.4): not all six True, the data has p3: False
     assert solve_logic(PAPER_ROW0_INPUT) == "p1: True\np2: True\np3: False\np4: True\np5: True\np6: True\n"
     assert solve_logic(PAPER_ROW0_INPUT.replace("p3)))\n", "p3)))\r\n")) == solve_logic(PAPER_ROW0_INPUT)
 

@@ -1,4 +1,4 @@
-"""Matrix Multiplication and Kronecker Product tasks (SALT_FACTS §2.4, §2.5, §3.4, §3.5)."""
+"""Matrix Multiplication and Kronecker Product tasks (docs/tasks.md §5, §6, §8.5, §8.6)."""
 
 from __future__ import annotations
 
