@@ -193,24 +193,24 @@ def label_noise_sensitivity(
             n_units[granularity] = n_units.get(granularity, 0) + group.height
             n_responses = int(response.max()) + 1
             resample = np.random.default_rng([seed, cell])
-            draws = [resample.integers(0, n_responses, n_responses) for _ in range(n_replicates)]  # shared
+            draws = [resample.integers(0, n_responses, n_responses) for _ in range(n_replicates)]
+            members = [np.flatnonzero(response == g) for g in range(n_responses)]
+            replicates = []  # shared by every mode and noise level: rows, their responses, noise-free AUROC
+            for draw in draws:
+                rows = np.concatenate([members[g] for g in draw])
+                regroup = np.repeat(np.arange(draw.size), [members[g].size for g in draw])
+                clean = correct[rows]
+                replicates.append((rows, regroup, auroc(ranking[rows], clean), float(clean.mean())))
             for mode in modes:
                 rng = np.random.default_rng([seed, cell, 1 + NOISE_MODES.index(mode)])
                 for epsilon in epsilons:
                     out = np.empty((n_replicates, _EXPECTED + 1))
-                    for r, draw in enumerate(draws):
-                        rows = np.concatenate([np.flatnonzero(response == g) for g in draw])
+                    for r, (rows, regroup, clean_auroc, share) in enumerate(replicates):
                         noisy = flip_labels(correct[rows], ranking[rows], epsilon, mode, rng)
-                        regroup = np.repeat(
-                            np.arange(draw.size), [np.count_nonzero(response == g) for g in draw]
-                        )
                         out[r, :_EXPECTED] = _cell_metrics(
                             probability[rows], ranking[rows], noisy, regroup, n_bins
                         )
-                        clean = correct[rows]  # the expectation from this replicate's noise-free labels
-                        out[r, _EXPECTED] = expected_auroc(
-                            auroc(ranking[rows], clean), float(clean.mean()), epsilon
-                        )
+                        out[r, _EXPECTED] = expected_auroc(clean_auroc, share, epsilon)
                     values.setdefault((granularity, mode, epsilon), []).append(out)
     records = []
     for (granularity, mode_name, epsilon), cells in values.items():
