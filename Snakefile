@@ -5,6 +5,8 @@ Stages, one rules/*.smk each: datasets -> inference -> scoring -> metrics (+ tra
 job runs (saltbench.config.validate_config); a wrong key or value stops the run with a message naming it.
 """
 
+import os
+
 from saltbench.config import check_config_files, validate_config
 from saltbench.interventions import InterventionOptions
 from saltbench.runlock import acquire_run_lock, remove_stale_temporaries
@@ -32,6 +34,12 @@ TRAINING_NAME = TRAINING.get("name", "salt-tiny")
 TRAINING_CONFIG = {k: v for k, v in TRAINING.items() if k not in ("enabled", "name")}
 TRAINING_CHECKPOINTS = list(TRAINING_CONFIG.get("checkpoints", {}))
 TRAINED_MODELS = [TRAINING_NAME] if TRAINING.get("enabled", False) else []
+
+
+# No job runs more threads than its rule's `threads` (the scheduler keeps their sum within --cores):
+# Snakemake sets OMP/MKL/OpenBLAS thread counts per job, the scripts give torch exactly `threads`, and
+# polars, whose own pool would take every core, gets one thread in every job (its work there is light).
+os.environ.setdefault("POLARS_MAX_THREADS", "1")
 
 
 report: "report/workflow.rst"

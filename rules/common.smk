@@ -38,6 +38,25 @@ def shards_of(task):
     return range(n_shards(samples_of(task), config["inference"]["shard_size"]))
 
 
+def per_task(pattern):
+    """``pattern`` for every configured task, keeping the other wildcards: the files of a per-(model, style) job."""
+    return expand(pattern, task=TASKS, allow_missing=True)
+
+
+def generation_shards(wildcards):
+    """The shard files of every task of one (model, style), named by task."""
+    return {
+        task: expand(
+            "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
+            model=wildcards.model,
+            style=wildcards.style,
+            task=task,
+            shard=shards_of(task),
+        )
+        for task in TASKS
+    }
+
+
 def model_files(wildcards):
     """Files an inference job needs for its model: the converted GGUF, a trained/local directory, or none."""
     source = spec_of(wildcards.model).source

@@ -50,19 +50,18 @@ rule generate_shard:
 
 
 rule merge_generations:
-    """Concatenate the shards of one (model, style, task) into data/generations/{model}/{style}/{task}.parquet."""
+    """Concatenate the shards of each task of one (model, style) into data/generations/{model}/{style}/{task}.parquet."""
     localrule: True
     input:
-        lambda wildcards: expand(
-            "data/generations/{{model}}/{{style}}/{{task}}/shard-{shard}.parquet",
-            shard=shards_of(wildcards.task),
-        ),
+        unpack(generation_shards),
     output:
-        "data/generations/{model}/{style}/{task}.parquet",
+        per_task("data/generations/{model}/{style}/{task}.parquet"),
+    params:
+        tasks=TASKS,
     log:
-        "logs/generations/{model}/{style}/{task}/merge.log",
+        "logs/generations/{model}/{style}/merge.log",
     benchmark:
-        "benchmarks/generations/{model}/{style}/{task}/merge.tsv"
+        "benchmarks/generations/{model}/{style}/merge.tsv"
     resources:
         mem_mb=2000,
         runtime=10,

@@ -1,23 +1,28 @@
-"""Stage 3: units with status, correctness and every confidence value; stage 4: metrics with CIs."""
+"""Stage 3: units with status, correctness and every confidence value; stage 4: metrics with CIs.
+
+One job per (model, style) covers every task: both stages take seconds per task, so per-task jobs would
+spend most of their time starting Python (docs/architecture.md, "Jobs").
+"""
 
 
 rule score_units:
-    """Evaluate every generation and score every unit: data/units/{model}/{style}/{task}.parquet."""
+    """Evaluate every generation and score every unit: data/units/{model}/{style}/{task}.parquet per task."""
     input:
-        generations="data/generations/{model}/{style}/{task}.parquet",
-        dataset="data/datasets/{task}.parquet",
+        generations=per_task("data/generations/{model}/{style}/{task}.parquet"),
+        datasets=expand("data/datasets/{task}.parquet", task=TASKS),
     output:
-        "data/units/{model}/{style}/{task}.parquet",
+        per_task("data/units/{model}/{style}/{task}.parquet"),
     params:
+        tasks=TASKS,
         scoring=config["scoring"],
         top_k=config["inference"]["top_k"],
     log:
-        "logs/units/{model}/{style}/{task}.log",
+        "logs/units/{model}/{style}.log",
     benchmark:
-        "benchmarks/units/{model}/{style}/{task}.tsv"
+        "benchmarks/units/{model}/{style}.tsv"
     resources:
         mem_mb=4000,
-        runtime=30,
+        runtime=20 * len(TASKS),  # minutes: generous for paper-size tasks
     conda:
         "../environment.yml"
     script:
@@ -25,22 +30,23 @@ rule score_units:
 
 
 rule compute_metrics:
-    """Calibration, ranking and rejection metrics with bootstrap CIs: results/metrics/{model}/{style}/{task}.parquet."""
+    """Calibration, ranking and rejection metrics with bootstrap CIs: results/metrics/{model}/{style}/{task}.parquet per task."""
     input:
-        "data/units/{model}/{style}/{task}.parquet",
+        per_task("data/units/{model}/{style}/{task}.parquet"),
     output:
-        "results/metrics/{model}/{style}/{task}.parquet",
+        per_task("results/metrics/{model}/{style}/{task}.parquet"),
     params:
+        tasks=TASKS,
         metrics=config["metrics"],
         flavours=config["scoring"]["flavours"],
         seed=config["seed"],
     log:
-        "logs/metrics/{model}/{style}/{task}.log",
+        "logs/metrics/{model}/{style}.log",
     benchmark:
-        "benchmarks/metrics/{model}/{style}/{task}.tsv"
+        "benchmarks/metrics/{model}/{style}.tsv"
     resources:
         mem_mb=4000,
-        runtime=60,
+        runtime=40 * len(TASKS),  # minutes: bootstrap CIs dominate
     conda:
         "../environment.yml"
     script:

@@ -3,13 +3,14 @@
 import torch
 
 from saltbench.io import config_hash, provenance, read_table, write_table
-from saltbench.rule_support import setup_logging
+from saltbench.rule_support import job_threads, setup_logging
 from saltbench.stages import generate_shard, max_new_tokens_for, shard_rows
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
-    torch.set_num_threads(snakemake.threads)
+    threads = job_threads(snakemake)
+    torch.set_num_threads(threads)
     wc, params = snakemake.wildcards, snakemake.params
     inference = params.inference
     rows = shard_rows(read_table(snakemake.input.dataset, "dataset"), int(wc.shard), inference["shard_size"])
@@ -35,7 +36,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         batch_size=inference["batch_size"],
         top_k=inference["top_k"],
         backend=params.backend,
-        num_threads=snakemake.threads,
+        num_threads=threads,
     )
     spec = params.spec
     meta = provenance(

@@ -2,7 +2,7 @@
 
 from saltbench.interventions import InterventionOptions, intervention_shard, select_shard
 from saltbench.io import config_hash, provenance, read_table, write_table
-from saltbench.rule_support import setup_logging
+from saltbench.rule_support import job_threads, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -13,7 +13,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log.info("model %s, %s shard %s: %d samples", wc.model, wc.task, wc.shard, rows.height)
     import torch
 
-    torch.set_num_threads(max(1, int(snakemake.threads)))
+    threads = job_threads(snakemake)
+    torch.set_num_threads(threads)
     frame = intervention_shard(
         rows,
         options,
@@ -23,7 +24,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         n_shots=params.n_shots,
         top_k=params.top_k,
         backend=params.backend,
-        num_threads=snakemake.threads,
+        num_threads=threads,
     )
     meta = provenance(
         stage="interventions",

@@ -1,12 +1,15 @@
 """Rule train_tiny_models: train the tiny model family and save its checkpoints."""
 
-from saltbench.rule_support import setup_logging
+from saltbench.rule_support import job_threads, setup_logging
 from saltbench.training import TrainConfig, load_eval_inputs, train
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     log = setup_logging(snakemake)
-    config = TrainConfig.from_dict(snakemake.params.training)
+    training = dict(snakemake.params.training)
+    if training.get("num_threads") is not None:  # fixed for reproducibility, but never above the grant
+        training["num_threads"] = job_threads(snakemake, training["num_threads"])
+    config = TrainConfig.from_dict(training)
     eval_inputs = load_eval_inputs(snakemake.input)
     result = train(config, snakemake.params.out_dir, eval_inputs)
     log.info(

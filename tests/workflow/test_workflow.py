@@ -56,8 +56,8 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
 @pytest.mark.parametrize(
     ("figure", "expected"),
     [
-        ("granularity_auroc", {"build_dataset": 6, "generate_shard": 2124, "merge_generations": 708,
-                               "score_units": 708, "compute_metrics": 708, "table_granularity": 1,
+        ("granularity_auroc", {"build_dataset": 6, "generate_shard": 2124, "merge_generations": 118,
+                               "score_units": 118, "compute_metrics": 118, "table_granularity": 1,
                                "figure_granularity_auroc": 1}),
         ("interventions_propagation", {"build_dataset": 6, "intervention_shard": 96,
                                        "merge_interventions": 48, "table_interventions": 1,
@@ -98,8 +98,14 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=1500)
     import polars as pl
+    from job_logs import job_threads_from_logs, most_threads_at_once
 
     from saltbench.io import read_table
+
+    jobs = job_threads_from_logs(workdir / "logs")
+    assert len(jobs) >= 10  # datasets, shards, merge, scoring, metrics
+    assert all(0 < job.largest_pool <= job.granted for job in jobs), jobs  # torch and polars pools
+    assert most_threads_at_once(jobs) <= 2, jobs  # --cores 2
 
     for task in ("dna", "matmul"):
         metrics = read_table(workdir / f"results/metrics/smollm2-135m/direct/{task}.parquet", "metrics")
@@ -150,7 +156,7 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
     spanned = units.filter(pl.col("n_tokens") > 0)
     assert spanned.height > 0 and spanned["topk.mean_probability"].is_finite().all()
     assert spanned["full.mean_probability"].is_finite().all() and spanned["full.mean_entropy"].is_nan().all()
-    log = (workdir / "logs/units/smollm2-135m/direct/dna.log").read_text()
+    log = (workdir / "logs/units/smollm2-135m/direct.log").read_text()
     assert "full-vocabulary entropy not recorded" in log
     metrics = read_table(workdir / "results/metrics/smollm2-135m/direct/dna.parquet", "metrics")
     assert set(metrics["granularity"]) == {"atom", "line", "generation"}
