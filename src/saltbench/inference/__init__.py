@@ -64,7 +64,7 @@ from saltbench.inference.sources import SOURCE_RECORD, convert_gguf_to_safetenso
 _LAZY = {
     "eos_token_ids": "generation",
     "generate": "generation",
-    "greedy_decode": "generation",
+    "greedy_decode": "_decoding",
     "load_model": "loading",
     "load_tokenizer": "loading",
     "generate_vllm": "vllm_engine",
@@ -72,9 +72,9 @@ _LAZY = {
     "VllmEngine": "vllm_engine",
     "load_model_from_spec": "loading",
     "Continuation": "teacher",
-    "PromptCache": "teacher",
+    "PromptCache": "_decoding",
     "continue_from_cache": "teacher",
-    "encode_prompt_cache": "teacher",
+    "encode_prompt_cache": "_decoding",
     "greedy_continue_many": "teacher",
     "teacher_force": "teacher",
 }
@@ -83,13 +83,12 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 if TYPE_CHECKING:
-    from saltbench.inference.generation import eos_token_ids, generate, greedy_decode
+    from saltbench.inference._decoding import PromptCache, encode_prompt_cache, greedy_decode
+    from saltbench.inference.generation import eos_token_ids, generate
     from saltbench.inference.loading import load_model, load_model_from_spec, load_tokenizer
     from saltbench.inference.teacher import (
         Continuation,
-        PromptCache,
         continue_from_cache,
-        encode_prompt_cache,
         greedy_continue_many,
         teacher_force,
     )
