@@ -1,13 +1,13 @@
 """saltbench: the SALT study as a Snakemake workflow (see README.md).
 
 Stages, one rules/*.smk each: datasets -> inference -> scoring -> metrics (+ training, interventions)
--> analysis tables -> figures. The config is validated against the package's JSON schema before any
-job runs (saltbench.config.validate_config); a wrong key or value stops the run with a message naming it.
+-> analysis tables -> figures. The config is validated by the package's configuration model before any
+job runs (saltbench.config.resolve_config); a wrong key or value stops the run with a message naming it.
 """
 
 import os
 
-from saltbench.config import check_config_files, validate_config
+from saltbench.config import check_config_files, resolve_config
 from saltbench.interventions import InterventionOptions
 from saltbench.runlock import acquire_run_lock, remove_stale_temporaries
 
@@ -21,19 +21,22 @@ if not workflow.overwrite_configfiles:
 
 # Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
 check_config_files(workflow.configfiles)
-config.update(validate_config(config))
+# The typed configuration (saltbench.config_model.WorkflowConfig: every default stated there); Snakemake's
+# `config` becomes its plain resolved form, which the rules' params read.
+SETTINGS = resolve_config(config)
+config.update(SETTINGS.to_dict())
 
-TASKS = config["tasks"]
-STYLES = config["prompt_styles"]
-MODELS = config["models"]
-INTERVENTIONS = InterventionOptions.from_config(config)
+TASKS = list(SETTINGS.tasks)
+STYLES = list(SETTINGS.prompt_styles)
+MODELS = list(SETTINGS.models)
+INTERVENTIONS = InterventionOptions.from_config(SETTINGS)
 INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
 INTERVENTION_TASKS = [t for t in INTERVENTIONS.tasks if t in TASKS] if INTERVENTION_MODELS else []
-TRAINING = config["training"]
-TRAINING_NAME = TRAINING.get("name", "salt-tiny")
-TRAINING_CONFIG = {k: v for k, v in TRAINING.items() if k not in ("enabled", "name")}
-TRAINING_CHECKPOINTS = list(TRAINING_CONFIG.get("checkpoints", {}))
-TRAINED_MODELS = [TRAINING_NAME] if TRAINING.get("enabled", False) else []
+TRAINING = SETTINGS.training
+TRAINING_NAME = TRAINING.name
+TRAINING_CONFIG = TRAINING.train_config()  # the saltbench.training.TrainConfig keys as written
+TRAINING_CHECKPOINTS = list(TRAINING.checkpoint_names)
+TRAINED_MODELS = [TRAINING_NAME] if TRAINING.enabled else []
 
 
 # No job runs more threads than its rule's `threads` (the scheduler keeps their sum within --cores):

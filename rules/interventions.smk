@@ -1,7 +1,7 @@
 """Stage 5: atom-level interventions, data/interventions/{model}/{task}.parquet (saltbench.interventions).
 
-Config: the `interventions` block (keys and defaults: saltbench.interventions.CONFIG_SCHEMA), read here as
-INTERVENTION_OPTIONS (saltbench.interventions.InterventionOptions). One job per shard of `shard_size`
+Config: the `interventions` block (keys and defaults: saltbench.config_model.InterventionsConfig), read
+here as INTERVENTION_OPTIONS (saltbench.interventions.InterventionOptions). One job per shard of `shard_size`
 samples among the first `samples_per_task` dataset rows (GPU resources from the model registry, as for
 inference), merged per (model, task). Which (model, task) files are wanted is the Snakefile's business
 (INTERVENTION_MODELS, INTERVENTION_TASKS). Uses rules/common.smk: REGISTRY, spec_of, model_files,
@@ -10,10 +10,7 @@ model_path, backend_of, model_resource, samples_of.
 
 
 
-INTERVENTION_OPTIONS = INTERVENTIONS  # parsed and validated once, in the Snakefile
-_unknown = [m for m in INTERVENTION_OPTIONS.models if m not in REGISTRY] if INTERVENTION_OPTIONS.enabled else []
-if _unknown:
-    raise ValueError(f"interventions.models: {_unknown} not in the model registry {config['model_registry']}")
+INTERVENTION_OPTIONS = INTERVENTIONS  # resolved once, in the Snakefile (models checked against the registry)
 
 
 rule intervention_shard:

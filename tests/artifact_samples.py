@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import polars as pl
 from synthetic_tables import synthetic_units
+from table_samples import TABLE_BUILDERS, realistic
 
-from saltbench.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS
+from saltbench.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS, TABLES
 from saltbench.inference import GenerationRecord, TokenScores, records_to_frame
 from saltbench.metrics_stage import MetricSettings, compute_metrics
 from saltbench.tasks import get_task
@@ -122,16 +125,15 @@ def train_log() -> pl.DataFrame:
     )
 
 
-def table() -> pl.DataFrame:
-    return pl.DataFrame(
-        {"model": ["a", "b"], "value": [0.5, 0.75], "ci_low": [0.4, 0.7], "ci_high": [0.6, 0.8]}
-    )
+def _table(name: str) -> Callable[[], pl.DataFrame]:
+    return lambda: TABLE_BUILDERS[name](realistic())
 
 
 SAMPLES = {
     "dataset": dataset, "generations": generations, "units": units, "metrics": metrics,
-    "interventions": interventions, "train_log": train_log, "table": table,
+    "interventions": interventions, "train_log": train_log,
+    **{artifact.name: _table(name) for name, artifact in TABLES.items()},
 }  # fmt: skip
-"""A builder for every artifact kind."""
+"""A builder for every artifact kind (each analysis table built by its function: tests/table_samples.py)."""
 
 assert set(SAMPLES) == set(ARTIFACTS)

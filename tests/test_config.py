@@ -1,15 +1,21 @@
-"""Config validation: defaults validate, wrong keys and values are named in the error."""
+"""Config validation: defaults validate, wrong keys and values are named in the error; the configuration
+model generates the committed schema and resolves every default (docs/architecture.md §5)."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import get_args
 
 import pytest
 import yaml
 
+from saltbench import config_model
 from saltbench.analysis.rule_io import ANALYSIS_DEFAULTS, analysis_options
 from saltbench.calibration import CALIBRATION_METHODS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
@@ -24,10 +30,15 @@ from saltbench.config import (
     load_schema,
     main,
     read_config_file,
+    render_schema,
+    resolve_block,
+    resolve_config,
     validate_config,
 )
+from saltbench.config_model import AnalysisConfig, InterventionsConfig, TrainingConfig, WorkflowConfig
+from saltbench.contracts import GRANULARITIES, PLACEMENTS, STYLES
 from saltbench.data import PAPER_FOLDERS
-from saltbench.evaluation import GRANULARITIES
+from saltbench.tasks import TASK_SLUGS
 
 
 @pytest.fixture()
@@ -162,13 +173,25 @@ def test_integer_fields_found():
     """The schema walk finds integers in properties, per-task mappings, lists and all blocks."""
     assert {"seed", "datasets.n_samples", "datasets.n_samples.dna", "inference.shard_size",
             "inference.max_new_tokens.dna", "metrics.n_bins", "interventions.seed",
-            "interventions.corruption_counts.0", "analysis.rejection_points"} <= set(INTEGER_IDS)  # fmt: skip
+            "interventions.corruption_counts.0", "analysis.rejection_points", "training.steps",
+            "training.checkpoints.dna", "training.model.d_model", "training.optim.warmup_steps",
+            "training.num_threads"} <= set(INTEGER_IDS)  # fmt: skip
+
+
+def _current(cfg: dict, path: tuple) -> object:
+    """The value at a key path of ``cfg`` (None when absent)."""
+    for key in path:
+        if not isinstance(cfg, dict) or key not in cfg:
+            return None
+        cfg = cfg[key]
+    return cfg
 
 
 @pytest.mark.parametrize("path, sub", INTEGER_FIELDS, ids=INTEGER_IDS)
 def test_every_integer_field_rejects_a_float(default_cfg, path, sub):
     """Every integer of the schema accepts an int but rejects the same value as a float or a bool."""
-    good = max(sub.get("minimum", 0), 2)
+    current = _current(default_cfg, path)  # the config's own value keeps the training recipe consistent
+    good = current if type(current) is int else max(sub.get("minimum", 0), 2)
     if path[:2] == ("datasets", "n_samples") and len(path) == 3:
         default_cfg["datasets"]["n_samples"] = {task: good for task in default_cfg["tasks"]}
     _set(default_cfg, path, good)
@@ -330,6 +353,21 @@ def test_schema_names_match_the_registries():
     for sub in (*granularities, analysis["reliability_granularity"]):
         assert sub["enum"] == list(GRANULARITIES)
     assert analysis["intervention_fit"]["enum"] == list(get_args(FitMethod))
+    assert load_schema()["$defs"]["task"]["enum"] == list(TASK_SLUGS)
+
+
+def test_model_vocabularies_match_the_registries():
+    """The model's Literal types (kept here so that the model imports nothing heavy) equal the registries."""
+    from saltbench.analysis._interventions import FitMethod
+    from saltbench.training.train import DEVICES, PRECISIONS
+
+    cm = config_model
+    pairs = [(cm.PromptStyle, STYLES), (cm.Flavour, FLAVOURS), (cm.Granularity, GRANULARITIES),
+             (cm.Placement, PLACEMENTS), (cm.ConfidenceName, tuple(CONFIDENCE_FUNCTIONS)),
+             (cm.CalibrationName, tuple(CALIBRATION_METHODS)), (cm.FitMethod, get_args(FitMethod)),
+             (cm.Precision, PRECISIONS), (cm.Device, DEVICES)]  # fmt: skip
+    for literal, registry in pairs:
+        assert get_args(literal) == tuple(registry), literal
 
 
 def test_analysis_schema_matches_the_analysis_defaults(default_cfg):
@@ -498,3 +536,202 @@ def test_command_line_checks_files(repo_root, tmp_path, monkeypatch, capsys):
     out, err = capsys.readouterr()
     assert "config/config.yaml: valid" in out and "config/test.yaml: valid" in out
     assert f"{dup}, line 6: duplicate key 'seed'" in err
+
+
+# -- the configuration model: generated schema, resolved values, one bad value per block ---------------------
+
+
+def test_committed_schema_is_what_the_model_generates(repo_root):
+    """src/saltbench/schema/config.schema.json is generated output: regenerate it with
+    ``python -m saltbench.config --write-schema`` after changing saltbench.config_model."""
+    committed = (repo_root / "src" / "saltbench" / "schema" / "config.schema.json").read_text(
+        encoding="utf-8"
+    )
+    assert committed == render_schema(), "stale schema: run python -m saltbench.config --write-schema"
+    import jsonschema
+
+    jsonschema.Draft202012Validator.check_schema(json.loads(committed))
+
+
+def test_write_schema_command(tmp_path, capsys):
+    """``python -m saltbench.config --write-schema PATH`` writes the generated schema."""
+    target = tmp_path / "schema.json"
+    assert main(["--write-schema", str(target)]) == 0
+    assert target.read_text(encoding="utf-8") == render_schema()
+    assert main(["--write-schema", "a", "b"]) == 2 and main(["--bogus"]) == 2
+    assert "usage" in capsys.readouterr().err
+
+
+def _walk_properties(schema: dict, path: str = ""):
+    for key, sub in schema.get("properties", {}).items():
+        yield f"{path}{key}", sub
+        yield from _walk_properties(sub, f"{path}{key}.")
+        items = sub.get("additionalProperties")
+        if isinstance(items, dict):
+            yield from _walk_properties(items, f"{path}{key}.*.")
+
+
+def test_every_key_is_described_and_every_block_closed():
+    """Each key of the schema has a description; each block rejects unknown keys."""
+    schema = load_schema()
+    for key, sub in _walk_properties(schema):
+        assert sub.get("description"), key
+        if "properties" in sub:
+            assert sub["additionalProperties"] is False, key
+
+
+def test_schema_defaults_are_the_model_defaults():
+    """Each default of the schema is the model's field default (the schema states none of its own)."""
+    props = load_schema()["properties"]
+    for name, cls in config_model.BLOCKS.items():
+        block = cls() if name != "datasets" else cls(source="generated")
+        for field in dataclasses.fields(cls):
+            sub = props[name]["properties"][field.name]
+            if field.metadata["kind"] == "default":
+                assert sub["default"] == config_model.plain(getattr(block, field.name)), (name, field.name)
+            else:
+                assert "default" not in sub, (name, field.name)
+
+
+def test_resolved_mapping_keeps_the_given_keys_first(default_cfg):
+    """The resolved mapping has the keys as written (same values, same order), then the defaults; a key
+    without a default that is not given stays absent."""
+    default_cfg["datasets"].pop("paper_path")
+    resolved = validate_config(default_cfg, check_models=False)
+    assert list(resolved)[: len(default_cfg)] == list(default_cfg)
+    assert list(resolved["inference"])[:5] == list(default_cfg["inference"])
+    assert resolved["inference"]["backend"] is None and resolved["scoring"]["alignment"] == "strict"
+    assert "paper_path" not in resolved["datasets"]
+    assert resolved["training"] == default_cfg["training"]  # no TrainConfig default is restated
+    assert validate_config(resolved, check_models=False) == resolved  # resolving is idempotent
+
+
+def test_typed_values_for_the_snakefile(default_cfg):
+    """resolve_config gives typed values: lists as tuples, training name/checkpoints/recipe, blocks."""
+    settings = resolve_config(default_cfg, check_models=False)
+    assert isinstance(settings, WorkflowConfig) and settings.tasks == tuple(default_cfg["tasks"])
+    training = settings.training
+    assert isinstance(training, TrainingConfig) and training.enabled and training.name == "salt-tiny"
+    assert training.checkpoint_names == ("early", "mid", "final")
+    expected = {k: v for k, v in default_cfg["training"].items() if k not in ("enabled", "name")}
+    assert training.train_config() == expected
+    assert TrainingConfig().checkpoint_names == () and TrainingConfig().train_config() == {}
+    assert isinstance(settings.analysis, AnalysisConfig) and settings.analysis.reasoning_level == "task"
+    assert isinstance(settings.interventions, InterventionsConfig) and settings.interventions.seed is None
+    assert settings.to_dict() == validate_config(default_cfg, check_models=False)
+
+
+def test_paper_source_without_n_samples_takes_all_rows(default_cfg, tmp_path):
+    """``datasets.n_samples`` defaults to null (all rows of the paper data): the key is always resolved."""
+    root = _fake_paper_data(tmp_path / "paper_data")
+    default_cfg["datasets"] = {"source": "paper", "paper_path": str(root)}
+    assert validate_config(default_cfg, check_models=False)["datasets"]["n_samples"] is None
+
+
+def test_resolve_block_names_the_block(default_cfg):
+    """One block alone is validated against its part of the schema, errors prefixed with its key."""
+    assert resolve_block("analysis", None, AnalysisConfig) == AnalysisConfig()
+    with pytest.raises(ConfigError, match=r"^invalid configuration: analysis\.position_bins: 0 is less"):
+        resolve_block("analysis", {"position_bins": 0}, AnalysisConfig)
+    with pytest.raises(TypeError, match="not the class of config block 'analysis'"):
+        resolve_block("analysis", {}, TrainingConfig)
+
+
+BAD_VALUE_PER_BLOCK = [
+    (("seed",), -1, r"seed: -1 is less than the minimum of 0"),
+    (("tasks",), ["dna", "dna"], r"tasks: \['dna', 'dna'\] has non-unique elements"),
+    (("prompt_styles",), ["direct", "socratic"], r"prompt_styles\.1: 'socratic' is not one of"),
+    (("datasets", "source"), "web", r"datasets\.source: 'web' is not one of"),
+    (("model_registry",), 7, r"model_registry: 7 is not of type 'string'"),
+    (("models",), ["bad name"], r"models\.0: 'bad name' does not match"),
+    (("inference", "top_k"), 101, r"inference\.top_k: 101 is greater than the maximum of 100"),
+    (("scoring", "alignment"), "fuzzy", r"scoring\.alignment: 'fuzzy' is not one of"),
+    (("metrics", "ci_level"), 1.0, r"metrics\.ci_level: 1\.0 is greater than or equal to the maximum of 1"),
+    (("training", "device"), "tpu", r"training\.device: 'tpu' is not one of"),
+    (("training", "model", "d_modle"), 64, r"training\.model: unknown key\(s\) 'd_modle'"),
+    (
+        ("training", "checkpoints", "final"),
+        99999,
+        r"training: checkpoints\.final must be a step in 1\.\.5500",
+    ),
+    (("interventions", "boundary"), "line", r"interventions\.boundary: 'line' is not one of"),
+    (("interventions", "positions"), [1], r"interventions\.positions\.0: 1 is less than the minimum of 2"),
+    (("analysis", "reasoning_level"), "model", r"analysis\.reasoning_level: 'model' is not one of"),
+    (("analysis", "label_noise_epsilons"), [0.6], r"analysis\.label_noise_epsilons\.0: 0\.6 is greater"),
+]
+
+
+@pytest.mark.parametrize(
+    "path, value, message", BAD_VALUE_PER_BLOCK, ids=[".".join(p) for p, _, _ in BAD_VALUE_PER_BLOCK]
+)
+def test_one_bad_value_per_block_is_named(default_cfg, path, value, message):
+    """A wrong value in any block stops validation with a message naming its key path."""
+    _set(default_cfg, path, value)
+    with pytest.raises(ConfigError, match=message):
+        validate_config(default_cfg, check_models=False)
+
+
+def test_every_block_has_a_bad_value_case():
+    """BAD_VALUE_PER_BLOCK covers every top-level key of the model."""
+    assert {p[0] for p, _, _ in BAD_VALUE_PER_BLOCK} == {f.name for f in dataclasses.fields(WorkflowConfig)}
+
+
+def test_training_keys_are_those_of_the_training_recipe():
+    """The training block's keys are TrainConfig's (plus enabled and name), its nested blocks ModelSpec's,
+    OptimSpec's and TaskMix's: the model types them, saltbench.training keeps their defaults."""
+    from saltbench.training import ModelSpec, OptimSpec, TaskMix, TrainConfig
+
+    def names(cls: type) -> set[str]:
+        return {f.name for f in dataclasses.fields(cls)}
+
+    assert names(config_model.TrainingConfig) == names(TrainConfig) | {"enabled", "name"}
+    assert names(config_model.TrainModelConfig) == names(ModelSpec)
+    assert names(config_model.TrainOptimConfig) == names(OptimSpec)
+    assert names(config_model.TrainTaskConfig) == names(TaskMix) - {"task"}
+
+
+def test_training_block_is_checked_even_when_disabled(default_cfg):
+    """Types and unknown keys of the training block are checked whether or not it is enabled."""
+    default_cfg["training"] = {"enabled": False, "stpes": 10}
+    with pytest.raises(ConfigError, match=r"training: unknown key\(s\) 'stpes'; allowed: .*steps"):
+        validate_config(default_cfg, check_models=False)
+    default_cfg["training"] = {"tasks": {"matmul": {"params": {"output_length": [4]}}}}
+    with pytest.raises(ConfigError, match=r"training\.tasks\.matmul\.params: .*output_length"):
+        validate_config(default_cfg, check_models=False)
+
+
+def test_unknown_intervention_model_is_named(default_cfg, repo_root, monkeypatch):
+    """interventions.models are checked against the registry when the stage is enabled."""
+    monkeypatch.chdir(repo_root)
+    default_cfg["interventions"]["models"] = ["no-such-model"]
+    with pytest.raises(ConfigError, match=r"^interventions\.models: unknown model 'no-such-model'"):
+        validate_config(default_cfg)
+    default_cfg["interventions"]["enabled"] = False
+    validate_config(default_cfg)
+
+
+def test_config_model_imports_nothing_heavy():
+    """The Snakefile imports saltbench.config on every invocation: no jsonschema, polars or torch then."""
+    heavy = "{'jsonschema', 'polars', 'torch', 'numpy'}"
+    code = f"import sys, saltbench.config; print(sorted({heavy} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
+@pytest.mark.workflow
+def test_bad_analysis_value_stops_a_dry_run(tmp_path, copy_workflow, repo_root):
+    """A wrong value in the analysis block stops ``snakemake -n --configfile`` before any job, naming it."""
+    (tmp_path / "workflow").mkdir()
+    workdir = copy_workflow(tmp_path / "workflow")
+    cfg = yaml.safe_load((repo_root / "config" / "test.yaml").read_text())
+    cfg["analysis"] = {"reasoning_level": "model"}
+    configfile = tmp_path / "bad.yaml"
+    configfile.write_text(yaml.safe_dump(cfg))
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "-n", "--configfile", str(configfile)],
+        cwd=workdir, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "analysis.reasoning_level: 'model' is not one of ['task', 'sample']" in out
+    assert "Job stats" not in out and not (workdir / "data").exists()

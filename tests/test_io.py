@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from artifact_samples import SAMPLES
 
-from saltbench.contracts import ARTIFACTS, ContractError
+from saltbench.contracts import ARTIFACTS, Artifact, ContractError
 from saltbench.io import (
     INTEGRITY_KEY,
     PROVENANCE_KEY,
@@ -64,7 +64,7 @@ def test_projected_read_checks_the_columns_it_reads(tmp_path, samples):
 # --- contract errors on write: the named artifact, file and column -----------------------------------------
 
 
-@pytest.mark.parametrize("kind", sorted(set(ARTIFACTS) - {"table"}))
+@pytest.mark.parametrize("kind", sorted(ARTIFACTS))
 def test_a_wrong_column_type_is_refused_on_write(tmp_path, samples, kind):
     """Each stage's output written with one column of the wrong type: the error names file and column."""
     frame = samples[kind]
@@ -130,6 +130,16 @@ def test_a_file_of_another_stage_is_named(tmp_path, samples):
         read_table(path, "generations")
 
 
+def test_a_table_of_the_generic_kind_is_refused_until_its_rule_reruns(tmp_path, samples):
+    """Analysis tables written before each had its own artifact are recorded as the generic kind "table": read
+    as their table's artifact, they are refused with the instruction to rerun the rule that rewrites them."""
+    path = tmp_path / "leaderboard.parquet"
+    write_table(samples["table.leaderboard"], path, {}, Artifact("table", {}, open=True))
+    with pytest.raises(CorruptFileError, match=r"leaderboard\.parquet: holds a 'table' table, expected "
+                       r"'table\.leaderboard'.*rerun the rule that writes it"):  # fmt: skip
+        read_table(path, "table.leaderboard")
+
+
 def test_a_file_without_integrity_record_is_not_trusted(tmp_path, samples):
     path = tmp_path / "foreign.parquet"
     samples["units"].write_parquet(path, metadata={PROVENANCE_KEY: "{}"})
@@ -155,14 +165,14 @@ def test_a_rust_panic_while_reading_is_reported_as_a_corrupt_file(tmp_path, monk
     from polars.exceptions import PanicException
 
     path = tmp_path / "p.parquet"
-    write_table(samples["table"], path, {}, "table")
+    write_table(samples["train_log"], path, {}, "train_log")
 
     def panic(*_args, **_kwargs):
         raise PanicException("range end index 9 out of range for slice of length 3")
 
     monkeypatch.setattr(pl, "read_parquet", panic)
     with pytest.raises(CorruptFileError, match=r"p\.parquet.*out of range"):
-        read_table(path, "table")
+        read_table(path, "train_log")
 
 
 # --- the probe suite ----------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 """Rule findings: results/findings.md from the analysis tables (saltbench.analysis.findings_markdown)."""
 
 from saltbench.analysis import FINDINGS_TABLES, findings_markdown
+from saltbench.contracts import TABLES
 from saltbench.io import read_table
 from saltbench.rule_support import setup_logging
 
@@ -11,7 +12,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     for name in FINDINGS_TABLES:
         paths = snakemake.input.get(name, [])
         for path in [paths] if isinstance(paths, str) else paths:  # interventions: empty when disabled
-            tables[name] = read_table(path, "table")
+            tables[name] = read_table(path, TABLES[name])
     text = findings_markdown(tables)
     with open(snakemake.output[0], "w", encoding="utf-8") as handle:
         handle.write(text)

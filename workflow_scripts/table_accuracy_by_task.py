@@ -2,13 +2,14 @@
 
 from saltbench.analysis import METRICS_SCHEMA, accuracy_by_task, read_tables
 from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
-    write_rule_tables(snakemake, accuracy_by_task(metrics))
+    write_rule_tables(snakemake, accuracy_by_task(metrics), TABLES["accuracy_by_task"])
 
 
 main(snakemake)  # noqa: F821

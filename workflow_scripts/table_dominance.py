@@ -2,6 +2,7 @@
 
 from saltbench.analysis import METRICS_SCHEMA, dominance, dominance_cells, read_tables
 from saltbench.analysis.rule_io import rule_meta, write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.io import write_table
 from saltbench.rule_support import setup_logging
 
@@ -10,9 +11,9 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
     calibration = snakemake.params.calibration
-    write_rule_tables(snakemake, dominance(metrics, calibration=calibration))
+    write_rule_tables(snakemake, dominance(metrics, calibration=calibration), TABLES["dominance"])
     cells = dominance_cells(metrics, calibration=calibration)
-    write_table(cells, snakemake.output.cells, rule_meta(snakemake), "table")
+    write_table(cells, snakemake.output.cells, rule_meta(snakemake), TABLES["dominance_cells"])
 
 
 main(snakemake)  # noqa: F821

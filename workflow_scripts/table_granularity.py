@@ -2,6 +2,7 @@
 
 from saltbench.analysis import METRICS_SCHEMA, granularity_table, read_tables
 from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -9,7 +10,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     p = snakemake.params
     metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
-    write_rule_tables(snakemake, granularity_table(metrics, confidence=p.confidence, flavour=p.flavour))
+    table = granularity_table(metrics, confidence=p.confidence, flavour=p.flavour)
+    write_rule_tables(snakemake, table, TABLES["granularity"])
 
 
 main(snakemake)  # noqa: F821

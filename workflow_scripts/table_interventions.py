@@ -9,6 +9,7 @@ from saltbench.analysis import (
     read_tables,
 )
 from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -19,10 +20,13 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     effects = fit_intervention_effects(
         data, method=p.method, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
     )
-    write_rule_tables(snakemake, effects)
-    write_rule_tables(snakemake, accuracy_by_position(data, n_bins=p.position_bins), prefix="position_")
-    write_rule_tables(snakemake, accuracy_by_corruption(data, n_bins=p.corruption_bins), prefix="corruption_")
-    write_rule_tables(snakemake, accuracy_by_placement(data), prefix="placement_")
+    write_rule_tables(snakemake, effects, TABLES["interventions"])
+    by_position = accuracy_by_position(data, n_bins=p.position_bins)
+    write_rule_tables(snakemake, by_position, TABLES["interventions_by_position"], prefix="position_")
+    by_corruption = accuracy_by_corruption(data, n_bins=p.corruption_bins)
+    write_rule_tables(snakemake, by_corruption, TABLES["interventions_by_corruption"], prefix="corruption_")
+    by_placement = accuracy_by_placement(data)
+    write_rule_tables(snakemake, by_placement, TABLES["interventions_by_placement"], prefix="placement_")
 
 
 main(snakemake)  # noqa: F821

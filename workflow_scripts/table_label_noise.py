@@ -2,7 +2,7 @@
 
 from saltbench.analysis import label_noise_sensitivity
 from saltbench.analysis.rule_io import iter_units, write_rule_tables
-from saltbench.contracts import confidence_column
+from saltbench.contracts import TABLES, confidence_column
 from saltbench.rule_support import setup_logging
 
 
@@ -16,7 +16,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         granularities=p.granularities, epsilons=p.epsilons, n_replicates=p.n_replicates, n_bins=p.n_bins,
         alpha=p.alpha, seed=p.seed,
     )  # fmt: skip
-    write_rule_tables(snakemake, table)
+    write_rule_tables(snakemake, table, TABLES["label_noise"])
 
 
 main(snakemake)  # noqa: F821

@@ -2,6 +2,7 @@
 
 from saltbench.analysis import METRICS_SCHEMA, leaderboard, read_tables
 from saltbench.analysis.rule_io import write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -16,7 +17,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         calibration=p.calibration,
         granularity=p.granularity,
     )
-    write_rule_tables(snakemake, table)
+    write_rule_tables(snakemake, table, TABLES["leaderboard"])
 
 
 main(snakemake)  # noqa: F821

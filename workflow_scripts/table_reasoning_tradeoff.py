@@ -6,6 +6,7 @@ the roster (saltbench.analysis.model_pairs: registry key ``pair_with`` or the ba
 
 from saltbench.analysis import METRICS_SCHEMA, comparisons, model_pairs, read_tables, reasoning_tradeoff
 from saltbench.analysis.rule_io import reasoning_tradeoff_from_unit_files, registry_entries, write_rule_tables
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -23,7 +24,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         table = reasoning_tradeoff_from_unit_files(list(snakemake.input.units), cmps, seed=p.seed, **options)
     if table is None:
         table = reasoning_tradeoff(metrics, cmps if p.level == "task" else [], seed=p.seed, **options)
-    write_rule_tables(snakemake, table, pairs=[p_.__dict__ for p_ in pairs])
+    write_rule_tables(snakemake, table, TABLES["reasoning_tradeoff"], pairs=[p_.__dict__ for p_ in pairs])
 
 
 main(snakemake)  # noqa: F821

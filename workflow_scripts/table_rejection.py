@@ -3,6 +3,7 @@
 from saltbench.analysis import rejection_table
 from saltbench.analysis.rule_io import iter_units, write_rule_tables
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -13,7 +14,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
                *(f"{p.flavour}.{fn}" for fn in CONFIDENCE_FUNCTIONS)]  # fmt: skip
     units = iter_units(list(snakemake.input), columns)
     table = rejection_table(units, flavour=p.flavour, n_points=p.n_points)
-    write_rule_tables(snakemake, table)
+    write_rule_tables(snakemake, table, TABLES["rejection"])
 
 
 main(snakemake)  # noqa: F821

@@ -3,6 +3,7 @@
 from saltbench.analysis import GRANULARITIES, reliability_table
 from saltbench.analysis.rule_io import iter_units, write_rule_tables
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.contracts import TABLES
 from saltbench.rule_support import setup_logging
 
 
@@ -20,7 +21,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         seed=p.seed,
         n_bins=p.n_bins,
     )
-    write_rule_tables(snakemake, table)
+    write_rule_tables(snakemake, table, TABLES["reliability"])
 
 
 main(snakemake)  # noqa: F821

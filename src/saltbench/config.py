@@ -1,20 +1,28 @@
-"""Workflow configuration: JSON-schema validation with readable errors, and defaults.
+"""Workflow configuration: validation with readable errors, resolved values, config files.
 
-The schema (``saltbench/schema/config.schema.json``) is the single source of truth: each field's
-``description`` documents it and its ``default`` fills it in. :func:`validate_config` is called by the
-Snakefile before any job runs; a wrong key or value raises :class:`ConfigError` whose message names
-the offending key path (for example ``datasets.params.dna: unknown parameter 'max_codon'``).
+The configuration model (:mod:`saltbench.config_model`: one dataclass per block, every key's type, bounds,
+default and description) is the single source of truth; the JSON schema
+``saltbench/schema/config.schema.json`` is generated from it (``python -m saltbench.config --write-schema``)
+and committed for editors. The Snakefile calls :func:`resolve_config` before any job runs: a wrong key or
+value raises :class:`ConfigError` whose message names the offending key path (for example
+``datasets.params.dna: unknown parameter 'max_codon'``); :func:`validate_config` returns the same result as
+the plain resolved mapping. See docs/architecture.md §5.
 
-"integer" in the schema means a real integer: ``2.0`` (a float in YAML) and ``true`` are rejected, unlike
-plain Draft 2020-12, which accepts ``2.0`` as an integer. Config files are read by :func:`read_config_file`
-with :class:`StrictYAMLLoader` (duplicate keys are errors; syntax errors name the file and line);
-:func:`check_config_files` re-reads the files Snakemake loaded with its own, lenient YAML loader.
-``python -m saltbench.config FILE...`` checks config files from the command line.
+Validation is in three steps: the schema (unknown keys, types, bounds, names); the model's checks between
+keys (``check_*`` methods of :class:`~saltbench.config_model.WorkflowConfig`); the checks against the outside
+world here (task generators' parameters, the paper data folder, the number of inference jobs, the training
+recipe, the model registry). "integer" in the schema means a real integer: ``2.0`` (a float in YAML) and
+``true`` are rejected, unlike plain Draft 2020-12, which accepts ``2.0`` as an integer.
+
+Config files are read by :func:`read_config_file` with :class:`StrictYAMLLoader` (duplicate keys are errors;
+syntax errors name the file and line); :func:`check_config_files` re-reads the files Snakemake loaded with its
+own, lenient YAML loader. ``python -m saltbench.config FILE...`` checks config files from the command line.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 import re
@@ -23,15 +31,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-import jsonschema
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-MAX_SAMPLES_PER_TASK = 1_000_000
-"""Upper bound of ``datasets.n_samples`` (per task; also the schema's ``maximum``). The paper uses at most
-400 samples per task; a count of 10**12 made building the DAG run out of memory (16 GB)."""
+from saltbench.config_model import (
+    BLOCKS,
+    MAX_SAMPLES_PER_TASK,
+    Block,
+    ConfigError,
+    TrainTaskConfig,
+    WorkflowConfig,
+    build,
+    json_schema,
+)
 
 MAX_INFERENCE_JOBS = 100_000
 """Upper bound of the inference shard jobs of a run: ``ceil(samples / inference.shard_size)`` summed over
@@ -39,26 +53,42 @@ tasks, times models and prompt styles. Building the DAG takes about 20 kB per jo
 shard jobs used 80 MB more than one with 27 jobs), so this bound is a few GB; the paper-scale config
 (``config/paper.yaml``) has about 2,100."""
 
+SCHEMA_FILE = "schema/config.schema.json"
+"""The generated JSON schema, relative to the package (``src/saltbench/``)."""
 
-class ConfigError(ValueError):
-    """The workflow configuration is invalid; the message names the key."""
+B = TypeVar("B", bound=Block)
+
+
+def render_schema() -> str:
+    """The text of the committed schema file: :func:`saltbench.config_model.json_schema` as indented JSON."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(path: str | PathLike[str] | None = None) -> Path:
+    """Write :func:`render_schema` to ``path`` (default: the package's ``schema/config.schema.json``)."""
+    target = Path(path) if path is not None else Path(__file__).with_name("schema") / "config.schema.json"
+    target.write_text(render_schema(), encoding="utf-8")
+    return target
+
+
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("saltbench").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
 
 
 def load_schema() -> dict[str, Any]:
-    """The workflow configuration JSON schema shipped with the package.
+    """The workflow configuration JSON schema shipped with the package (a fresh copy).
 
-    Definitions kept with the code they describe are inserted here: the task slugs
-    (:data:`saltbench.tasks.TASK_SLUGS`, ``$defs/task``) and the ``interventions`` block's schema
-    (:data:`saltbench.interventions.CONFIG_SCHEMA`).
+    It is generated from :mod:`saltbench.config_model` (a test checks that the committed file is current);
+    ``$defs/task`` lists :data:`saltbench.tasks.TASK_SLUGS`.
     """
-    from saltbench.interventions import CONFIG_SCHEMA as INTERVENTIONS_SCHEMA
-    from saltbench.tasks import TASK_SLUGS
+    return copy.deepcopy(_schema(_schema_text()))
 
-    text = resources.files("saltbench").joinpath("schema/config.schema.json").read_text(encoding="utf-8")
-    schema = json.loads(text)
-    schema["$defs"]["task"]["enum"] = list(TASK_SLUGS)
-    schema["$defs"]["interventions"] = INTERVENTIONS_SCHEMA
-    return schema
+
+@functools.cache
+def _schema(text: str) -> dict[str, Any]:
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
 
 
 def _is_strict_integer(checker: Any, instance: Any) -> bool:
@@ -66,19 +96,32 @@ def _is_strict_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-StrictValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
-)
-"""Draft 2020-12 validator whose "integer" rejects floats such as ``2.0`` (and bools); used for the config."""
+@functools.cache
+def _validator(path: str | None = None) -> Any:
+    """Draft 2020-12 validator of the config schema (``path``: of one top-level block) whose "integer"
+    rejects floats such as ``2.0`` (and bools). jsonschema is imported here, not with this module."""
+    import jsonschema
+
+    strict = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+    )
+    schema = _schema(_schema_text())
+    if path is not None:
+        schema = {**schema["properties"][path], "$defs": schema["$defs"]}
+    return strict(schema)
 
 
-def _key_path(error: jsonschema.ValidationError) -> str:
-    parts = [str(p) for p in error.absolute_path]
+def _key_path(error: Any, prefix: tuple[str, ...] = ()) -> str:
+    parts = [*prefix, *(str(p) for p in error.absolute_path)]
     return ".".join(parts) if parts else "<top level>"
 
 
-def _describe(error: jsonschema.ValidationError) -> str:
+def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
+    """One line for a ``jsonschema.ValidationError``: the key path, then what is wrong with its value."""
+    import jsonschema
+
+    where = _key_path(error, prefix)
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         allowed = set(error.schema.get("properties", {}))
         patterns = error.schema.get("patternProperties", {})
@@ -86,93 +129,105 @@ def _describe(error: jsonschema.ValidationError) -> str:
         unknown = [
             k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
         ]
-        where = _key_path(error)
         keys = ", ".join(repr(k) for k in unknown)
         hint = f"; allowed: {', '.join(sorted(allowed))}" if allowed else ""
         return f"{where}: unknown key(s) {keys}{hint}"
     if error.validator in ("oneOf", "anyOf") and error.context:
-        return _describe(jsonschema.exceptions.best_match(error.context))
-    message = f"{_key_path(error)}: {error.message}"
+        return _describe(jsonschema.exceptions.best_match(error.context), prefix)
+    message = f"{where}: {error.message}"
     wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
     if error.validator == "type" and isinstance(error.instance, float) and "integer" in wanted:
         hint = f"write {int(error.instance)}" if error.instance.is_integer() else "a whole number is required"
         message += f" (a float; {hint})"
-    if error.validator == "maximum" and _key_path(error).startswith("datasets.n_samples"):
+    if error.validator == "maximum" and where.startswith("datasets.n_samples"):
         message += " samples per task (a sanity bound; the paper uses at most 400)"
     return message
 
 
-def _fill_defaults(schema: Mapping[str, Any], value: dict[str, Any]) -> None:
-    for key, sub in schema.get("properties", {}).items():
-        if key not in value and "default" in sub:
-            value[key] = copy.deepcopy(sub["default"])
-        if isinstance(value.get(key), dict) and sub.get("type") == "object":
-            _fill_defaults(sub, value[key])
+def _check_schema(data: Any, path: str | None = None) -> None:
+    """Raise :class:`ConfigError` listing (up to five) schema errors of ``data``, each with its key path."""
+    prefix = (path,) if path is not None else ()
+    errors = sorted(_validator(path).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise ConfigError("invalid configuration: " + "; ".join(_describe(e, prefix) for e in errors[:5]))
 
 
-def _check_task_params(config: Mapping[str, Any]) -> None:
-    from saltbench.tasks import get_task
+def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> WorkflowConfig:
+    """Validate ``config`` and return it typed, with every default filled in.
 
-    for slug, kwargs in config.get("datasets", {}).get("params", {}).items():
-        try:
-            get_task(slug).check_params(kwargs)
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(f"datasets.params.{slug}: {exc}") from exc
-
-
-def validate_config(config: Mapping[str, Any], *, check_models: bool = True) -> dict[str, Any]:
-    """Validate ``config`` against the schema and return a copy with defaults filled in.
-
-    Also checks, beyond the schema: generator parameter names against each task's ``generate``
-    signature; the datasets (:func:`_check_datasets`: a sample count for every task, the paper data
-    folder); the number of inference jobs (:func:`_check_job_count`); names that must be computed by an
-    earlier stage (:func:`_check_analysis`); the training and interventions blocks; and
-    (``check_models``) that every model in ``models`` exists in the model registry.
+    Checks, in this order: the schema; each task's generator parameters (``datasets.params``,
+    ``training.tasks.*.params``) against its ``generate`` signature; the datasets (a sample count for every
+    task, the paper data folder); the number of inference jobs (:func:`_check_job_count`); names that must
+    be computed by an earlier stage (:meth:`~saltbench.config_model.WorkflowConfig.check_analysis`); the
+    training recipe (when ``training.enabled``); the interventions grid; and (``check_models``) that every
+    model in ``models`` and, when enabled, ``interventions.models`` exists in the model registry.
 
     Raises:
         ConfigError: the first problem found, naming its key path.
     """
-    schema = load_schema()
-    validator = StrictValidator(schema)
-    errors = sorted(validator.iter_errors(dict(config)), key=lambda e: list(map(str, e.absolute_path)))
-    if errors:
-        raise ConfigError("invalid configuration: " + "; ".join(_describe(e) for e in errors[:5]))
-    filled = copy.deepcopy(dict(config))
-    _fill_defaults(schema, filled)
-    _check_task_params(filled)
-    _check_datasets(filled)
-    _check_job_count(filled)
-    _check_analysis(filled)
-    _check_training(filled)
-    _check_interventions(filled)
-    if check_models and filled.get("models"):
-        _check_models(filled)
-    return filled
+    data = dict(config)
+    _check_schema(data)
+    settings = build(WorkflowConfig, data)
+    _check_task_params(settings)
+    settings.check_datasets()
+    _check_paper_data(settings)
+    _check_job_count(settings)
+    settings.check_analysis()
+    _check_training(settings)
+    settings.interventions.check_grid()
+    if check_models:
+        _check_models(settings)
+    return settings
 
 
-def _check_datasets(config: Mapping[str, Any]) -> None:
-    """Checks the ``datasets`` block beyond the schema.
+def validate_config(config: Mapping[str, Any], *, check_models: bool = True) -> dict[str, Any]:
+    """:func:`resolve_config` as a plain mapping (Snakemake's ``config``): the keys as written, then every
+    defaulted key."""
+    return resolve_config(config, check_models=check_models).to_dict()
 
-    ``source: generated``: ``n_samples`` gives a count for every task in ``tasks`` (a missing count
-    otherwise fails when the DAG is built). ``source: paper``: ``paper_path`` is given, is an existing
-    folder (a relative path is resolved against the current working directory, the workflow root under
-    Snakemake) and holds the reproduction folder of every task in ``tasks``.
+
+def resolve_block(key: str, block: Mapping[str, Any] | None, cls: type[B]) -> B:
+    """One top-level block alone (``key``: ``analysis``, ``interventions``, ...) as ``cls`` (its class in
+    :data:`~saltbench.config_model.BLOCKS`, or a subclass): validated against its part of the schema,
+    defaults filled in (``None``: the block is not given). Checks involving other blocks or the outside world
+    are :func:`resolve_config`'s.
+
+    Raises:
+        ConfigError: naming ``key.<path>``.
     """
+    if not issubclass(cls, BLOCKS[key]):
+        raise TypeError(f"{cls.__name__} is not the class of config block {key!r} ({BLOCKS[key].__name__})")
+    data = dict(block or {})
+    _check_schema(data, key)
+    return build(cls, data)
+
+
+def _check_task_params(settings: WorkflowConfig) -> None:
+    from saltbench.tasks import get_task
+
+    checks = [(f"datasets.params.{slug}", slug, kwargs) for slug, kwargs in settings.datasets.params.items()]
+    for slug, spec in (settings.training.tasks or {}).items():
+        if isinstance(spec, TrainTaskConfig) and spec.params:
+            checks.append((f"training.tasks.{slug}.params", slug, spec.params))
+    for where, slug, kwargs in checks:
+        try:
+            get_task(slug).check_params(dict(kwargs))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+
+
+def _check_paper_data(settings: WorkflowConfig) -> None:
+    """With ``datasets.source: paper``: ``paper_path`` is given, is an existing folder (a relative path is
+    resolved against the current working directory, the workflow root under Snakemake) and holds the
+    reproduction folder of every task in ``tasks``."""
     from saltbench.data import PAPER_FOLDERS
 
-    ds = config["datasets"]
-    tasks = list(config["tasks"])
-    if ds["source"] == "generated":
-        missing = [t for t in tasks if samples_for(config, t) is None]
-        if missing:
-            raise ConfigError(
-                f"datasets.n_samples: a sample count is required for every task with datasets.source "
-                f"'generated'; missing for {', '.join(missing)}"
-            )
+    ds = settings.datasets
+    if ds.source != "paper":
         return
-    if not ds.get("paper_path"):
+    if not ds.paper_path:
         raise ConfigError("datasets.paper_path: required when datasets.source is 'paper'")
-    given = Path(ds["paper_path"])
+    given = Path(ds.paper_path)
     root = given if given.is_absolute() else Path.cwd() / given
     if not root.is_dir():
         what = "is not a folder" if root.exists() else "does not exist"
@@ -180,14 +235,16 @@ def _check_datasets(config: Mapping[str, Any]) -> None:
             f"datasets.paper_path: {str(given)!r} {what} (resolved to {str(root.resolve())!r}; relative "
             f"paths are resolved against the working directory)"
         )
-    missing = [f"{PAPER_FOLDERS[t]} (task {t})" for t in tasks if not (root / PAPER_FOLDERS[t]).is_dir()]
+    missing = [
+        f"{PAPER_FOLDERS[t]} (task {t})" for t in settings.tasks if not (root / PAPER_FOLDERS[t]).is_dir()
+    ]
     if missing:
         raise ConfigError(
             f"datasets.paper_path: {str(given)!r} lacks the reproduction folder(s) {', '.join(missing)}"
         )
 
 
-def _check_job_count(config: Mapping[str, Any]) -> None:
+def _check_job_count(settings: WorkflowConfig) -> None:
     """Checks that the run has at most :data:`MAX_INFERENCE_JOBS` inference shard jobs.
 
     The count is ``ceil(samples / inference.shard_size)`` (at least 1) summed over ``tasks``, times the
@@ -196,87 +253,58 @@ def _check_job_count(config: Mapping[str, Any]) -> None:
     """
     from saltbench.data import PAPER_ROWS
 
-    shard_size = config["inference"]["shard_size"]
+    shard_size = settings.inference.shard_size
     shards = 0
-    for task in config["tasks"]:
-        n = samples_for(config, task)
-        if config["datasets"]["source"] == "paper":
+    for task in settings.tasks:
+        n = settings.datasets.samples_for(task)
+        if settings.datasets.source == "paper":
             n = PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
         shards += max(1, math.ceil((n or 0) / shard_size))
-    models, styles = len(config["models"]), len(config["prompt_styles"])
+    models, styles = len(settings.models), len(settings.prompt_styles)
     jobs = shards * models * styles
     if jobs > MAX_INFERENCE_JOBS:
         raise ConfigError(
             f"datasets.n_samples / inference.shard_size: {jobs:,} inference jobs ({shards:,} shards over "
-            f"{len(config['tasks'])} task(s) x {models} model(s) x {styles} prompt style(s)); at most "
+            f"{len(settings.tasks)} task(s) x {models} model(s) x {styles} prompt style(s)); at most "
             f"{MAX_INFERENCE_JOBS:,} (saltbench.config.MAX_INFERENCE_JOBS): raise inference.shard_size or "
             f"lower datasets.n_samples"
         )
 
 
-def _check_analysis(config: Mapping[str, Any]) -> None:
-    """Checks that the names the analysis uses are computed by the earlier stages.
-
-    The schema restricts each name to its registry (confidence functions, calibration methods, flavours,
-    granularities); here: ``analysis.ece_calibration`` is one of ``metrics.calibration_methods`` (or
-    ``none``, added for probability-valued functions), ``analysis.flavour`` one of ``scoring.flavours``,
-    and ``analysis.granularity`` / ``analysis.reliability_granularity`` are in ``scoring.granularities``.
-    """
-    analysis, metrics, scoring = config["analysis"], config["metrics"], config["scoring"]
-    computed = [*metrics["calibration_methods"], "none"]
-    if analysis["ece_calibration"] not in computed:
-        raise ConfigError(
-            f"analysis.ece_calibration: {analysis['ece_calibration']!r} is not computed by the metrics "
-            f"stage; add it to metrics.calibration_methods (now "
-            f"{', '.join(metrics['calibration_methods']) or 'empty'})"
-        )
-    if analysis["flavour"] not in scoring["flavours"]:
-        raise ConfigError(
-            f"analysis.flavour: {analysis['flavour']!r} is not scored; scoring.flavours is "
-            f"{', '.join(scoring['flavours'])}"
-        )
-    for key in ("granularity", "reliability_granularity"):
-        if analysis[key] not in scoring["granularities"]:
-            raise ConfigError(
-                f"analysis.{key}: {analysis[key]!r} is not scored; scoring.granularities is "
-                f"{', '.join(scoring['granularities'])}"
-            )
-
-
-def _check_interventions(config: Mapping[str, Any]) -> None:
-    from saltbench.interventions import InterventionOptions
-
-    try:
-        InterventionOptions.from_config(config)
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(str(exc)) from exc
-
-
-def _check_training(config: Mapping[str, Any]) -> None:
-    training = config.get("training", {})
-    if not training.get("enabled", False):
+def _check_training(settings: WorkflowConfig) -> None:
+    """With ``training.enabled``: the recipe builds (``saltbench.training.TrainConfig.from_dict``: the rules
+    between keys, e.g. checkpoint steps within ``steps``, ``d_model`` divisible by ``n_heads``). Imports torch
+    (``saltbench.training``)."""
+    if not settings.training.enabled:
         return
     from saltbench.training import TrainConfig
 
     try:
-        TrainConfig.from_dict({k: v for k, v in training.items() if k not in ("enabled", "name")})
+        TrainConfig.from_dict(settings.training.train_config())
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"training: {exc}") from exc
 
 
-def _check_models(config: Mapping[str, Any]) -> None:
+def _check_models(settings: WorkflowConfig) -> None:
+    """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry."""
+    named = [("models", settings.models)]
+    if settings.interventions.enabled:
+        named.append(("interventions.models", settings.interventions.models))
+    if not any(names for _, names in named):
+        return
     from saltbench.inference import load_model_registry
 
-    registry_path = Path(config["model_registry"])
+    registry_path = Path(settings.model_registry)
     if not registry_path.exists():
         raise ConfigError(f"model_registry: file {str(registry_path)!r} does not exist")
     registry = load_model_registry(registry_path)
-    for name in config["models"]:
-        if name not in registry:
-            raise ConfigError(
-                f"models: unknown model {name!r}; the registry {str(registry_path)!r} defines "
-                f"{', '.join(sorted(registry))}"
-            )
+    for key, names in named:
+        for name in names:
+            if name not in registry:
+                raise ConfigError(
+                    f"{key}: unknown model {name!r}; the registry {str(registry_path)!r} defines "
+                    f"{', '.join(sorted(registry))}"
+                )
 
 
 class DuplicateKeyError(yaml.constructor.ConstructorError):
@@ -403,14 +431,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``python -m saltbench.config FILE...``: load and validate each config file, print what is wrong.
 
     Also checks the model names against the registry (run it from the workflow root, like Snakemake).
-    Returns the exit status: 0 if every file is valid, 1 otherwise.
+    ``python -m saltbench.config --write-schema [PATH]`` regenerates the JSON schema from the configuration
+    model (default: the package's ``schema/config.schema.json``). Returns the exit status: 0 if every file
+    is valid, 1 otherwise.
     """
-    paths = list(sys.argv[1:] if argv is None else argv)
-    if not paths:
-        print("usage: python -m saltbench.config CONFIG.yaml [...]", file=sys.stderr)
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["--write-schema"] and len(args) <= 2:
+        print(f"wrote {write_schema(args[1] if len(args) == 2 else None)}")
+        return 0
+    if not args or any(a.startswith("-") for a in args):
+        print("usage: python -m saltbench.config CONFIG.yaml [...] | --write-schema [PATH]", file=sys.stderr)
         return 2
     status = 0
-    for path in paths:
+    for path in args:
         try:
             load_config(path)
         except ConfigError as exc:
@@ -419,6 +452,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             print(f"{path}: valid")
     return status
+
+
+__all__ = [
+    "MAX_INFERENCE_JOBS",
+    "MAX_SAMPLES_PER_TASK",
+    "ConfigError",
+    "DuplicateKeyError",
+    "StrictYAMLLoader",
+    "check_config_files",
+    "load_config",
+    "load_schema",
+    "main",
+    "read_config_file",
+    "render_schema",
+    "resolve_block",
+    "resolve_config",
+    "samples_for",
+    "validate_config",
+    "write_schema",
+]
 
 
 if __name__ == "__main__":

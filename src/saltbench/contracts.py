@@ -13,8 +13,11 @@ Names (each defined once in the package; stages, rules, the config schema and th
 Artifacts (:data:`ARTIFACTS`): each has its required columns with exact dtypes, whether confidence columns
 or other extra columns may follow, and cheap invariants between columns (``is_correct`` is ``status ==
 "correct"``; the generated text is the concatenation of its token texts; per-token lists have one entry
-per generated token). :func:`saltbench.io.write_table` refuses a frame that breaks its artifact's contract
-and :func:`saltbench.io.read_table` refuses a file that does (see ``docs/architecture.md``).
+per generated token). Each analysis table ``results/tables/{name}.parquet`` has its own artifact,
+``table.{name}`` (:data:`TABLES`, by table name): its columns, closed, and invariants such as rates in
+[0, 1], ``ci_low <= ci_high`` and known metric and granularity names. :func:`saltbench.io.write_table`
+refuses a frame that breaks its artifact's contract and :func:`saltbench.io.read_table` refuses a file that
+does, or that holds another artifact (see ``docs/architecture.md``).
 """
 
 from __future__ import annotations
@@ -317,12 +320,266 @@ TRAIN_LOG = Artifact(
 )  # fmt: skip
 """``data/models/{name}/train_log.parquet``: one row per optimizer step (``tokens`` excludes padding)."""
 
-TABLE = Artifact("table", {}, open=True)
-"""``results/tables/{name}.parquet``: an analysis table (its columns are documented with the function that
-builds it in :mod:`saltbench.analysis`)."""
+# --- analysis tables: results/tables/{name}.parquet -------------------------------------------------------
+#
+# One artifact per table, named ``table.{name}``; every table's columns are fixed (none depends on the
+# configuration: the grid a configuration chooses — functions, granularities, noise levels, bins — is in
+# the rows), so every table is closed. Undefined floats are NaN (docs/metrics.md), so each range check
+# lets NaN through; an interval check holds where both bounds are defined.
+
+_TOLERANCE = 1e-9
+"""Slack of the order checks between floats (an interval bound and its estimate, quartiles): rounding."""
+
+
+def _unit_interval(*columns: str) -> tuple[Check, ...]:
+    """Each float column in [0, 1] (or NaN): a rate, a probability, an AUROC."""
+
+    def one(column: str) -> Check:
+        return _check(
+            f"{column} is in [0, 1]",
+            lambda: pl.col(column).is_nan() | pl.col(column).is_between(0.0, 1.0),
+            column,
+        )
+
+    return tuple(one(c) for c in columns)
+
+
+def _at_least(bound: int, *columns: str) -> tuple[Check, ...]:
+    """Each integer column ``>= bound`` (counts: ``bound = 0``)."""
+
+    def one(column: str) -> Check:
+        return _check(f"{column} >= {bound}", lambda: pl.col(column) >= bound, column)
+
+    return tuple(one(c) for c in columns)
+
+
+def _ordered(*columns: str) -> Check:
+    """``columns[0] <= columns[1] <= ...`` (within :data:`_TOLERANCE`) where none of them is NaN."""
+
+    def expr() -> pl.Expr:
+        pairs = [pl.col(a) <= pl.col(b) + _TOLERANCE for a, b in zip(columns, columns[1:])]
+        return pl.any_horizontal([pl.col(c).is_nan() for c in columns]) | pl.all_horizontal(pairs)
+
+    return _check(" <= ".join(columns), expr, *columns)
+
+
+def _known(column: str, names: tuple[str, ...], what: str) -> Check:
+    return _check(f"{column} is a known {what}", lambda: pl.col(column).is_in(names), column)
+
+
+def _interval(name: str, low: str = "ci_low", high: str = "ci_high") -> dict[str, pl.DataType]:
+    """An estimate and its interval bounds (Float64)."""
+    return {name: pl.Float64(), low: pl.Float64(), high: pl.Float64()}
+
+
+def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Artifact:
+    return Artifact(f"table.{name}", columns, checks=checks)
+
+
+_KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
+_KNOWN_METRIC = _known("metric", METRIC_NAMES, "metric")
+_KNOWN_FLAVOUR = _known("flavour", FLAVOURS, "flavour")
+_KNOWN_CONFIDENCE = _known("confidence", CONFIDENCE_NAMES, "confidence function")
+
+_LEADERBOARD_METRICS: tuple[str, ...] = (
+    *(f"precision_{g}" for g in GRANULARITIES), "ece", "auroc_pooled", "auroc_per_response", "aurc",
+)  # fmt: skip
+
+LEADERBOARD_TABLE = _table(
+    "leaderboard",
+    {"model": pl.String(), "style": pl.String(),
+     **{k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()},
+     "n_tasks": pl.Int64()},
+    *_unit_interval(*(c for m in _LEADERBOARD_METRICS for c in (m, f"{m}_ci_low", f"{m}_ci_high"))),
+    *(_ordered(f"{m}_ci_low", m, f"{m}_ci_high") for m in _LEADERBOARD_METRICS),
+    *_at_least(0, "n_tasks"),
+)  # fmt: skip
+"""``leaderboard``: one row per (model, style), each metric the mean over tasks with its combined interval,
+which contains it (:func:`saltbench.analysis.leaderboard`)."""
+
+ACCURACY_BY_TASK_TABLE = _table(
+    "accuracy_by_task",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "granularity": pl.String(),
+     **_interval("value"), "n_units": pl.Int64(), "n_responses": pl.Int64()},
+    _KNOWN_GRANULARITY, *_unit_interval("value"), _ordered("ci_low", "ci_high"),
+    *_at_least(0, "n_units", "n_responses"),
+)  # fmt: skip
+"""``accuracy_by_task``: precision (or recall) per model, style, task and granularity with the metrics
+stage's bootstrap interval (:func:`saltbench.analysis.accuracy_by_task`)."""
+
+DOMINANCE_TABLE = _table(
+    "dominance",
+    {"aspect": pl.String(), "metric": pl.String(), "granularity": pl.String(), "flavour": pl.String(),
+     "confidence": pl.String(), "wins": pl.Float64(), "n_cells": pl.Int64(), "win_share": pl.Float64(),
+     "mean_margin": pl.Float64(), "mean_rank": pl.Float64(), "mean_value": pl.Float64()},
+    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR, _KNOWN_CONFIDENCE,
+    _check("wins >= 0", lambda: pl.col("wins") >= 0, "wins"), *_at_least(0, "n_cells"),
+    *_unit_interval("win_share"),
+    _check("mean_margin >= 0", lambda: pl.col("mean_margin").is_nan() | (pl.col("mean_margin") >= 0),
+           "mean_margin"),
+    _check("mean_rank >= 1", lambda: pl.col("mean_rank").is_nan() | (pl.col("mean_rank") >= 1), "mean_rank"),
+)  # fmt: skip
+"""``dominance``: per aspect × granularity × flavour × confidence function, its wins over the cells
+(:func:`saltbench.analysis.dominance`)."""
+
+DOMINANCE_CELLS_TABLE = _table(
+    "dominance_cells",
+    {"aspect": pl.String(), "metric": pl.String(),
+     **{k: pl.String() for k in ("model", "style", "task", "granularity", "flavour")},
+     "winner": pl.String(), "winners": pl.String(), "n_tied": pl.Int64(), "best_value": pl.Float64(),
+     "runner_up": pl.String(), "runner_up_value": pl.Float64(), "margin": pl.Float64(),
+     "n_functions": pl.Int64()},
+    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR,
+    _known("winner", CONFIDENCE_NAMES, "confidence function"),
+    *_at_least(1, "n_tied"),
+    _check("n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied",
+           "n_functions"),
+    _check("margin >= 0", lambda: pl.col("margin").is_nan() | (pl.col("margin") >= 0), "margin"),
+)  # fmt: skip
+"""``dominance_cells``: the winning confidence function of every aspect × cell, and its margin
+(:func:`saltbench.analysis.dominance_cells`)."""
+
+GRANULARITY_TABLE = _table(
+    "granularity",
+    {"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String(),
+     "mean": pl.Float64(), "median": pl.Float64(), "q25": pl.Float64(), "q75": pl.Float64(),
+     "n_models": pl.Int64()},
+    _KNOWN_GRANULARITY, _KNOWN_METRIC, *_unit_interval("mean", "median", "q25", "q75"),
+    _ordered("q25", "median", "q75"), *_at_least(0, "n_models"),
+)  # fmt: skip
+"""``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models
+(:func:`saltbench.analysis.granularity_table`)."""
+
+REASONING_TRADEOFF_TABLE = _table(
+    "reasoning_tradeoff",
+    {**{k: pl.String() for k in ("kind", "label", "base_model", "model_a", "style_a", "model_b", "style_b",
+                                 "level")},
+     "n_pairs": pl.Int64(), "n_pairs_auroc": pl.Int64(), "precision_a": pl.Float64(),
+     "precision_b": pl.Float64(),
+     **_interval("delta_precision", "delta_precision_ci_low", "delta_precision_ci_high"),
+     "p_precision": pl.Float64(), "auroc_a": pl.Float64(), "auroc_b": pl.Float64(),
+     **_interval("rel_delta_auroc", "rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
+     "p_auroc": pl.Float64(), "status_precision": pl.String(), "status_auroc": pl.String()},
+    *_at_least(0, "n_pairs", "n_pairs_auroc"),
+    *_unit_interval("precision_a", "precision_b", "auroc_a", "auroc_b", "p_precision", "p_auroc"),
+    _ordered("delta_precision_ci_low", "delta_precision_ci_high"),
+    _ordered("rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
+)  # fmt: skip
+"""``reasoning_tradeoff``: one row per paired comparison, task or sample level
+(:func:`saltbench.analysis.reasoning_tradeoff`, :func:`saltbench.analysis.reasoning_tradeoff_units`).
+The intervals are percentile-bootstrap intervals, which need not contain the point estimate."""
+
+LABEL_NOISE_TABLE = _table(
+    "label_noise",
+    {"granularity": pl.String(), "mode": pl.String(), "epsilon": pl.Float64(), "metric": pl.String(),
+     **_interval("value"), "expected": pl.Float64(), "n_cells": pl.Int64(), "n_units": pl.Int64(),
+     "confidence": pl.String(), "flavour": pl.String()},
+    _KNOWN_GRANULARITY, _KNOWN_METRIC, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR,
+    _check("epsilon is in [0, 0.5]", lambda: pl.col("epsilon").is_between(0.0, 0.5), "epsilon"),
+    _ordered("ci_low", "ci_high"), *_at_least(0, "n_cells", "n_units"),
+)  # fmt: skip
+"""``label_noise``: each metric per granularity × noise mode × flipped fraction ``epsilon``, with a
+percentile band over replicates and the analytic expectation
+(:func:`saltbench.analysis.label_noise_sensitivity`)."""
+
+RELIABILITY_TABLE = _table(
+    "reliability",
+    {"granularity": pl.String(), "confidence": pl.String(), "bin": pl.Int64(), "bin_low": pl.Float64(),
+     "bin_high": pl.Float64(), "n": pl.Int64(), "mean_confidence": pl.Float64(), "accuracy": pl.Float64(),
+     "ece": pl.Float64(), "n_units": pl.Int64(), "n_cells": pl.Int64(), "calibration": pl.String(),
+     "flavour": pl.String(), "models": pl.String(), "styles": pl.String(), "tasks": pl.String()},
+    _KNOWN_GRANULARITY, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR, *_at_least(0, "bin", "n", "n_cells"),
+    _check("n <= n_units", lambda: pl.col("n") <= pl.col("n_units"), "n", "n_units"),
+    *_unit_interval("bin_low", "bin_high", "mean_confidence", "accuracy", "ece"),
+    _ordered("bin_low", "bin_high"),
+)  # fmt: skip
+"""``reliability``: one row per granularity × confidence function × calibrated-confidence bin
+(:func:`saltbench.analysis.reliability_table`)."""
+
+REJECTION_TABLE = _table(
+    "rejection",
+    {"granularity": pl.String(), "confidence": pl.String(), "coverage": pl.Float64(),
+     "selective_risk": pl.Float64(), "aurc": pl.Float64(), "n_cells": pl.Int64()},
+    _KNOWN_GRANULARITY, *_unit_interval("coverage", "selective_risk", "aurc"), *_at_least(0, "n_cells"),
+)  # fmt: skip
+"""``rejection``: the risk–coverage curve of each granularity × confidence function (or the ``oracle`` and
+``random`` baselines) on a grid of coverages (:func:`saltbench.analysis.rejection_table`)."""
+
+INTERVENTIONS_TABLE = _table(
+    "interventions",
+    {"model": pl.String(), "task": pl.String(), "term": pl.String(), **_interval("estimate"),
+     "n_rows": pl.Int64(), "n_samples": pl.Int64(), "method": pl.String(), "status": pl.String()},
+    _ordered("ci_low", "ci_high"), *_at_least(0, "n_samples"),
+    _check("n_samples <= n_rows", lambda: pl.col("n_samples") <= pl.col("n_rows"), "n_samples", "n_rows"),
+)  # fmt: skip
+"""``interventions``: the fitted effects, one row per model × task × regression term, with
+cluster-bootstrap intervals (which need not contain the estimate) and a status
+(:func:`saltbench.analysis.fit_intervention_effects`)."""
+
+_NEXT_ATOM_ACCURACY: Mapping[str, pl.DataType] = {
+    "model": pl.String(), "task": pl.String(), "n": pl.Int64(), "n_correct": pl.Int64(),
+    **_interval("accuracy"), "mean_confidence": pl.Float64(), "mean_m_accuracy": pl.Float64(),
+    "mean_tf_logprob": pl.Float64(),
+}  # fmt: skip
+"""Columns shared by the ``interventions_by_*`` tables: next-atom accuracy of a group of interventions with
+its Wilson interval (which contains it)."""
+
+_NEXT_ATOM_ACCURACY_CHECKS: tuple[Check, ...] = (
+    *_at_least(0, "n", "n_correct"),
+    _check("n_correct <= n", lambda: pl.col("n_correct") <= pl.col("n"), "n_correct", "n"),
+    *_unit_interval("accuracy"),
+    _ordered("ci_low", "accuracy", "ci_high"),
+)
+
+_BIN: Mapping[str, pl.DataType] = {
+    "bin": pl.Int64(), "x": pl.Float64(), "bin_low": pl.Float64(), "bin_high": pl.Float64(),
+}  # fmt: skip
+"""Columns of a binned ``interventions_by_*`` table: the bin, the mean of the binned variable in it, its
+bounds."""
+
+_BIN_CHECKS: tuple[Check, ...] = (*_unit_interval("bin_low", "bin_high"), _ordered("bin_low", "bin_high"))
+
+_KNOWN_PLACEMENT = _known("placement", PLACEMENT_LABELS, "placement")
+
+INTERVENTIONS_BY_POSITION_TABLE = _table(
+    "interventions_by_position",
+    {**_NEXT_ATOM_ACCURACY, **_BIN},
+    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, *_at_least(0, "bin"),
+)  # fmt: skip
+"""``interventions_by_position``: clean-prefix next-atom accuracy per model × task × position-fraction bin
+(:func:`saltbench.analysis.accuracy_by_position`)."""
+
+INTERVENTIONS_BY_CORRUPTION_TABLE = _table(
+    "interventions_by_corruption",
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String(), **_BIN},
+    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, _KNOWN_PLACEMENT,
+    _check('bin is -1 exactly where placement is "clean"',
+           lambda: (pl.col("bin") == -1) == (pl.col("placement") == "clean"), "bin", "placement"),
+    *_at_least(-1, "bin"),
+)  # fmt: skip
+"""``interventions_by_corruption``: next-atom accuracy per model × task × placement × corrupted-fraction bin;
+clean prefixes are bin -1 (:func:`saltbench.analysis.accuracy_by_corruption`)."""
+
+INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
+    "interventions_by_placement",
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String()},
+    *_NEXT_ATOM_ACCURACY_CHECKS, _KNOWN_PLACEMENT,
+)  # fmt: skip
+"""``interventions_by_placement``: next-atom accuracy per model × task × placement
+(:func:`saltbench.analysis.accuracy_by_placement`)."""
+
+TABLES: Mapping[str, Artifact] = {
+    a.name.removeprefix("table."): a
+    for a in (LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE, DOMINANCE_CELLS_TABLE,
+              GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE, RELIABILITY_TABLE,
+              REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
+              INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE)
+}  # fmt: skip
+"""The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is
+called ``table.{name}``)."""
 
 ARTIFACTS: Mapping[str, Artifact] = {
-    a.name: a for a in (DATASET, GENERATIONS, UNITS, METRICS, INTERVENTIONS, TRAIN_LOG, TABLE)
+    a.name: a for a in (DATASET, GENERATIONS, UNITS, METRICS, INTERVENTIONS, TRAIN_LOG, *TABLES.values())
 }
 """Every artifact kind, by name (the name is recorded in each file and checked when it is read back)."""
 

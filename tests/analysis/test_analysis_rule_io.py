@@ -16,6 +16,7 @@ from saltbench.analysis.rule_io import (
     registry_entries,
     table_outputs,
 )
+from saltbench.config_model import AnalysisConfig
 from saltbench.io import write_table
 
 
@@ -28,10 +29,15 @@ def fake_report(path, **kwargs):
 
 
 def test_analysis_options_defaults_overrides_and_typos():
-    assert analysis_options({}) == dict(ANALYSIS_DEFAULTS)
+    """Options come from the configuration model: its defaults, the given values, its validation."""
+    assert analysis_options({}) == dict(ANALYSIS_DEFAULTS) == AnalysisConfig().to_dict()
     assert analysis_options({"analysis": {"reasoning_level": "sample"}})["reasoning_level"] == "sample"
-    with pytest.raises(ValueError, match="reasoning_levle"):
+    with pytest.raises(ValueError, match=r"analysis: unknown key\(s\) 'reasoning_levle'"):
         analysis_options({"analysis": {"reasoning_levle": "sample"}})
+    with pytest.raises(ValueError, match=r"analysis\.reasoning_level: 'model' is not one of"):
+        analysis_options({"analysis": {"reasoning_level": "model"}})
+    with pytest.raises(ValueError, match=r"analysis\.position_bins: 2\.0 is not of type 'integer'"):
+        analysis_options({"analysis": {"position_bins": 2.0}})
 
 
 def test_table_and_figure_outputs_wrap_the_report_entry():

@@ -18,6 +18,7 @@ from saltbench.analysis import (
     to_latex,
     write_table_outputs,
 )
+from saltbench.contracts import TABLES
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.metrics import ece
 
@@ -110,17 +111,19 @@ def test_to_latex_escapes_merges_cis_and_marks_nan():
 
 
 def test_write_table_outputs_round_trip(tmp_path):
-    frame = pl.DataFrame({"model": ["a"], "value": [0.5], "ci_low": [0.4], "ci_high": [0.6]})
+    row = {"model": "a", "style": "direct", "task": "dna", "granularity": "atom", "value": 0.5, "ci_low": 0.4,
+           "ci_high": 0.6, "n_units": 10, "n_responses": 2}  # fmt: skip
+    frame = pl.DataFrame([row], schema=TABLES["accuracy_by_task"].columns)
     paths = {k: tmp_path / f"t.{k}" for k in ("parquet", "csv", "tex")}
-    write_table_outputs(frame, paths, {"stage": "analysis", "seed": 1})
-    assert read_table(paths["parquet"], "table").equals(frame)
+    write_table_outputs(frame, paths, {"stage": "analysis", "seed": 1}, TABLES["accuracy_by_task"])
+    assert read_table(paths["parquet"], TABLES["accuracy_by_task"]).equals(frame)
     assert read_provenance(paths["parquet"])["seed"] == 1
     assert pl.read_csv(paths["csv"]).equals(frame)
     assert "0.500 [0.400, 0.600]" in paths["tex"].read_text()
     both = read_tables([paths["parquet"], paths["parquet"]], {"model": pl.String(), "x": pl.Float64()})
     assert both.height == 2 and both["x"].is_null().all()
     with pytest.raises(ValueError, match="paths keys"):
-        write_table_outputs(frame, {"xlsx": tmp_path / "t.xlsx"})
+        write_table_outputs(frame, {"xlsx": tmp_path / "t.xlsx"}, {}, TABLES["accuracy_by_task"])
 
 
 def test_read_tables_empty_list_gives_schema():

@@ -24,6 +24,7 @@ from synthetic_tables import (
 from test_analysis_findings import assert_numbers_come_from_tables
 
 from saltbench.analysis import FINDINGS_TABLES
+from saltbench.contracts import TABLES as TABLE_ARTIFACTS
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.plotting import FIGURES
 
@@ -138,11 +139,13 @@ def test_tables_figures_and_report(tmp_path, level):
     _write_inputs(tmp_path)
     _snakemake(tmp_path, "--cores", "2")
     for name in TABLES:
-        table = read_table(tmp_path / "results" / "tables" / f"{name}.parquet", "table")
+        table = read_table(tmp_path / "results" / "tables" / f"{name}.parquet", TABLE_ARTIFACTS[name])
         assert table.height > 0, name
         assert read_provenance(tmp_path / "results" / "tables" / f"{name}.parquet")["stage"] == "analysis"
         assert (tmp_path / "results" / "tables" / f"{name}.tex").read_text().startswith("\\begin{tabular}")
-    tradeoff = read_table(tmp_path / "results" / "tables" / "reasoning_tradeoff.parquet", "table")
+    tradeoff = read_table(
+        tmp_path / "results" / "tables" / "reasoning_tradeoff.parquet", TABLE_ARTIFACTS["reasoning_tradeoff"]
+    )
     assert set(tradeoff["kind"]) == {"style", "reasoning"} and set(tradeoff["level"]) == {level}
     assert (tradeoff["n_pairs"] > 0).all()
     for name in FIGURES:
@@ -150,7 +153,7 @@ def test_tables_figures_and_report(tmp_path, level):
             assert (tmp_path / "figures" / f"{name}.{ext}").stat().st_size > 2000, (name, ext)
     findings = (tmp_path / "results" / "findings.md").read_text()
     tables = {
-        name: read_table(tmp_path / "results" / "tables" / f"{name}.parquet", "table")
+        name: read_table(tmp_path / "results" / "tables" / f"{name}.parquet", TABLE_ARTIFACTS[name])
         for name in FINDINGS_TABLES
     }
     assert assert_numbers_come_from_tables(findings, tables) > 10

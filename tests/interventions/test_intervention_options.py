@@ -1,4 +1,4 @@
-"""The ``interventions:`` config block, shard selection and merging."""
+"""The ``interventions:`` config block (resolved by the configuration model), shard selection, merging."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import jsonschema
 import polars as pl
 import pytest
 
+from saltbench.config import ConfigError, resolve_config, validate_config
+from saltbench.config_model import InterventionsConfig
 from saltbench.interventions import (
     CONFIG_SCHEMA,
     INTERVENTION_SCHEMA,
@@ -24,54 +26,71 @@ ANALYSIS_COLUMNS = (
 )  # fmt: skip
 
 
-def test_schema_defaults_match_the_dataclass():
+def test_options_take_the_model_defaults():
+    """InterventionOptions states no default of its own: its fields are the configuration model's block,
+    whose defaults are the schema's (only the resolved seed has a value for options made in code)."""
     jsonschema.Draft202012Validator.check_schema(CONFIG_SCHEMA)
     defaults = {k: v["default"] for k, v in CONFIG_SCHEMA["properties"].items()}
     jsonschema.validate(defaults, CONFIG_SCHEMA)
-    built = InterventionOptions.from_config({"seed": 0}).as_dict()
-    for field in dataclasses.fields(InterventionOptions):
-        default = defaults[field.name]
+    assert issubclass(InterventionOptions, InterventionsConfig)
+    assert [f.name for f in dataclasses.fields(InterventionOptions)] == list(defaults)
+    built = InterventionOptions().as_dict()
+    for name, default in defaults.items():
         expected = tuple(default) if isinstance(default, list) else default
-        if field.name == "seed":
-            expected = 0
-        assert built[field.name] == expected, field.name
-        assert field.default == expected or field.name in ("seed",), field.name
+        assert built[name] == (0 if name == "seed" else expected), name
+
+
+def _config(**top):
+    return {"seed": 42, "tasks": ["dna", "logic"], "datasets": {"source": "generated", "n_samples": 2}, **top}
 
 
 def test_from_config_resolves_top_level_keys():
-    config = {
-        "seed": 42,
-        "models": ["smollm2-135m"],
-        "tasks": ["dna", "logic"],
-        "interventions": {"enabled": True, "corruption_counts": [0, 3], "placements": ["local"]},
-    }
+    config = _config(
+        models=["smollm2-135m"],
+        interventions={"enabled": True, "corruption_counts": [0, 3], "placements": ["local"]},
+    )
     options = InterventionOptions.from_config(config)
     assert options.enabled and options.models == ("smollm2-135m",) and options.tasks == ("dna", "logic")
     assert options.seed == 42 and options.corruption_counts == (0, 3) and options.placements == ("local",)
     block = {"models": ["m"], "tasks": ["words"], "seed": 5}
     own = InterventionOptions.from_config({**config, "interventions": block})
     assert (own.models, own.tasks, own.seed) == (("m",), ("words",), 5)
+    settings = resolve_config(config, check_models=False)
+    assert InterventionOptions.from_config(settings) == options  # typed or plain: the same grid
+    with pytest.raises(ConfigError, match=r"interventions\.style: 'chat' is not one of"):
+        InterventionOptions.from_config({**config, "interventions": {"style": "chat"}})
+
+
+def test_as_dict_round_trip():
+    options = InterventionOptions.from_config(_config(interventions={"positions": [2, 3], "seed": 9}))
+    assert InterventionOptions.from_dict(options.as_dict()) == options
+    assert InterventionOptions.from_dict({}) == InterventionOptions()
 
 
 @pytest.mark.parametrize(
     ("block", "message"),
     [
-        ({"placement": ["local"]}, "unknown key"),
-        ({"placements": ["nearby"]}, "placements"),
-        ({"placements": []}, "placements"),
-        ({"positions": [1]}, "positions"),
-        ({"position_fractions": [0.0]}, "position_fractions"),
-        ({"position_fractions": [], "positions": []}, "both empty"),
-        ({"corruption_counts": [-1]}, "corruption_counts"),
-        ({"next_atoms": 0}, "next_atoms"),
-        ({"max_new_tokens": 0}, "max_new_tokens"),
-        ({"boundary": "line"}, "boundary"),
-        ({"style": "chat"}, "style"),
+        ({"placement": ["local"]}, r"interventions: unknown key\(s\) 'placement'"),
+        ({"placements": ["nearby"]}, r"interventions\.placements\.0: 'nearby' is not one of"),
+        ({"placements": []}, r"interventions\.placements: \[\] should be non-empty"),
+        ({"positions": [1]}, r"interventions\.positions\.0: 1 is less than the minimum of 2"),
+        ({"position_fractions": [0.0]}, r"interventions\.position_fractions\.0: 0\.0 is less than or equal"),
+        ({"position_fractions": [], "positions": []}, "positions and position_fractions are both empty"),
+        ({"corruption_counts": [], "corruption_fractions": []}, "corruption_fractions are both empty"),
+        ({"corruption_counts": [-1]}, r"interventions\.corruption_counts\.0: -1 is less than"),
+        ({"next_atoms": 0}, r"interventions\.next_atoms: 0 is less than"),
+        ({"max_new_tokens": 0}, r"interventions\.max_new_tokens: 0 is less than"),
+        ({"boundary": "line"}, r"interventions\.boundary: 'line' is not one of"),
+        ({"style": "chat"}, r"interventions\.style: 'chat' is not one of"),
+        ({"seed": 1.0}, r"interventions\.seed: 1\.0 is not of type 'integer', 'null' \(a float; write 1\)"),
     ],
 )
 def test_bad_values_name_the_key(block, message):
-    with pytest.raises(ValueError, match=message):
-        InterventionOptions.from_config({"seed": 0, "interventions": block})
+    """The block is validated by the configuration model, in a whole config and alone (from_dict)."""
+    with pytest.raises(ConfigError, match=message):
+        validate_config(_config(interventions=block), check_models=False)
+    with pytest.raises(ConfigError, match=message):
+        InterventionOptions.from_dict(block)
 
 
 def test_shards():

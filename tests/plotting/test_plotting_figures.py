@@ -30,7 +30,9 @@ from saltbench.analysis import (
     rejection_table,
     reliability_table,
 )
-from saltbench.plotting import FIGURES, empty_figure, render, save_figure
+from saltbench.contracts import TABLES
+from saltbench.io import CorruptFileError, write_table
+from saltbench.plotting import FIGURE_TABLES, FIGURES, empty_figure, read_figure_input, render, save_figure
 from saltbench.plotting._style import TASK_LABELS
 
 TASKS = ("dna", "matmul")
@@ -219,3 +221,20 @@ def test_reliability_diagram_shows_the_gap_and_what_it_pools(raws):
         row = filled.filter((pl.col("bin_low") < centre) & (pl.col("bin_high") > centre)).row(0, named=True)
         assert y0 == pytest.approx(min(row["accuracy"], row["mean_confidence"]))
         assert y1 == pytest.approx(max(row["accuracy"], row["mean_confidence"]))
+
+
+@pytest.mark.parametrize("name", sorted(FIGURE_TABLES))
+def test_a_figure_reads_its_own_table_and_refuses_another(raws, tmp_path, name):
+    """Each figure reads its table as that table's artifact; given another table's file, the error names the
+    file, the table it holds and the one the figure needs."""
+    table = FIGURE_TABLES[name]
+    path = tmp_path / f"{table}.parquet"
+    frame = BUILDERS[name](raws["single_model"])
+    write_table(frame, path, {}, TABLES[table])
+    assert read_figure_input(name, [path]).equals(frame)
+    other = next(f for f in sorted(FIGURE_TABLES) if FIGURE_TABLES[f] != table)
+    with pytest.raises(
+        CorruptFileError,
+        match=rf"{table}\.parquet: holds a 'table\.{table}' table, expected 'table\.{FIGURE_TABLES[other]}'",
+    ):
+        read_figure_input(other, [path])

@@ -24,39 +24,17 @@ import polars as pl
 
 from saltbench.calibration import CALIBRATION_METHODS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.contracts import LOWER_IS_BETTER
+from saltbench.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE, LOWER_IS_BETTER
 
 from ._common import ASPECT_METRICS, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
 
 CELL_KEYS: tuple[str, ...] = ("model", "style", "task", "granularity", "flavour")
 
-CELLS_SCHEMA: Mapping[str, pl.DataType] = {
-    "aspect": pl.String(),
-    "metric": pl.String(),
-    **{k: pl.String() for k in CELL_KEYS},
-    "winner": pl.String(),
-    "winners": pl.String(),
-    "n_tied": pl.Int64(),
-    "best_value": pl.Float64(),
-    "runner_up": pl.String(),
-    "runner_up_value": pl.Float64(),
-    "margin": pl.Float64(),
-    "n_functions": pl.Int64(),
-}
+CELLS_SCHEMA: Mapping[str, pl.DataType] = DOMINANCE_CELLS_TABLE.columns
+"""Columns of :func:`dominance_cells` (the contract :data:`saltbench.contracts.DOMINANCE_CELLS_TABLE`)."""
 
-SUMMARY_SCHEMA: Mapping[str, pl.DataType] = {
-    "aspect": pl.String(),
-    "metric": pl.String(),
-    "granularity": pl.String(),
-    "flavour": pl.String(),
-    "confidence": pl.String(),
-    "wins": pl.Float64(),
-    "n_cells": pl.Int64(),
-    "win_share": pl.Float64(),
-    "mean_margin": pl.Float64(),
-    "mean_rank": pl.Float64(),
-    "mean_value": pl.Float64(),
-}
+SUMMARY_SCHEMA: Mapping[str, pl.DataType] = DOMINANCE_TABLE.columns
+"""Columns of :func:`dominance` (the contract :data:`saltbench.contracts.DOMINANCE_TABLE`)."""
 
 
 def _function_order(name: str) -> int:

@@ -10,6 +10,8 @@ from typing import Any
 
 import polars as pl
 
+from saltbench.contracts import Artifact, ContractError
+from saltbench.contracts import artifact as artifact_spec
 from saltbench.io import write_table
 
 _LATEX_SPECIAL = {
@@ -90,23 +92,32 @@ def to_latex(frame: pl.DataFrame, *, digits: int = 3, merge_ci: bool = True) -> 
 def write_table_outputs(
     frame: pl.DataFrame,
     paths: Mapping[str, str | os.PathLike[str]],
-    meta: Mapping[str, Any] | None = None,
+    meta: Mapping[str, Any] | None,
+    artifact: str | Artifact,
     *,
     digits: int = 3,
 ) -> None:
-    """Write ``frame`` to each of ``paths`` (keys among :data:`TABLE_FORMATS`).
+    """Write ``frame``, the table of artifact ``artifact`` (:data:`saltbench.contracts.TABLES`), to each of
+    ``paths`` (keys among :data:`TABLE_FORMATS`).
 
-    Parquet goes through :func:`saltbench.io.write_table` (atomic, provenance in the metadata); CSV is
-    written by polars (full precision, NaN as ``NaN``); TeX by :func:`to_latex`.
+    The frame is checked against its artifact before anything is written: a frame that breaks the contract
+    raises :class:`saltbench.contracts.ContractError` naming the file and the column, and no format is
+    written. Parquet goes through :func:`saltbench.io.write_table` (atomic, provenance and the artifact in
+    the metadata); CSV is written by polars (full precision, NaN as ``NaN``); TeX by :func:`to_latex`.
     """
     unknown = set(paths) - set(TABLE_FORMATS)
     if unknown:
         raise ValueError(f"paths keys must be drawn from {TABLE_FORMATS}, got {sorted(unknown)}")
+    spec = artifact_spec(artifact)
+    try:
+        spec.validate(frame, f"{spec.name} frame")
+    except ContractError as exc:
+        raise ContractError(f"{paths.get('parquet', next(iter(paths.values()), ''))}: {exc}") from None
     for kind, path in paths.items():
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "parquet":
-            write_table(frame, target, meta, "table")
+            write_table(frame, target, meta, spec)
         elif kind == "csv":
             frame.write_csv(target)
         else:

@@ -8,21 +8,12 @@ import numpy as np
 import polars as pl
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
-from saltbench.contracts import GRANULARITIES
+from saltbench.contracts import GRANULARITIES, GRANULARITY_TABLE
 
 from ._common import METRICS_SCHEMA, nan_for_null, require_columns
 
-GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = {
-    "task": pl.String(),
-    "style": pl.String(),
-    "granularity": pl.String(),
-    "metric": pl.String(),
-    "mean": pl.Float64(),
-    "median": pl.Float64(),
-    "q25": pl.Float64(),
-    "q75": pl.Float64(),
-    "n_models": pl.Int64(),
-}
+GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = GRANULARITY_TABLE.columns
+"""Columns of :func:`granularity_table` (the contract :data:`saltbench.contracts.GRANULARITY_TABLE`)."""
 
 AUROC_METRICS: tuple[str, ...] = ("auroc_pooled", "auroc_per_response")
 

@@ -26,6 +26,8 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
+from saltbench.contracts import INTERVENTIONS_TABLE
+
 from ._common import INTERVENTIONS_SCHEMA, NAN, nan_for_null, require_columns, wilson_interval
 
 logger = logging.getLogger(__name__)
@@ -37,18 +39,9 @@ TERMS: tuple[str, ...] = (
 """Reported regression terms; placement terms are contrasts against ``distant`` (and clean rows, which have
 ``corrupted_fraction = 0``)."""
 
-EFFECTS_SCHEMA: Mapping[str, pl.DataType] = {
-    "model": pl.String(),
-    "task": pl.String(),
-    "term": pl.String(),
-    "estimate": pl.Float64(),
-    "ci_low": pl.Float64(),
-    "ci_high": pl.Float64(),
-    "n_rows": pl.Int64(),
-    "n_samples": pl.Int64(),
-    "method": pl.String(),
-    "status": pl.String(),
-}
+EFFECTS_SCHEMA: Mapping[str, pl.DataType] = INTERVENTIONS_TABLE.columns
+"""Columns of :func:`fit_intervention_effects` (the contract
+:data:`saltbench.contracts.INTERVENTIONS_TABLE`)."""
 
 MIN_SAMPLES = 10
 """Fewest samples (clusters) a fit is reported for: the cluster bootstrap resamples whole samples, and with

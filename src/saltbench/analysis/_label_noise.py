@@ -40,7 +40,7 @@ import polars as pl
 
 from saltbench.calibration import zscore_sigmoid
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import GRANULARITIES, RESPONSE_STATUSES, confidence_column
+from saltbench.contracts import GRANULARITIES, LABEL_NOISE_TABLE, RESPONSE_STATUSES, confidence_column
 from saltbench.metrics import auroc, auroc_per_response, ece, prr
 
 from ._common import NAN
@@ -49,23 +49,11 @@ NoiseMode = Literal["uniform", "confident"]
 NOISE_MODES: tuple[NoiseMode, ...] = ("uniform", "confident")
 NOISE_METRICS: tuple[str, ...] = ("ece", "auroc_pooled", "auroc_per_response", "prr")
 
-LABEL_NOISE_SCHEMA: Mapping[str, pl.DataType] = {
-    "granularity": pl.String(),
-    "mode": pl.String(),
-    "epsilon": pl.Float64(),
-    "metric": pl.String(),
-    "value": pl.Float64(),
-    "ci_low": pl.Float64(),
-    "ci_high": pl.Float64(),
-    "expected": pl.Float64(),
-    "n_cells": pl.Int64(),
-    "n_units": pl.Int64(),
-    "confidence": pl.String(),
-    "flavour": pl.String(),
-}
-"""Columns of the label-noise table. ``expected``: the analytic value under uniform noise (AUROC and PRR; else
-NaN), computed in every replicate from its noise-free AUROC and share of correct units and averaged exactly
-like ``value`` — so at ε = 0 it equals ``value``."""
+LABEL_NOISE_SCHEMA: Mapping[str, pl.DataType] = LABEL_NOISE_TABLE.columns
+"""Columns of the label-noise table (the contract :data:`saltbench.contracts.LABEL_NOISE_TABLE`).
+``expected``: the analytic value under uniform noise (AUROC and PRR; else NaN), computed in every
+replicate from its noise-free AUROC and share of correct units and averaged exactly like ``value`` — so
+at ε = 0 it equals ``value``."""
 
 
 def expected_auroc(auroc_clean: float, share_correct: float, epsilon: float) -> float:

@@ -35,7 +35,7 @@ import polars as pl
 from scipy import stats
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import RESPONSE_STATUSES
+from saltbench.contracts import REASONING_TRADEOFF_TABLE, RESPONSE_STATUSES
 from saltbench.metrics import ConfidenceInterval, auroc
 
 from ._common import METRICS_SCHEMA, NAN, nan_for_null, require_columns
@@ -46,32 +46,8 @@ logger = logging.getLogger(__name__)
 
 PairedTest = Literal["wilcoxon", "permutation"]
 
-TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = {
-    "kind": pl.String(),
-    "label": pl.String(),
-    "base_model": pl.String(),
-    "model_a": pl.String(),
-    "style_a": pl.String(),
-    "model_b": pl.String(),
-    "style_b": pl.String(),
-    "level": pl.String(),
-    "n_pairs": pl.Int64(),
-    "n_pairs_auroc": pl.Int64(),
-    "precision_a": pl.Float64(),
-    "precision_b": pl.Float64(),
-    "delta_precision": pl.Float64(),
-    "delta_precision_ci_low": pl.Float64(),
-    "delta_precision_ci_high": pl.Float64(),
-    "p_precision": pl.Float64(),
-    "auroc_a": pl.Float64(),
-    "auroc_b": pl.Float64(),
-    "rel_delta_auroc": pl.Float64(),
-    "rel_delta_auroc_ci_low": pl.Float64(),
-    "rel_delta_auroc_ci_high": pl.Float64(),
-    "p_auroc": pl.Float64(),
-    "status_precision": pl.String(),
-    "status_auroc": pl.String(),
-}
+TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = REASONING_TRADEOFF_TABLE.columns
+"""Columns of the trade-off table (the contract :data:`saltbench.contracts.REASONING_TRADEOFF_TABLE`)."""
 
 MIN_PAIRS: Mapping[str, int] = {"task": 6, "sample": 10}
 """Fewest pairs a comparison is reported for, per level. Tasks: a two-sided Wilcoxon signed-rank test on

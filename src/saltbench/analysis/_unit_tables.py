@@ -17,7 +17,7 @@ import polars as pl
 
 from saltbench.calibration import CALIBRATION_METHODS, CalibrationMethod, fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import GRANULARITIES
+from saltbench.contracts import GRANULARITIES, REJECTION_TABLE, RELIABILITY_TABLE
 from saltbench.metrics import rejection_curve
 
 from ._common import NAN, nan_for_null, require_columns, response_units
@@ -26,33 +26,11 @@ logger = logging.getLogger(__name__)
 
 CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
 
-RELIABILITY_SCHEMA: Mapping[str, pl.DataType] = {
-    "granularity": pl.String(),
-    "confidence": pl.String(),
-    "bin": pl.Int64(),
-    "bin_low": pl.Float64(),
-    "bin_high": pl.Float64(),
-    "n": pl.Int64(),
-    "mean_confidence": pl.Float64(),
-    "accuracy": pl.Float64(),
-    "ece": pl.Float64(),
-    "n_units": pl.Int64(),
-    "n_cells": pl.Int64(),
-    "calibration": pl.String(),
-    "flavour": pl.String(),
-    "models": pl.String(),
-    "styles": pl.String(),
-    "tasks": pl.String(),
-}
+RELIABILITY_SCHEMA: Mapping[str, pl.DataType] = RELIABILITY_TABLE.columns
+"""Columns of :func:`reliability_table` (the contract :data:`saltbench.contracts.RELIABILITY_TABLE`)."""
 
-REJECTION_SCHEMA: Mapping[str, pl.DataType] = {
-    "granularity": pl.String(),
-    "confidence": pl.String(),
-    "coverage": pl.Float64(),
-    "selective_risk": pl.Float64(),
-    "aurc": pl.Float64(),
-    "n_cells": pl.Int64(),
-}
+REJECTION_SCHEMA: Mapping[str, pl.DataType] = REJECTION_TABLE.columns
+"""Columns of :func:`rejection_table` (the contract :data:`saltbench.contracts.REJECTION_TABLE`)."""
 
 BASELINES: tuple[str, ...] = ("oracle", "random")
 """Pseudo confidence names of the rejection baselines."""

@@ -9,7 +9,8 @@ from typing import Any
 
 import polars as pl
 
-from saltbench.contracts import confidence_column
+from saltbench.config_model import AnalysisConfig
+from saltbench.contracts import Artifact, confidence_column
 from saltbench.io import config_hash, provenance, read_table, table_columns
 
 from ._export import TABLE_FORMATS, write_table_outputs
@@ -17,25 +18,22 @@ from ._export import TABLE_FORMATS, write_table_outputs
 logger = logging.getLogger(__name__)
 
 
-def _schema_defaults() -> dict[str, Any]:
-    from saltbench.config import load_schema
-
-    block = load_schema()["properties"]["analysis"]["properties"]
-    return {key: spec["default"] for key, spec in block.items()}
-
-
-ANALYSIS_DEFAULTS: Mapping[str, Any] = _schema_defaults()
-"""Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults — read
-from the configuration schema, where each option is described (``saltbench/schema/config.schema.json``)."""
+ANALYSIS_DEFAULTS: Mapping[str, Any] = AnalysisConfig().to_dict()
+"""Options of config ``analysis`` read by rules/analysis.smk and rules/figures.smk, with their defaults: the
+fields of the configuration model's :class:`~saltbench.config_model.AnalysisConfig`, where each option is
+described (docs/architecture.md §5)."""
 
 
 def analysis_options(config: Mapping[str, Any]) -> dict[str, Any]:
-    """:data:`ANALYSIS_DEFAULTS` updated with config ``analysis``; an unknown key raises ``ValueError``."""
-    given = dict(config.get("analysis") or {})
-    unknown = sorted(set(given) - set(ANALYSIS_DEFAULTS))
-    if unknown:
-        raise ValueError(f"config analysis has unknown keys {unknown}; allowed: {sorted(ANALYSIS_DEFAULTS)}")
-    return {**ANALYSIS_DEFAULTS, **given}
+    """Config ``analysis`` resolved by the configuration model (validated, defaults filled in) as plain
+    values; a wrong key or value raises ``ConfigError`` (a ``ValueError``) naming ``analysis.<key>``.
+
+    ``config`` may be unvalidated (only its ``analysis`` block is read), so that the analysis rules also run
+    under a Snakefile that does not validate its config (tests/analysis).
+    """
+    from saltbench.config import resolve_block
+
+    return resolve_block("analysis", config.get("analysis"), AnalysisConfig).to_dict()
 
 
 def table_outputs(
@@ -90,10 +88,20 @@ def rule_meta(snakemake: Any, **fields: Any) -> dict[str, Any]:
     )
 
 
-def write_rule_tables(snakemake: Any, frame: pl.DataFrame, prefix: str = "", **fields: Any) -> None:
-    """Write ``frame`` to the rule's named outputs ``{prefix}parquet/csv/tex`` with provenance."""
+def write_rule_tables(
+    snakemake: Any, frame: pl.DataFrame, artifact: Artifact, prefix: str = "", **fields: Any
+) -> None:
+    """Write ``frame``, the table of ``artifact`` (:data:`saltbench.contracts.TABLES`), to the rule's named
+    outputs ``{prefix}parquet/csv/tex`` with provenance.
+
+    The outputs must be ``results/tables/{name}.*`` of the artifact ``table.{name}``: a table written under
+    another table's name raises ``ValueError``, a frame that breaks the contract ``ContractError``.
+    """
     paths = named_paths(snakemake.output, prefix)
-    write_table_outputs(frame, paths, rule_meta(snakemake, **fields))
+    stems = {os.path.splitext(os.path.basename(p))[0] for p in paths.values()}
+    if {f"table.{stem}" for stem in stems} != {artifact.name}:
+        raise ValueError(f"{', '.join(paths.values())}: not the files of the {artifact.name!r} table")
+    write_table_outputs(frame, paths, rule_meta(snakemake, **fields), artifact)
     logger.info("wrote %d rows to %s", frame.height, ", ".join(paths.values()))
 
 

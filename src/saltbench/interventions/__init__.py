@@ -12,7 +12,8 @@ correct ``a_k``.
 
 Layers (each usable from a notebook):
 
-* :class:`InterventionOptions` — the config block (:data:`CONFIG_SCHEMA`);
+* :class:`InterventionOptions` — the config block resolved (keys and defaults:
+  :class:`saltbench.config_model.InterventionsConfig`; its schema :data:`CONFIG_SCHEMA`);
 * :func:`corruptor_for`, :func:`choose_positions` — corruption rules and placements;
 * :class:`AnswerLayout`, :func:`render_prefix` — the fenced answer, its atom spans, prefix rendering;
 * :func:`plan_sample` — the grid of one sample;

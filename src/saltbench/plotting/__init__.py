@@ -64,6 +64,20 @@ FIGURES: Mapping[str, Callable[..., Figure]] = {
 }
 """Figure name (file stem under ``figures/``) → plotting function."""
 
+FIGURE_TABLES: Mapping[str, str] = {
+    "accuracy_by_task": "accuracy_by_task",
+    "dominance": "dominance",
+    "granularity_auroc": "granularity",
+    "reliability_diagrams": "reliability",
+    "rejection_curves": "rejection",
+    "interventions_propagation": "interventions_by_corruption",
+    "interventions_context_length": "interventions_by_position",
+    "reasoning_tradeoff": "reasoning_tradeoff",
+    "label_noise_sensitivity": "label_noise",
+}
+"""Figure name → the analysis table it is drawn from (a key of :data:`saltbench.contracts.TABLES`); the
+``training_loss`` figure is drawn from the training logs instead."""
+
 
 def render(name: str, table: pl.DataFrame, **kwargs: object) -> Figure:
     """Draw figure ``name`` (a key of :data:`FIGURES`) from its table."""
@@ -74,20 +88,26 @@ def render(name: str, table: pl.DataFrame, **kwargs: object) -> Figure:
 
 def read_figure_input(name: str, paths: Sequence[str | os.PathLike[str]]) -> pl.DataFrame:
     """The frame figure ``name`` is drawn from: the training logs for ``training_loss``, else its one analysis
-    table (``results/tables/{table}.parquet``, verified by :func:`saltbench.io.read_table`)."""
+    table (:data:`FIGURE_TABLES`), read and verified as that table's artifact by
+    :func:`saltbench.io.read_table`: a file of another table raises
+    :class:`~saltbench.io.CorruptFileError` naming the file, the table it holds and the one expected."""
     from saltbench.analysis import read_train_logs
+    from saltbench.contracts import TABLES
     from saltbench.io import read_table
 
     if name == "training_loss":
         return read_train_logs(paths)
+    if name not in FIGURE_TABLES:
+        raise ValueError(f"name must be one of {tuple(FIGURES)}, got {name!r}")
     if len(paths) != 1:
         raise ValueError(f"figure {name!r} is drawn from one table, got {len(paths)} inputs")
-    return read_table(paths[0], "table")
+    return read_table(paths[0], TABLES[FIGURE_TABLES[name]])
 
 
 __all__ = [
     "COLUMN_WIDTH",
     "FIGURES",
+    "FIGURE_TABLES",
     "read_figure_input",
     "PALETTE",
     "PALETTE_NAME",
