@@ -2,6 +2,13 @@
 
 import os
 
+from saltbench.training.recipe import TrainConfig
+
+
+# The recipe resolved (TrainConfig's defaults filled in; torch-free); None when training is off, where the
+# keys may be incomplete and the rule never runs.
+TRAIN_RECIPE = TrainConfig.from_dict(TRAINING_CONFIG) if TRAINING.enabled else None
+
 
 rule train_tiny_models:
     """Train a small Llama from scratch on SALT pairs; save the configured checkpoints and the loss log."""
@@ -19,9 +26,10 @@ rule train_tiny_models:
         f"logs/models/train_{TRAINING_NAME}.log",
     benchmark:
         f"benchmarks/models/train_{TRAINING_NAME}.tsv"
-    # the configured torch thread count fixes the reduction order (determinism); free cores run other jobs.
-    # num_threads null leaves torch's default: ask for 4 (capped at --cores locally).
-    threads: TRAINING_CONFIG.get("num_threads") or 4
+    # the recipe's torch thread count (TrainConfig's default 1 when not written) fixes the reduction order
+    # (determinism); free cores run other jobs. num_threads null leaves torch's default (the job's grant):
+    # ask for 4 (capped at --cores locally).
+    threads: (TRAIN_RECIPE.num_threads if TRAIN_RECIPE else None) or 4
     resources:
         mem_mb=8000,
         runtime=120,

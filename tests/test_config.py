@@ -359,7 +359,7 @@ def test_schema_names_match_the_registries():
 def test_model_vocabularies_match_the_registries():
     """The model's Literal types (kept here so that the model imports nothing heavy) equal the registries."""
     from saltbench.analysis._interventions import FitMethod
-    from saltbench.training.train import DEVICES, PRECISIONS
+    from saltbench.training.recipe import DEVICES, PRECISIONS
 
     cm = config_model
     pairs = [(cm.PromptStyle, STYLES), (cm.Flavour, FLAVOURS), (cm.Granularity, GRANULARITIES),

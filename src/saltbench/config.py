@@ -273,11 +273,11 @@ def _check_job_count(settings: WorkflowConfig) -> None:
 
 def _check_training(settings: WorkflowConfig) -> None:
     """With ``training.enabled``: the recipe builds (``saltbench.training.TrainConfig.from_dict``: the rules
-    between keys, e.g. checkpoint steps within ``steps``, ``d_model`` divisible by ``n_heads``). Imports torch
-    (``saltbench.training``)."""
+    between keys, e.g. checkpoint steps within ``steps``, ``d_model`` divisible by ``n_heads``); the recipe
+    module is torch-free, so this costs a dry run nothing."""
     if not settings.training.enabled:
         return
-    from saltbench.training import TrainConfig
+    from saltbench.training.recipe import TrainConfig
 
     try:
         TrainConfig.from_dict(settings.training.train_config())

@@ -12,7 +12,7 @@ import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from saltbench.tasks import get_task
-from saltbench.training.train import (
+from saltbench.training.trainer import (
     DEFAULT_TRAIN_CONFIG,
     GPU_TRAIN_CONFIG,
     OptimSpec,

@@ -5,51 +5,100 @@ tokenizer (with a chat template that keeps only the prompt's test block), genera
 with seeds disjoint from the evaluation seed, trains a small ``LlamaForCausalLM`` for a fixed number
 of steps and saves named checkpoints that load with ``AutoModelForCausalLM`` / ``AutoTokenizer``.
 ``quick_eval`` scores a checkpoint's greedy answers with atom precision.
+
+The recipe (``TrainConfig`` and its parts, ``DEFAULT_TRAIN_CONFIG``, ``GPU_TRAIN_CONFIG``) comes from the
+torch-free :mod:`saltbench.training.recipe`, so validating a config does not import torch; the names
+whose modules import torch or transformers are loaded on first access.
 """
 
-from saltbench.training.data import (
-    EncodedPairs,
-    TaskMix,
-    assert_disjoint,
-    build_training_pairs,
-    drop_inputs,
-    encode_pairs,
-    length_bucketed_batches,
-    load_eval_inputs,
-    parse_tasks_config,
-    task_alphabet_corpus,
-)
-from saltbench.training.model import ModelSpec, build_model, greedy_generate
-from saltbench.training.tokenizer import (
-    CHAT_TEMPLATE,
-    SPECIAL_TOKENS,
-    build_char_tokenizer,
-    extract_test_block,
-    load_tokenizer,
-    render_prompt,
-)
-from saltbench.training.train import (
+from typing import TYPE_CHECKING
+
+from saltbench._lazy import lazy_getattr
+from saltbench.training.recipe import (
     DEFAULT_TRAIN_CONFIG,
+    DEVICES,
     GPU_TRAIN_CONFIG,
-    CheckpointInfo,
+    PRECISIONS,
+    DeviceName,
+    ModelSpec,
     OptimSpec,
-    QuickEvalResult,
+    Precision,
+    TaskMix,
     TrainConfig,
-    TrainResult,
-    lr_at,
-    quick_eval,
-    train,
+    parse_tasks_config,
 )
+
+# Names whose modules import torch or transformers (data and tokenizer import transformers too).
+_LAZY = {
+    "EncodedPairs": "data",
+    "assert_disjoint": "data",
+    "build_training_pairs": "data",
+    "drop_inputs": "data",
+    "encode_pairs": "data",
+    "length_bucketed_batches": "data",
+    "load_eval_inputs": "data",
+    "task_alphabet_corpus": "data",
+    "build_model": "model",
+    "greedy_generate": "model",
+    "CHAT_TEMPLATE": "tokenizer",
+    "SPECIAL_TOKENS": "tokenizer",
+    "build_char_tokenizer": "tokenizer",
+    "extract_test_block": "tokenizer",
+    "load_tokenizer": "tokenizer",
+    "render_prompt": "tokenizer",
+    "CheckpointInfo": "trainer",
+    "QuickEvalResult": "trainer",
+    "TrainResult": "trainer",
+    "lr_at": "trainer",
+    "quick_eval": "trainer",
+    "train": "trainer",
+}
+
+__getattr__ = lazy_getattr(__name__, _LAZY)
+
+
+if TYPE_CHECKING:
+    from saltbench.training.data import (
+        EncodedPairs,
+        assert_disjoint,
+        build_training_pairs,
+        drop_inputs,
+        encode_pairs,
+        length_bucketed_batches,
+        load_eval_inputs,
+        task_alphabet_corpus,
+    )
+    from saltbench.training.model import build_model, greedy_generate
+    from saltbench.training.tokenizer import (
+        CHAT_TEMPLATE,
+        SPECIAL_TOKENS,
+        build_char_tokenizer,
+        extract_test_block,
+        load_tokenizer,
+        render_prompt,
+    )
+    from saltbench.training.trainer import (
+        CheckpointInfo,
+        QuickEvalResult,
+        TrainResult,
+        lr_at,
+        quick_eval,
+        train,
+    )
 
 __all__ = [
     "CHAT_TEMPLATE",
     "DEFAULT_TRAIN_CONFIG",
+    "DEVICES",
     "GPU_TRAIN_CONFIG",
+    "PRECISIONS",
     "SPECIAL_TOKENS",
     "CheckpointInfo",
+    "DeviceName",
     "EncodedPairs",
     "ModelSpec",
     "OptimSpec",
+    "Precision",
     "QuickEvalResult",
     "TaskMix",
     "TrainConfig",

@@ -10,18 +10,17 @@ so the loss covers both fence lines, the answer and ``</s>`` only (the prompt en
 Seeds: the rows of task ``t`` come from ``generate(n_t, derive_seed("train", seed, t, variant), **params)``.
 Evaluation datasets use the plain config seed, so their generator streams differ; since small input
 spaces can still collide, :func:`build_training_pairs` callers drop every evaluation input and then
-check with :func:`assert_disjoint`.
+check with :func:`assert_disjoint`. The mixture itself (:class:`~saltbench.training.recipe.TaskMix`,
+:func:`~saltbench.training.recipe.parse_tasks_config`) is part of the torch-free recipe module.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -30,69 +29,13 @@ from transformers import PreTrainedTokenizerFast
 
 from saltbench.io import read_table
 from saltbench.seeds import derive_seed
+from saltbench.training.recipe import TaskMix, parse_tasks_config
 from saltbench.training.tokenizer import render_prompts
 
 logger = logging.getLogger(__name__)
 
 IGNORE_INDEX = -100
 """Label value excluded from the loss (the ``transformers`` convention)."""
-
-
-@dataclass(frozen=True)
-class TaskMix:
-    """One task of the training mixture.
-
-    Attributes:
-        task: task slug (``kronecker``, ``words`` ...).
-        weight: share of the mixture: the task contributes ``round(weight * n_per_task)`` rows.
-        params: keyword arguments for the task's ``generate`` (sizes, value ranges ...).
-        variant: Code variant / Words subject to restrict to (``None``: the generator's mix).
-    """
-
-    task: str
-    weight: float = 1.0
-    params: Mapping[str, Any] = field(default_factory=dict)
-    variant: str | None = None
-
-    def __post_init__(self) -> None:
-        w = self.weight
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or not math.isfinite(w) or w < 0:
-            raise ValueError(f"weight of task {self.task!r} must be a finite number >= 0, got {w!r}")
-        object.__setattr__(self, "weight", float(w))
-        object.__setattr__(self, "params", MappingProxyType(dict(self.params)))
-
-
-def parse_tasks_config(tasks_cfg: Mapping[str, Any] | Sequence[TaskMix]) -> tuple[TaskMix, ...]:
-    """``{task: {weight: float, params: {...}, variant: str?}}`` (or TaskMix objects) -> TaskMix tuple.
-
-    A bare number as the value is read as the weight. Keys are task slugs; the order is kept.
-    """
-    if isinstance(tasks_cfg, Sequence) and not isinstance(tasks_cfg, (str, bytes)):
-        mixes = tuple(tasks_cfg)
-        if not all(isinstance(m, TaskMix) for m in mixes):
-            raise ValueError(f"tasks must be a mapping or a sequence of TaskMix, got {tasks_cfg!r}")
-        return mixes
-    if not isinstance(tasks_cfg, Mapping) or not tasks_cfg:
-        raise ValueError(f"tasks must be a non-empty mapping {{task: {{weight, params}}}}, got {tasks_cfg!r}")
-    out: list[TaskMix] = []
-    for slug, spec in tasks_cfg.items():
-        if isinstance(spec, (int, float)) and not isinstance(spec, bool):
-            out.append(TaskMix(task=slug, weight=float(spec)))
-            continue
-        if not isinstance(spec, Mapping):
-            raise ValueError(f"tasks.{slug} must be a mapping with weight/params, got {spec!r}")
-        unknown = sorted(set(spec) - {"weight", "params", "variant"})
-        if unknown:
-            raise ValueError(f"tasks.{slug}: unknown key(s) {unknown}; allowed: params, variant, weight")
-        out.append(
-            TaskMix(
-                task=slug,
-                weight=spec.get("weight", 1.0),
-                params=dict(spec.get("params") or {}),
-                variant=spec.get("variant"),
-            )
-        )
-    return tuple(out)
 
 
 def task_train_seed(seed: int, mix: TaskMix) -> int:

@@ -3,52 +3,18 @@
 The architecture is ``transformers``' ``LlamaForCausalLM`` (RMSNorm, rotary positions, SwiGLU MLP),
 so a trained directory loads with ``AutoModelForCausalLM.from_pretrained`` and runs through any
 generic inference code. Parameter count for vocabulary ``V``, width ``d``, ``L`` layers, MLP ``f``
-(tied embeddings, full multi-head attention): ``V*d + L*(4*d*d + 3*d*f + 2*d) + d``.
+(tied embeddings, full multi-head attention): ``V*d + L*(4*d*d + 3*d*f + 2*d) + d``. The architecture's
+settings, :class:`~saltbench.training.recipe.ModelSpec`, are part of the torch-free recipe module.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-
-@dataclass(frozen=True)
-class ModelSpec:
-    """Architecture of one model of the family.
-
-    Attributes:
-        d_model: hidden size; must be divisible by ``n_heads``.
-        n_layers: decoder layers.
-        n_heads: attention heads (``n_kv_heads`` key/value heads; ``None`` = ``n_heads``).
-        d_ff: SwiGLU intermediate size.
-        tie_embeddings: share the input embedding and the output projection.
-        max_positions: ``max_position_embeddings`` (longest prompt + answer the model is meant for).
-        rope_theta: rotary base.
-    """
-
-    d_model: int = 128
-    n_layers: int = 2
-    n_heads: int = 4
-    d_ff: int = 352
-    n_kv_heads: int | None = None
-    tie_embeddings: bool = True
-    max_positions: int = 1024
-    rope_theta: float = 10000.0
-
-    def __post_init__(self) -> None:
-        for name in ("d_model", "n_layers", "n_heads", "d_ff", "max_positions"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if self.d_model % self.n_heads:
-            raise ValueError(f"d_model={self.d_model} must be divisible by n_heads={self.n_heads}")
-        kv = self.n_kv_heads
-        bad_kv = isinstance(kv, bool) or not isinstance(kv, int) or kv < 1 or self.n_heads % kv
-        if kv is not None and bad_kv:
-            raise ValueError(f"n_kv_heads must be a positive divisor of n_heads={self.n_heads}, got {kv!r}")
+from saltbench.training.recipe import ModelSpec
 
 
 def llama_config(spec: ModelSpec, tokenizer: PreTrainedTokenizerFast) -> LlamaConfig:

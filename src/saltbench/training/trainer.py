@@ -1,7 +1,8 @@
 """Train the tiny model family from scratch on SALT tasks, save checkpoints, evaluate them quickly.
 
-Recipe (:class:`TrainConfig`): character tokenizer with the test-block chat template; a small Llama
-(:class:`~saltbench.training.model.ModelSpec`); AdamW; learning rate
+Recipe (:class:`~saltbench.training.recipe.TrainConfig`, defined with the recommended configs in the
+torch-free :mod:`saltbench.training.recipe` and re-exported here): character tokenizer with the test-block
+chat template; a small Llama (:class:`~saltbench.training.recipe.ModelSpec`); AdamW; learning rate
 
     lr(s) = lr_max * s / warmup                                          for s <= warmup
     lr(s) = lr_max * (r + (1 - r) * (1 + cos(pi * (s - warmup) / (S - warmup))) / 2)   afterwards
@@ -20,17 +21,15 @@ tokens/s) and ``summary.json`` (config, data counts, loss summary, checkpoint sh
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import logging
 import math
 import os
 import time
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -45,162 +44,27 @@ from saltbench.seeds import derive_seed
 from saltbench.training.data import (
     IGNORE_INDEX,
     EncodedPairs,
-    TaskMix,
     assert_disjoint,
     build_training_pairs,
     collate,
     drop_inputs,
     encode_pairs,
     length_bucketed_batches,
-    parse_tasks_config,
     task_alphabet_corpus,
 )
-from saltbench.training.model import ModelSpec, build_model, count_parameters, greedy_generate
+from saltbench.training.model import build_model, count_parameters, greedy_generate
+from saltbench.training.recipe import (
+    DEFAULT_TRAIN_CONFIG,
+    DEVICES,
+    GPU_TRAIN_CONFIG,
+    PRECISIONS,
+    DeviceName,
+    OptimSpec,
+    TrainConfig,
+)
 from saltbench.training.tokenizer import build_char_tokenizer, load_tokenizer, render_prompts
 
 logger = logging.getLogger(__name__)
-
-Precision = Literal["bf16", "fp32"]
-PRECISIONS: tuple[Precision, ...] = ("bf16", "fp32")
-DeviceName = Literal["cpu", "cuda", "auto"]
-DEVICES: tuple[DeviceName, ...] = ("cpu", "cuda", "auto")
-
-DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
-    "seed": 0,
-    "steps": 5500,
-    "n_per_task": 12000,
-    "token_budget": 1024,
-    "checkpoints": {"early": 1500, "mid": 3500, "final": 5500},
-    "precision": "fp32",
-    "device": "cpu",
-    "num_threads": 1,
-    "log_every": 250,
-    "model": {
-        "d_model": 128,
-        "n_layers": 2,
-        "n_heads": 4,
-        "d_ff": 352,
-        "tie_embeddings": True,
-        "max_positions": 512,
-    },
-    "optim": {
-        "lr": 2e-3,
-        "weight_decay": 0.01,
-        "betas": [0.9, 0.95],
-        "warmup_steps": 50,
-        "min_lr_ratio": 0.1,
-        "grad_clip": 1.0,
-    },
-    "tasks": {
-        "matmul": {
-            "weight": 0.25,
-            "params": {
-                "output_lengths": [4],
-                "min_inner_dim": 2,
-                "max_inner_dim": 2,
-                "value_min": 1,
-                "value_max": 5,
-            },
-        },
-        "kronecker": {
-            "weight": 1.5,
-            "params": {"output_lengths": [16], "prefer_2d_probability": 1.0, "value_min": 1, "value_max": 9},
-        },
-        "words": {
-            "weight": 1.5,
-            "params": {
-                "min_words": 12,
-                "max_words": 25,
-                "min_needles": 1,
-                "subjects": ["numbers", "months", "weekdays", "colors"],
-            },
-        },
-    },
-}
-"""Recommended CPU defaults, as plain data for ``config.yaml`` (``TrainConfig.from_dict`` builds them).
-
-Measured on the shared 2-core AVX2 development machine (no bf16 hardware, so ``fp32``; one thread,
-because with other jobs on the cores one thread ran ~5x faster than two): 5,500 steps in 7-8.7
-minutes (alone or with another job on the second core), 0.42M parameters.
-Atom precision on 48 held-out samples (seed 42) at the early / mid / final checkpoints (steps
-1500 / 3500 / 5500):
-
-=======================  ===================  ===================  ===================  ==================
-run                      kronecker            words                matmul               mean
-=======================  ===================  ===================  ===================  ==================
-these defaults, seed 0   0.11 / 0.38 / 0.86   0.06 / 0.54 / 0.64   0.07 / 0.05 / 0.06   0.08 / 0.32 / 0.52
-these defaults, seed 1   0.08 / 0.26 / 0.90   0.15 / 0.50 / 0.60   0.04 / 0.04 / 0.05   0.09 / 0.27 / 0.52
-weights 1.5/1.0/0.5      0.13 / 0.33 / 0.40   0.13 / 0.27 / 0.43   0.07 / 0.06 / 0.05   0.11 / 0.22 / 0.29
-defaults, seed 0, tf 5   0.08 / 0.20 / 0.31   0.05 / 0.49 / 0.53   0.04 / 0.04 / 0.05   0.06 / 0.24 / 0.30
-=======================  ===================  ===================  ===================  ==================
-
-The first three rows were measured with transformers 4.57; the last ("tf 5") with transformers 5.19, which
-the project uses since the vLLM backend: the same seed trains different weights there and learns less
-(the recipe has not been re-tuned for it).
-
-(weights: kronecker / words / matmul.) Matmul stays near chance either way; giving its share of the
-steps to the other two tasks roughly doubles their final precision. Adding DNA complement to the mix
-(4,500 steps) was not learned (final 0.01-0.02) and pulled the other tasks down to 0.02-0.18. With
-4,500 steps and weights 1.5/1.0/0.5 the previous recipe reached 0.32 / 0.41 / 0.12 on 30 samples and only
-ended inside [0.3, 0.97] on two tasks for one of two seeds; the new recipe does for both seeds tried.
-Outcomes vary with the seed, so re-measure after changing the recipe.
-
-Task params are deliberately small (2x2 (x) 2x2 Kronecker and 2x2 products of 2x2 matrices with
-positive one-digit entries, 12-25-word haystacks over four subjects): the evaluation datasets the
-tiny models answer must be generated with the same ``params``; longer prompts exceed what the
-model saw (and ``max_positions``).
-"""
-
-GPU_TRAIN_CONFIG: dict[str, Any] = {
-    **DEFAULT_TRAIN_CONFIG,
-    "steps": 20000,
-    "n_per_task": 40000,
-    "token_budget": 8192,
-    "checkpoints": {"early": 2500, "mid": 7500, "final": 20000},
-    "device": "cuda",
-    "precision": "bf16",
-    "num_threads": None,
-    "model": {
-        "d_model": 256,
-        "n_layers": 4,
-        "n_heads": 8,
-        "d_ff": 704,
-        "tie_embeddings": True,
-        "max_positions": 1024,
-    },
-    "optim": {**DEFAULT_TRAIN_CONFIG["optim"], "lr": 1e-3, "warmup_steps": 200},
-}
-"""A bigger model (d256, 4 layers, ~3.2M parameters) and more steps for one GPU, same tasks.
-
-Not measured here (no GPU in this session); bf16 autocast, and deterministic algorithms only warn
-on CUDA. ``TrainConfig.from_dict(GPU_TRAIN_CONFIG)``.
-"""
-
-
-@dataclass(frozen=True)
-class OptimSpec:
-    """AdamW and schedule settings (see the module docstring for the learning-rate formula)."""
-
-    lr: float = 2e-3
-    weight_decay: float = 0.01
-    betas: tuple[float, float] = (0.9, 0.95)
-    eps: float = 1e-8
-    warmup_steps: int = 50
-    min_lr_ratio: float = 0.1
-    grad_clip: float | None = 1.0
-
-    def __post_init__(self) -> None:
-        if not (isinstance(self.lr, (int, float)) and self.lr > 0):
-            raise ValueError(f"lr must be > 0, got {self.lr!r}")
-        if not 0.0 <= self.min_lr_ratio <= 1.0:
-            raise ValueError(f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio!r}")
-        warmup = self.warmup_steps
-        if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-            raise ValueError(f"warmup_steps must be an integer >= 0, got {self.warmup_steps!r}")
-        betas = tuple(float(b) for b in self.betas)
-        if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
-            raise ValueError(f"betas must be two numbers in [0, 1), got {self.betas!r}")
-        object.__setattr__(self, "betas", betas)
 
 
 def lr_at(step: int, steps: int, optim: OptimSpec) -> float:
@@ -211,102 +75,6 @@ def lr_at(step: int, steps: int, optim: OptimSpec) -> float:
     progress = min((step - optim.warmup_steps) / span, 1.0)
     r = optim.min_lr_ratio
     return optim.lr * (r + (1.0 - r) * 0.5 * (1.0 + math.cos(math.pi * progress)))
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    """Everything that determines a training run (same config + machine ⇒ same weights).
-
-    Attributes:
-        tasks: the training mixture (see :class:`~saltbench.training.data.TaskMix`).
-        steps: optimizer steps (fixed, not a time budget).
-        n_per_task: rows generated per unit of task weight (the pool is cycled in epochs).
-        token_budget: max ``batch_size * padded_length`` per batch.
-        checkpoints: checkpoint name -> step after which it is saved (each in ``1..steps``).
-        model / optim: architecture and optimizer.
-        seed: master seed (initialisation, data order, training data seeds).
-        precision: ``bf16`` autocast or plain ``fp32`` (weights are always stored in float32).
-        device: ``cpu``, ``cuda`` or ``auto`` (cuda when available).
-        num_threads: ``torch.set_num_threads`` during training (``None``: leave as is); part of
-            what fixes the floating-point reduction order, so keep it fixed for reproducibility.
-        log_every: log a progress line every this many steps.
-    """
-
-    tasks: tuple[TaskMix, ...]
-    steps: int = 7200
-    n_per_task: int = 24000
-    token_budget: int = 2048
-    checkpoints: Mapping[str, int] = field(default_factory=lambda: {"final": 7200})
-    model: ModelSpec = field(default_factory=ModelSpec)
-    optim: OptimSpec = field(default_factory=OptimSpec)
-    seed: int = 0
-    precision: Precision = "fp32"
-    device: DeviceName = "cpu"
-    num_threads: int | None = 1
-    log_every: int = 200
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "tasks", parse_tasks_config(self.tasks))
-        for name in ("steps", "n_per_task", "token_budget", "log_every"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not self.checkpoints:
-            raise ValueError("checkpoints must name at least one checkpoint")
-        for name, step in self.checkpoints.items():
-            if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
-                raise ValueError(f"checkpoint name must be a plain directory name, got {name!r}")
-            if isinstance(step, bool) or not isinstance(step, int) or not 1 <= step <= self.steps:
-                raise ValueError(f"checkpoints.{name} must be a step in 1..{self.steps}, got {step!r}")
-        object.__setattr__(self, "checkpoints", MappingProxyType(dict(self.checkpoints)))
-        if self.precision not in PRECISIONS:
-            raise ValueError(f"precision must be one of {PRECISIONS}, got {self.precision!r}")
-        if self.device not in DEVICES:
-            raise ValueError(f"device must be one of {DEVICES}, got {self.device!r}")
-        threads = self.num_threads
-        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            raise ValueError(f"num_threads must be a positive integer or None, got {threads!r}")
-
-    @classmethod
-    def from_dict(cls, cfg: Mapping[str, Any]) -> TrainConfig:
-        """Build from plain data (``DEFAULT_TRAIN_CONFIG`` layout); unknown keys raise ``ValueError``."""
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(cfg) - known)
-        if unknown:
-            raise ValueError(f"unknown training config key(s) {unknown}; known: {sorted(known)}")
-        kwargs = dict(cfg)
-        if "model" in kwargs and isinstance(kwargs["model"], Mapping):
-            kwargs["model"] = ModelSpec(**kwargs["model"])
-        if "optim" in kwargs and isinstance(kwargs["optim"], Mapping):
-            optim: dict[str, Any] = {k: tuple(v) if k == "betas" else v for k, v in kwargs["optim"].items()}
-            kwargs["optim"] = OptimSpec(**optim)
-        if "tasks" not in kwargs:
-            raise ValueError("training config needs 'tasks'")
-        return cls(**kwargs)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-able data; ``from_dict(to_dict())`` gives an equal config."""
-        return {
-            "tasks": {
-                m.task: {
-                    "weight": m.weight,
-                    "params": dict(m.params),
-                    **({"variant": m.variant} if m.variant else {}),
-                }
-                for m in self.tasks
-            },
-            "steps": self.steps,
-            "n_per_task": self.n_per_task,
-            "token_budget": self.token_budget,
-            "checkpoints": dict(self.checkpoints),
-            "model": dataclasses.asdict(self.model),
-            "optim": {**dataclasses.asdict(self.optim), "betas": list(self.optim.betas)},
-            "seed": self.seed,
-            "precision": self.precision,
-            "device": self.device,
-            "num_threads": self.num_threads,
-            "log_every": self.log_every,
-        }
 
 
 @dataclass(frozen=True)
