@@ -38,3 +38,37 @@ def task(slug: str, variant: str | None = None) -> Any:
 def rule(delimiter: str | None, atom_regex: str | None = None) -> SimpleNamespace:
     """A bare task-like object with the given atom rule."""
     return SimpleNamespace(delimiter=delimiter, atom_regex=atom_regex)
+
+
+def naive_alignment(resp, ref, ms=2, mp=1, gp=1):
+    """Textbook Needleman–Wunsch with explicit move records (ties: diagonal > up > left)."""
+    G, R = len(ref), len(resp)
+    S = [[0.0] * (R + 1) for _ in range(G + 1)]
+    move = [[""] * (R + 1) for _ in range(G + 1)]
+    for j in range(1, R + 1):
+        S[0][j], move[0][j] = -gp * j, "left"
+    for i in range(1, G + 1):
+        S[i][0], move[i][0] = -gp * i, "up"
+        for j in range(1, R + 1):
+            hit = resp[j - 1] == ref[i - 1] and resp[j - 1] != "DK"
+            options = [
+                (S[i - 1][j - 1] + (ms if hit else -mp), "diag"),
+                (S[i - 1][j] - gp, "up"),
+                (S[i][j - 1] - gp, "left"),
+            ]
+            best = max(v for v, _ in options)
+            S[i][j], move[i][j] = next((v, m) for v, m in options if v == best)
+    pairs = []
+    i, j = G, R
+    while i or j:
+        m = move[i][j]
+        if m == "diag":
+            i, j = i - 1, j - 1
+            pairs.append((j, i))
+        elif m == "up":
+            i -= 1
+            pairs.append((-1, i))
+        else:
+            j -= 1
+            pairs.append((j, -1))
+    return pairs[::-1], S

@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import polars as pl
 import pytest
-from evaluation_helpers import task
+from evaluation_helpers import naive_alignment, task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,40 +95,6 @@ def test_bad_scores_raise(kwargs, name):
         align_units(["A"], ["A"], DNA, **kwargs)
 
 
-def naive_alignment(resp, ref, ms=2, mp=1, gp=1):
-    """Textbook Needleman–Wunsch with explicit move records (ties: diagonal > up > left)."""
-    G, R = len(ref), len(resp)
-    S = [[0.0] * (R + 1) for _ in range(G + 1)]
-    move = [[""] * (R + 1) for _ in range(G + 1)]
-    for j in range(1, R + 1):
-        S[0][j], move[0][j] = -gp * j, "left"
-    for i in range(1, G + 1):
-        S[i][0], move[i][0] = -gp * i, "up"
-        for j in range(1, R + 1):
-            hit = resp[j - 1] == ref[i - 1] and resp[j - 1] != "DK"
-            options = [
-                (S[i - 1][j - 1] + (ms if hit else -mp), "diag"),
-                (S[i - 1][j] - gp, "up"),
-                (S[i][j - 1] - gp, "left"),
-            ]
-            best = max(v for v, _ in options)
-            S[i][j], move[i][j] = next((v, m) for v, m in options if v == best)
-    pairs = []
-    i, j = G, R
-    while i or j:
-        m = move[i][j]
-        if m == "diag":
-            i, j = i - 1, j - 1
-            pairs.append((j, i))
-        elif m == "up":
-            i -= 1
-            pairs.append((-1, i))
-        else:
-            j -= 1
-            pairs.append((j, -1))
-    return pairs[::-1], S
-
-
 units = st.lists(st.sampled_from(["A", "B", "C", "DK"]), max_size=9)
 
 
@@ -164,8 +130,10 @@ def force_sizes(monkeypatch):
 
     def force(block, chunk, n_resp, packed):
         monkeypatch.setattr(alignment_module, "_block_rows", lambda n_ref, n: block)
-        monkeypatch.setattr(alignment_module, "WORK_BUDGET", 24 * (n_resp + 1) * chunk)
+        monkeypatch.setattr(alignment_module, "WORK_BUDGET", (3 * n_resp + 1) * chunk)
         monkeypatch.setattr(alignment_module, "UNPACKED_CELLS", 0 if packed else 2**20)
+        monkeypatch.setattr(alignment_module, "BATCH_CELLS", 0)  # every problem on its own
+        monkeypatch.setattr(alignment_module, "TINY_CELLS", 0)
 
     return force
 

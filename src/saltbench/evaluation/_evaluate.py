@@ -29,7 +29,12 @@ import numpy as np
 import polars as pl
 
 from saltbench.contracts import GRANULARITIES, STATUSES, UNIT_COLUMNS, Granularity, Status
-from saltbench.evaluation._alignment import check_scores, dynamic_pairs, strict_pairs
+from saltbench.evaluation._alignment import (
+    IndexPairs,
+    check_scores,
+    dynamic_pairs,
+    dynamic_pairs_many,
+)
 from saltbench.evaluation._comparison import (
     ALIGNMENTS,
     METRIC_KEYS,
@@ -37,18 +42,19 @@ from saltbench.evaluation._comparison import (
     Comparison,
     compute_metrics,
     count_internal_missing,
+    frozen_instance,
+    make_comparisons,
     pair_statuses,
 )
-from saltbench.evaluation._extraction import extract_answer
+from saltbench.evaluation._extraction import CleanText, find_answer
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
-    CleanText,
-    Spans,
     TaskLike,
     UnitRule,
     check_granularity,
     decompose_clean,
     is_dk,
+    line_key,
     resolve_task,
 )
 
@@ -82,29 +88,26 @@ class Evaluation:
     metrics: dict[str, float | int | bool] = field(hash=False)
 
 
-@dataclass(frozen=True)
-class _Answer:
-    fenced: str
-    start: int
-    end: int
-    clean: CleanText | None
+Units = tuple[list[str], list[int], list[int], list[str], list[str], list[bool], list[str]]
+"""One response and its reference decomposed at one granularity (docs/evaluation.md §3–4): the response
+units, their span starts and ends in the original response (§3.6), the reference units, the response
+units' comparison keys (§4.1) and DK flags (§4.2), and the reference units' keys."""
 
 
-def _prepare(response: str, keyword_filter: bool, require_fence: bool) -> _Answer:
-    fenced, start, end = extract_answer(response, keyword_filter=keyword_filter, require_fence=require_fence)
-    return _Answer(fenced, start, end, CleanText(fenced, start) if fenced else None)
+def _clean_reference(reference: object) -> str:
+    """The reference's clean text: ``*`` removed, stripped (docs/evaluation.md §3.1)."""
+    return _as_text(reference, "reference").replace("*", "").strip()
 
 
-def _response_units(answer: _Answer, rule: UnitRule, granularity: str) -> tuple[list[str], Spans]:
-    if answer.clean is None or not answer.clean.clean:
-        return [], ([], [])
-    units, clean_spans = decompose_clean(answer.clean.clean, rule, granularity)
-    return units, answer.clean.to_response(clean_spans)
+def _dk_flags(units: Sequence[str], text: str) -> list[bool]:
+    """DK flags (docs/evaluation.md §4.2) of units decomposed from ``text``.
 
-
-def _dk_flags(units: Sequence[str]) -> list[bool]:
-    """DK flags of decomposed units. Only the first and last atoms can keep surrounding whitespace (after
-    bracket trimming); every other unit is stripped, so a set lookup of the case variants suffices."""
+    Every DK marker contains ``k`` or ``K`` (no other character upper-cases to ``K``), so a text without
+    either has no DK unit. Only the first and last atoms can keep surrounding whitespace (after bracket
+    trimming); every other unit is stripped, so a set lookup of the case variants suffices.
+    """
+    if "k" not in text and "K" not in text:
+        return [False] * len(units)
     flags = [u in DK_CASE_VARIANTS for u in units]
     if flags:
         flags[0] = is_dk(units[0])
@@ -112,54 +115,80 @@ def _dk_flags(units: Sequence[str]) -> list[bool]:
     return flags
 
 
-def _keys(units: list[str], rule: UnitRule, granularity: str) -> list[str]:
-    """Comparison keys (``UnitRule.key``) of decomposed units. Only a generation unit can contain a line
-    break (``decompose_clean``), so line breaks are normalised there alone."""
-    if granularity == "generation":
-        return [rule.key(u) for u in units]
-    return [u.replace(" ", "") for u in units] if rule.strip_spaces else units
+def _keys(units: list[str], rule: UnitRule, granularity: str, text: str) -> list[str]:
+    """Comparison keys (``UnitRule.key``) of units decomposed from ``text``. Only a generation unit can
+    contain a line break (``decompose_clean``), so line breaks are normalised there alone, and only when
+    ``text`` has a ``"\\r"``."""
+    keys = [u.replace(" ", "") for u in units] if rule.strip_spaces else units
+    return [line_key(k) for k in keys] if granularity == "generation" and "\r" in text else keys
 
 
-def _align(
-    response_units: list[str],
-    reference_units: list[str],
-    rule: UnitRule,
-    granularity: str,
-    alignment: str,
-    scores: tuple[float, float, float],
-) -> tuple[tuple[list[int], list[int]] | None, list[Status]]:
-    """Statuses of decomposed units and, for dynamic alignment, the index pairs (``-1`` = gap).
+def _units(clean: CleanText | None, reference: str, rule: UnitRule, granularity: str) -> Units:
+    """Decompose an answer (its :class:`CleanText`, ``None`` when there is none) and a clean reference."""
+    if clean is None or not clean.clean:
+        response: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        dk: list[bool] = []
+    else:
+        shift = clean.shift
+        if shift is not None:  # spans in response coordinates directly
+            response, (starts, ends) = decompose_clean(clean.clean, rule, granularity, offset=shift)
+        else:
+            response, clean_spans = decompose_clean(clean.clean, rule, granularity)
+            starts, ends = clean.to_response(clean_spans)
+        dk = _dk_flags(response, clean.clean)
+    ref_units, _ = decompose_clean(reference, rule, granularity, with_spans=False)
+    if not rule.strip_spaces and granularity != "generation":  # the units are their own keys
+        return response, starts, ends, ref_units, response, dk, ref_units
+    return (
+        response,
+        starts,
+        ends,
+        ref_units,
+        _keys(response, rule, granularity, clean.clean if clean is not None else ""),
+        dk,
+        _keys(ref_units, rule, granularity, reference),
+    )
 
-    Strict alignment returns ``None`` for the pairs: they are ``strict_pairs(R, G)``.
-    """
-    resp_keys = _keys(response_units, rule, granularity)
-    ref_keys = _keys(reference_units, rule, granularity)
-    resp_dk = _dk_flags(response_units)
-    if alignment == "dynamic":
-        ridx, gidx = dynamic_pairs(resp_keys, resp_dk, ref_keys, *scores)
-        return (ridx, gidx), pair_statuses(ridx, gidx, resp_keys, resp_dk, ref_keys)
-    n_resp, n_ref = len(response_units), len(reference_units)
-    common = min(n_resp, n_ref)
-    statuses: list[Status] = [
-        "selective" if dk else ("correct" if rk == gk else "incorrect")
-        for dk, rk, gk in zip(resp_dk, resp_keys, ref_keys)
-    ]
-    statuses += ["redundant"] * (n_resp - common) if n_resp > common else ["missing"] * (n_ref - common)
-    return None, statuses
+
+def _strict_statuses(
+    response_keys: list[str], response_dk: list[bool], reference_keys: list[str]
+) -> list[Status]:
+    """Statuses of the positional pairs (docs/evaluation.md §5, §7)."""
+    if any(response_dk):
+        statuses: list[Status] = [
+            "selective" if dk else ("correct" if rk == gk else "incorrect")
+            for dk, rk, gk in zip(response_dk, response_keys, reference_keys)
+        ]
+    else:
+        statuses = ["correct" if rk == gk else "incorrect" for rk, gk in zip(response_keys, reference_keys)]
+    surplus = len(response_keys) - len(reference_keys)
+    if surplus:
+        statuses += ["redundant"] * surplus if surplus > 0 else ["missing"] * -surplus
+    return statuses
 
 
-def _check_modes(alignment: str, scores: tuple[float, float, float]) -> None:
+_DEFAULT_SCORES = (2, 1, 1)
+
+
+def _check_options(granularities: Sequence[str], alignment: str, scores: tuple[float, float, float]) -> None:
+    """Raise for an unknown granularity or alignment, or invalid scores (docs/evaluation.md §6.1)."""
+    for granularity in granularities:
+        check_granularity(granularity)
     if alignment not in ALIGNMENTS:
         raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {alignment!r}")
-    check_scores(*scores)
+    if scores != _DEFAULT_SCORES:
+        check_scores(*scores)
 
 
 def _as_text(value: object, name: str) -> str:
+    """``value`` itself when it is a string, ``""`` for ``None``; a ``TypeError`` otherwise."""
+    if isinstance(value, str):
+        return value
     if value is None:
         return ""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
-    return value
+    raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
 
 
 def evaluate(
@@ -202,43 +231,39 @@ def evaluate(
         >>> [c.status for c in ev.comparisons], ev.metrics["precision"], ev.response_unit_spans
         (['correct', 'incorrect'], 0.5, ((17, 20), (21, 24)))
     """
-    check_granularity(granularity)
     scores = (match_score, mismatch_penalty, gap_penalty)
-    _check_modes(alignment, scores)
+    if granularity not in GRANULARITIES or alignment not in ALIGNMENTS or scores != _DEFAULT_SCORES:
+        _check_options((granularity,), alignment, scores)  # raises unless the scores are valid
     rule = resolve_task(task, variant)
-    response = _as_text(response, "response")
-    reference = _as_text(reference, "reference")
-
-    answer = _prepare(response, keyword_filter, require_fence)
-    resp_units, (starts, ends) = _response_units(answer, rule, granularity)
-    ref_units, _ = decompose_clean(reference.replace("*", "").strip(), rule, granularity, with_spans=False)
-    pairs, statuses = _align(resp_units, ref_units, rule, granularity, alignment, scores)
-    ridx, gidx = pairs if pairs is not None else strict_pairs(len(resp_units), len(ref_units))
-    comparisons = tuple(
-        Comparison(
-            index=k,
-            response_unit=resp_units[ri] if ri >= 0 else None,
-            reference_unit=ref_units[gi] if gi >= 0 else None,
-            is_correct=status == "correct",
-            status=status,
-            response_index=ri if ri >= 0 else None,
-            reference_index=gi if gi >= 0 else None,
-        )
-        for k, (ri, gi, status) in enumerate(zip(ridx, gidx, statuses))
+    fenced, start, end, clean = find_answer(_as_text(response, "response"), keyword_filter, require_fence)
+    resp, starts, ends, ref, resp_keys, resp_dk, ref_keys = _units(
+        clean, _clean_reference(reference), rule, granularity
     )
-    internal = count_internal_missing(statuses, ridx) if alignment == "dynamic" else 0
-    return Evaluation(
-        granularity=granularity,
-        alignment=alignment,
-        fenced_response=answer.fenced,
-        fence_start=answer.start,
-        fence_end=answer.end,
-        clean_response=answer.clean.clean if answer.clean is not None else "",
-        response_units=tuple(resp_units),
-        reference_units=tuple(ref_units),
-        response_unit_spans=tuple(zip(starts, ends)),
-        comparisons=comparisons,
-        metrics=compute_metrics(statuses, len(resp_units), len(ref_units), internal, alignment == "dynamic"),
+    dynamic = alignment == "dynamic"
+    if dynamic:
+        ridx, gidx = dynamic_pairs(resp_keys, resp_dk, ref_keys, *scores)
+        pairs: IndexPairs | None = (ridx, gidx)
+        statuses = pair_statuses(ridx, gidx, resp_keys, resp_dk, ref_keys)
+        internal = count_internal_missing(statuses, ridx)
+    else:
+        pairs = None  # positional
+        statuses = _strict_statuses(resp_keys, resp_dk, ref_keys)
+        internal = 0
+    return frozen_instance(
+        Evaluation,
+        {
+            "granularity": granularity,
+            "alignment": alignment,
+            "fenced_response": fenced,
+            "fence_start": start,
+            "fence_end": end,
+            "clean_response": clean.clean if clean is not None else "",
+            "response_units": tuple(resp),
+            "reference_units": tuple(ref),
+            "response_unit_spans": tuple(zip(starts, ends)),
+            "comparisons": make_comparisons(resp, ref, statuses, pairs),
+            "metrics": compute_metrics(statuses, len(resp), len(ref), internal, dynamic),
+        },
     )
 
 
@@ -326,14 +351,14 @@ def evaluate_many(
     text, exactly as ``evaluate`` does (so ``"\\ud800"`` and ``"\\udc00"`` stay different units).
 
     The extraction and clean-offset map are computed once per response and shared by all granularities;
-    the work is linear in the number of units (dynamic alignment: O(R·G) time per response in numpy rows,
-    memory as in :mod:`saltbench.evaluation._alignment`: 2 bits per cell, checkpointed beyond 64 MiB).
+    the work is linear in the number of units. Dynamic alignment (O(R·G) time per response) runs once per
+    granularity for all responses (:func:`saltbench.evaluation._alignment.dynamic_pairs_many`): tiny tables
+    memoised by their pattern of matches, the others filled by a compiled kernel in batches, large ones on
+    their own with the memory bounds of :mod:`saltbench.evaluation._alignment`.
     """
     grans: tuple[str, ...] = (granularities,) if isinstance(granularities, str) else tuple(granularities)
-    for g in grans:
-        check_granularity(g)
     scores = (match_score, mismatch_penalty, gap_penalty)
-    _check_modes(alignment, scores)
+    _check_options(grans, alignment, scores)
     rule = resolve_task(task, variant)
     responses = list(responses)
     references = list(references)
@@ -341,79 +366,135 @@ def evaluate_many(
         raise ValueError(
             f"responses and references must have the same length, got {len(responses)} and {len(references)}"
         )
+    codes = [GRANULARITIES.index(g) for g in grans]
+    columns = _Columns()
+    for first in range(0, len(responses), CHUNK):  # a chunk's units are held until its rows are written
+        cleans = [
+            find_answer(_as_text(r, "response"), keyword_filter, require_fence)[3]
+            for r in responses[first : first + CHUNK]
+        ]
+        ref_cleans = [_clean_reference(r) for r in references[first : first + CHUNK]]
+        by_granularity = [
+            _granularity_blocks(cleans, ref_cleans, rule, g, alignment == "dynamic", scores) for g in grans
+        ]
+        for sample, (clean, ref_clean) in enumerate(zip(cleans, ref_cleans), start=first):
+            resp_surrogates = clean is not None and _has_surrogate(clean.clean)
+            ref_surrogates = _has_surrogate(ref_clean)
+            for code, blocks in zip(codes, by_granularity):
+                units, pairs, statuses = blocks[sample - first]
+                if statuses:
+                    columns.add(sample, code, units, pairs, statuses, resp_surrogates, ref_surrogates)
+    return columns.frame()
 
-    counts: list[int] = []  # comparisons per (sample, granularity) block
-    block_sample: list[int] = []
-    block_gran: list[int] = []
-    statuses: list[str] = []
-    resp_col: list[str | None] = []
-    ref_col: list[str | None] = []
-    starts: list[int | None] = []
-    ends: list[int | None] = []
-    gran_code = {g: GRANULARITIES.index(g) for g in grans}
 
-    for sample, (response, reference) in enumerate(zip(responses, references)):
-        response_text = _as_text(response, "response")
-        answer = _prepare(response_text, keyword_filter, require_fence)
-        ref_clean = _as_text(reference, "reference").replace("*", "").strip()
-        resp_surrogates = _SURROGATE.search(response_text) is not None
-        ref_surrogates = _SURROGATE.search(ref_clean) is not None
-        for g in grans:
-            resp_units, (span_starts, span_ends) = _response_units(answer, rule, g)
-            ref_units, _ = decompose_clean(ref_clean, rule, g, with_spans=False)
-            pairs, block_status = _align(resp_units, ref_units, rule, g, alignment, scores)
-            n = len(block_status)
-            if n == 0:
-                continue
-            if resp_surrogates:  # statuses above use the original text; the frame stores valid UTF-8
-                resp_units = _storable(resp_units)
-            if ref_surrogates:
-                ref_units = _storable(ref_units)
-            counts.append(n)
-            block_sample.append(sample)
-            block_gran.append(gran_code[g])
-            statuses.extend(block_status)
-            n_resp, n_ref = len(resp_units), len(ref_units)
-            if pairs is None:
-                pad_resp = [None] * (n - n_resp)
-                resp_col.extend(resp_units)
-                resp_col.extend(pad_resp)
-                ref_col.extend(ref_units)
-                ref_col.extend([None] * (n - n_ref))
-                starts.extend(span_starts)
-                starts.extend(pad_resp)
-                ends.extend(span_ends)
-                ends.extend(pad_resp)
-            else:
-                ridx, gidx = pairs
-                resp_col.extend([resp_units[i] if i >= 0 else None for i in ridx])
-                ref_col.extend([ref_units[i] if i >= 0 else None for i in gidx])
-                starts.extend([span_starts[i] if i >= 0 else None for i in ridx])
-                ends.extend([span_ends[i] if i >= 0 else None for i in ridx])
+CHUNK = 256
+"""Responses decomposed and aligned together by ``evaluate_many`` (one batch of dynamic alignment per
+granularity); their units are held only until the chunk's rows are written."""
 
-    count_arr = np.asarray(counts, dtype=np.int64)
-    total = int(count_arr.sum())
-    block_offsets = np.cumsum(count_arr) - count_arr
-    status_series = pl.Series("status", statuses, dtype=pl.Enum(STATUSES))
-    frame = pl.DataFrame(
-        {
-            "sample_idx": np.repeat(np.asarray(block_sample, dtype=np.int64), count_arr),
-            "granularity": pl.Series(np.repeat(np.asarray(block_gran, dtype=np.uint32), count_arr)),
-            "unit_index": (np.arange(total, dtype=np.int64) - np.repeat(block_offsets, count_arr)).astype(
-                np.int32
-            ),
-            "status": status_series,
-            "response_unit": pl.Series(resp_col, dtype=pl.String),
-            "reference_unit": pl.Series(ref_col, dtype=pl.String),
-            "is_correct": status_series == "correct",
-            "span_start": pl.Series(starts, dtype=pl.Int64),
-            "span_end": pl.Series(ends, dtype=pl.Int64),
-        }
-    )
-    gran_names = pl.Series(GRANULARITIES, dtype=pl.Enum(GRANULARITIES))
-    return frame.with_columns(granularity=gran_names.gather(frame["granularity"])).select(
-        [pl.col(c).cast(t) for c, t in UNITS_SCHEMA.items()]
-    )
+
+_Block = tuple[Units, IndexPairs | None, list[Status]]
+"""One (sample, granularity): its units, the dynamic index pairs (``None``: strict), the statuses."""
+
+
+def _granularity_blocks(
+    cleans: list[CleanText | None],
+    ref_cleans: list[str],
+    rule: UnitRule,
+    granularity: str,
+    dynamic: bool,
+    scores: tuple[float, float, float],
+) -> list[_Block]:
+    """Every sample's block at one granularity; dynamic alignment runs once for all samples
+    (:func:`dynamic_pairs_many`: memoised tiny tables, batched compiled row filling)."""
+    units = [_units(clean, ref, rule, granularity) for clean, ref in zip(cleans, ref_cleans)]
+    if not dynamic:
+        return [(u, None, _strict_statuses(u[4], u[5], u[6])) for u in units]
+    pairs = dynamic_pairs_many(((u[4], u[5], u[6]) for u in units), *scores)
+    return [(u, p, pair_statuses(*p, u[4], u[5], u[6])) for u, p in zip(units, pairs)]
+
+
+def _has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a surrogate code point (an ASCII text cannot)."""
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
+class _Columns:
+    """The columns of the ``evaluate_many`` frame, block by block."""
+
+    def __init__(self) -> None:
+        self.counts: list[int] = []  # comparisons per (sample, granularity) block
+        self.block_sample: list[int] = []
+        self.block_gran: list[int] = []
+        self.statuses: list[str] = []
+        self.resp: list[str | None] = []
+        self.ref: list[str | None] = []
+        self.starts: list[int | None] = []
+        self.ends: list[int | None] = []
+
+    def add(
+        self,
+        sample: int,
+        granularity_code: int,
+        units: Units,
+        pairs: IndexPairs | None,
+        statuses: list[Status],
+        resp_surrogates: bool,
+        ref_surrogates: bool,
+    ) -> None:
+        """Append one block's rows: strict pairs are positional (``pairs is None``), dynamic ones indexed."""
+        resp_units, starts, ends, ref_units = units[:4]
+        n = len(statuses)
+        self.counts.append(n)
+        self.block_sample.append(sample)
+        self.block_gran.append(granularity_code)
+        self.statuses.extend(statuses)
+        # statuses above use the original text; the frame stores valid UTF-8
+        if resp_surrogates:
+            resp_units = _storable(resp_units)
+        if ref_surrogates:
+            ref_units = _storable(ref_units)
+        if pairs is None:
+            pad_resp = [None] * (n - len(resp_units))
+            self.resp.extend(resp_units)
+            self.resp.extend(pad_resp)
+            self.ref.extend(ref_units)
+            self.ref.extend([None] * (n - len(ref_units)))
+            self.starts.extend(starts)
+            self.starts.extend(pad_resp)
+            self.ends.extend(ends)
+            self.ends.extend(pad_resp)
+        else:
+            ridx, gidx = pairs
+            self.resp.extend([resp_units[i] if i >= 0 else None for i in ridx])
+            self.ref.extend([ref_units[i] if i >= 0 else None for i in gidx])
+            self.starts.extend([starts[i] if i >= 0 else None for i in ridx])
+            self.ends.extend([ends[i] if i >= 0 else None for i in ridx])
+
+    def frame(self) -> pl.DataFrame:
+        """The frame of :data:`UNITS_SCHEMA`, rows in the order the blocks were added."""
+        count_arr = np.asarray(self.counts, dtype=np.int64)
+        total = int(count_arr.sum())
+        block_offsets = np.cumsum(count_arr) - count_arr
+        status_series = pl.Series("status", self.statuses, dtype=pl.Enum(STATUSES))
+        frame = pl.DataFrame(
+            {
+                "sample_idx": np.repeat(np.asarray(self.block_sample, dtype=np.int64), count_arr),
+                "granularity": pl.Series(np.repeat(np.asarray(self.block_gran, dtype=np.uint32), count_arr)),
+                "unit_index": (np.arange(total, dtype=np.int64) - np.repeat(block_offsets, count_arr)).astype(
+                    np.int32
+                ),
+                "status": status_series,
+                "response_unit": pl.Series(self.resp, dtype=pl.String),
+                "reference_unit": pl.Series(self.ref, dtype=pl.String),
+                "is_correct": status_series == "correct",
+                "span_start": pl.Series(self.starts, dtype=pl.Int64),
+                "span_end": pl.Series(self.ends, dtype=pl.Int64),
+            }
+        )
+        gran_names = pl.Series(GRANULARITIES, dtype=pl.Enum(GRANULARITIES))
+        return frame.with_columns(granularity=gran_names.gather(frame["granularity"])).select(
+            [pl.col(c).cast(t) for c, t in UNITS_SCHEMA.items()]
+        )
 
 
 def summarize_units(units: pl.DataFrame, *, dynamic_alignment: bool = False) -> pl.DataFrame:

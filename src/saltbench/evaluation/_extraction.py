@@ -1,12 +1,18 @@
-"""Fenced-answer extraction (docs/evaluation.md §2) and the bad-keyword filter.
+"""Fenced-answer extraction (docs/evaluation.md §2), the bad-keyword filter, and the clean answer with its
+map back to response offsets (§3.1, §3.6).
 
 A *fence token* is a maximal run of four or more ``*`` characters anywhere in the text (it does not need a
 line of its own: ``x ********TCT******** y`` is fenced). Fence tokens are paired by position,
 (F0, F1), (F2, F3), ..., and the pairs are tried from the last to the first; see :func:`extract_answer`.
+
+Everything here runs once per response, so nothing is set up per call: the fence pattern and the reduced
+keyword lists are built at import.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 
 BAD_KEYWORDS: tuple[str, ...] = (
@@ -41,16 +47,45 @@ This is a bare substring test, so words such as ``weekend`` or ``lavender`` (``e
 region (docs/compatibility.md §1.2; switch the filter off with ``keyword_filter=False``).
 """
 
-_KEYWORD_RE = re.compile("|".join(re.escape(k) for k in sorted(BAD_KEYWORDS, key=len, reverse=True)))
-_FENCE_RE = re.compile(r"\*{4,}")  # leftmost-greedy matching yields exactly the maximal runs of >= 4 '*'
+_MINIMAL_KEYWORDS: tuple[str, ...] = tuple(
+    k for k in BAD_KEYWORDS if not any(other != k and other in k for other in BAD_KEYWORDS)
+)
+"""The keywords that contain no other keyword (``answer`` stands for ``the answer is``, ``answer:``, ...):
+a text contains some keyword exactly when it contains one of these."""
+
+
+def _has_guard_letter(text: str) -> bool:
+    """Whether ``text.lower()`` contains ``n``, ``h`` or ``u``, i.e. ``text`` contains one of ``nNhHuU`` (no
+    other character lower-cases to a string containing them).
+
+    Every keyword of :data:`_MINIMAL_KEYWORDS` contains one of these letters (any that did not would be
+    scanned always), and answers made of digits, punctuation or the DNA bases contain none of them, so
+    such answers pass the keyword filter after six single-character scans, without lower-casing.
+    """
+    return "n" in text or "h" in text or "u" in text or "N" in text or "H" in text or "U" in text
+
+
+_UNGUARDED = tuple(k for k in _MINIMAL_KEYWORDS if not _has_guard_letter(k))  # none at present
+
+# The maximal runs of >= 4 '*' (leftmost-greedy), written with a literal prefix that `re` searches for.
+_FENCE_RE = re.compile(r"\*\*\*\*+")
+_NON_STAR = re.compile(r"[^*]+")
+_STARS_AND_SPACE = "*" + "".join(chr(c) for c in range(0x3001) if chr(c).isspace())  # str.isspace: < U+3001
 
 NO_ANSWER: tuple[str, int, int] = ("", -1, -1)
 """What :func:`extract_answer` returns when no answer region qualifies."""
 
 
 def passes_keyword_filter(text: str) -> bool:
-    """True when ``text.lower()`` contains none of :data:`BAD_KEYWORDS`."""
-    return _KEYWORD_RE.search(text.lower()) is None
+    """True when ``text.lower()`` contains none of :data:`BAD_KEYWORDS` (docs/evaluation.md §2.3).
+
+    Only the keywords that contain no other keyword are scanned, and those with a guard letter
+    (:func:`_has_guard_letter`) only when the text contains one.
+    """
+    if _has_guard_letter(text):
+        low = text.lower()
+        return not any(k in low for k in _MINIMAL_KEYWORDS)
+    return not (_UNGUARDED and any(k in text.lower() for k in _UNGUARDED))
 
 
 def strip_fence_markers(text: str) -> str:
@@ -58,11 +93,118 @@ def strip_fence_markers(text: str) -> str:
     return text.replace("*", "").strip()
 
 
-def _acceptable(candidate: str, keyword_filter: bool) -> bool:
-    """A candidate region qualifies when it has non-``*``, non-blank content and passes the filter."""
-    if not strip_fence_markers(candidate):
-        return False
-    return not keyword_filter or passes_keyword_filter(candidate)
+class CleanText:
+    """The clean answer of a region of a response, with a map from clean offsets to response offsets.
+
+    ``clean = region.replace("*", "").strip()`` (docs/evaluation.md §3.1) where
+    ``region = response[region_start:...]``. A clean span ``[p, q)`` maps to the response span from the
+    position of clean character ``p`` to the position of clean character ``q - 1`` plus one, so the
+    response slice, once its ``*`` are removed, equals ``clean[p:q]`` exactly (asterisks inside a unit are
+    inside its span, §3.6).
+
+    A region whose asterisks all lie at its two ends (a fenced answer) is one asterisk-free piece; the map
+    is then a constant shift, ``shift`` (the response offset of clean offset 0; ``None`` otherwise), found
+    without splitting the region.
+    """
+
+    __slots__ = ("clean", "shift", "_lead", "_clean_starts", "_orig_starts")
+
+    def __init__(self, region: str, region_start: int) -> None:
+        clean = region.strip(_STARS_AND_SPACE)
+        if "*" not in clean:  # one asterisk-free piece: the stripped asterisks were all outside it
+            self.clean = clean
+            # clean[0] is neither '*' nor whitespace, the only characters before it
+            self.shift: int | None = region_start + (region.find(clean[0]) if clean else 0)
+            return
+        segments = [(m.start(), m.group()) for m in _NON_STAR.finditer(region)]  # asterisk-free pieces
+        nostar = "".join(piece for _, piece in segments)
+        left = nostar.lstrip()
+        self.clean = left.rstrip()
+        self.shift = None
+        # clean offset + lead = offset in the asterisk-free text, located by bisection
+        self._lead = len(nostar) - len(left)
+        self._clean_starts = list(itertools.accumulate((len(p) for _, p in segments[:-1]), initial=0))
+        self._orig_starts = [region_start + start for start, _ in segments]
+
+    def _position(self, p: int) -> int:
+        """Response offset of clean character ``p`` (0 <= p < len(clean)) when the map is not a shift."""
+        q = p + self._lead
+        k = bisect.bisect_right(self._clean_starts, q) - 1
+        return self._orig_starts[k] + q - self._clean_starts[k]
+
+    def to_response(self, spans: tuple[list[int], list[int]]) -> tuple[list[int], list[int]]:
+        """Map clean spans (starts, ends) to response spans.
+
+        An empty span maps to an empty span after its left neighbour.
+        """
+        starts, ends = spans
+        if self.shift is not None:  # the response offset of clean offset 0
+            b = self.shift
+            return [p + b for p in starts], [q + b for q in ends]
+        out_starts: list[int] = []
+        out_ends: list[int] = []
+        for p, q in zip(starts, ends):
+            if q > p:
+                out_starts.append(self._position(p))
+                out_ends.append(self._position(q - 1) + 1)
+            else:
+                x = self._position(p - 1) + 1 if p > 0 else self._position(0)
+                out_starts.append(x)
+                out_ends.append(x)
+        return out_starts, out_ends
+
+
+Answer = tuple[str, int, int, CleanText | None]
+"""``(region, start, end, clean)``: :func:`extract_answer`'s triple and the region's :class:`CleanText`
+(``None`` when there is no answer)."""
+
+_NONE: Answer = (*NO_ANSWER, None)
+
+
+def _fence_spans(text: str) -> list[tuple[int, int]]:
+    """The fence tokens of ``text`` as ``(start, end)``, in order.
+
+    The tokens come from one ``findall`` (strings, no match objects); each is then located with
+    ``str.find`` from the end of the previous one. The first occurrence there of ``len(token)`` asterisks is
+    the token itself: a run in between would be shorter than four (else it would be a token) and cannot
+    hold it, and the token's run is maximal, so the occurrence starts where the run does.
+    """
+    spans = []
+    end = 0
+    for token in _FENCE_RE.findall(text):
+        start = text.find(token, end)
+        end = start + len(token)
+        spans.append((start, end))
+    return spans
+
+
+def _qualified(text: str, start: int, end: int, keyword_filter: bool) -> Answer | None:
+    """The candidate region ``text[start:end]`` with its clean text when it qualifies (docs/evaluation.md
+    §2.2): something is left after deleting every ``*`` and stripping, and, if filtered, no keyword."""
+    candidate = text[start:end]
+    clean = CleanText(candidate, start)
+    if clean.clean and (not keyword_filter or passes_keyword_filter(candidate)):
+        return candidate, start, end, clean
+    return None
+
+
+def find_answer(text: str | None, keyword_filter: bool = True, require_fence: bool = False) -> Answer:
+    """:func:`extract_answer` together with the answer's :class:`CleanText` (computed once, while checking
+    that the region qualifies)."""
+    if not text:
+        return _NONE
+    if "****" not in text:
+        return _NONE if require_fence else (text, 0, len(text), CleanText(text, 0))
+    fences = _fence_spans(text)
+    k = len(fences) - 2 - len(fences) % 2  # the opening fence of the last pair
+    while k >= 0:  # the pairs, from the last to the first
+        answer = _qualified(text, fences[k][0], fences[k + 1][1], keyword_filter)
+        if answer is not None:
+            return answer
+        k -= 2
+    if len(fences) % 2:  # then the unpaired last fence, to the end of the text
+        return _qualified(text, fences[-1][0], len(text), keyword_filter) or _NONE
+    return _NONE
 
 
 def extract_answer(
@@ -93,21 +235,5 @@ def extract_answer(
         >>> extract_answer("********\\nfinal answer: TCT CGA\\n********")
         ('', -1, -1)
     """
-    if not text:
-        return NO_ANSWER
-    fences = [m.span() for m in _FENCE_RE.finditer(text)]
-    if not fences:
-        return NO_ANSWER if require_fence else (text, 0, len(text))
-    n_pairs = len(fences) // 2
-    for k in range(n_pairs - 1, -1, -1):
-        start = fences[2 * k][0]
-        end = fences[2 * k + 1][1]
-        candidate = text[start:end]
-        if _acceptable(candidate, keyword_filter):
-            return candidate, start, end
-    if len(fences) % 2 == 1:
-        start = fences[-1][0]
-        candidate = text[start:]
-        if _acceptable(candidate, keyword_filter):
-            return candidate, start, len(text)
-    return NO_ANSWER
+    region, start, end, _ = find_answer(text, keyword_filter, require_fence)
+    return region, start, end

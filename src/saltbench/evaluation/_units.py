@@ -2,7 +2,7 @@
 
 Every decomposition works on ``clean = text.replace("*", "").strip()`` and returns, for each unit, the
 unit text and its half-open ``[start, end)`` span *in clean coordinates* (``clean[start:end] == unit``).
-:class:`CleanText` maps those spans back to the original text (see ``evaluate``'s span contract).
+``_extraction.CleanText`` maps those spans back to the original text (see ``evaluate``'s span contract).
 
 Line breaks are universal newlines: ``"\\n"``, ``"\\r\\n"`` and a lone ``"\\r"`` each end a line (as in
 Python's text-mode files). Splitting replaces every ``"\\r"`` with ``"\\n"``, one character for one, so the
@@ -31,7 +31,6 @@ Fast paths, all equivalent to the literal per-line rule (property-tested against
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
@@ -60,7 +59,6 @@ NUMPY_MIN_CHARS = 128
 _WS_TOP = 12289  # every whitespace code point is <= 12288 (U+3000)
 _WS_TABLE = np.zeros(_WS_TOP + 1, dtype=bool)
 _WS_TABLE[[c for c in range(_WS_TOP) if chr(c).isspace()]] = True
-_NON_STAR = re.compile(r"[^*]+")
 _OTHER_WHITESPACE = re.compile(r"[^\S \n]")
 
 
@@ -86,8 +84,9 @@ class UnitRule:
     delimiter: str | None
     atom_regex: str | None
 
-    @property
+    @functools.cached_property
     def strip_spaces(self) -> bool:
+        """Whether comparison keys drop every space (the delimiter is not exactly one space)."""
         return self.delimiter != " "
 
     def key(self, unit: str) -> str:
@@ -115,17 +114,24 @@ def resolve_task(task: str | TaskLike | UnitRule, variant: str | None = None) ->
         from saltbench.tasks import get_task  # lazy: the task package is not needed for evaluation itself
 
         task = get_task(task, variant)
-    if not (hasattr(task, "delimiter") and hasattr(task, "atom_regex")):
+    try:
+        delimiter: Any = task.delimiter
+        atom_regex: Any = task.atom_regex
+    except AttributeError:
         raise TypeError(
             "task must be a task slug or an object with 'delimiter' and 'atom_regex' attributes, "
             f"got {task!r}"
-        )
-    delimiter: Any = task.delimiter
-    atom_regex: Any = task.atom_regex
+        ) from None
     if delimiter is not None and not isinstance(delimiter, str):
         raise TypeError(f"task.delimiter must be a string or None, got {delimiter!r}")
     if atom_regex is not None and not isinstance(atom_regex, str):
         raise TypeError(f"task.atom_regex must be a string or None, got {atom_regex!r}")
+    return _rule(delimiter, atom_regex)
+
+
+@functools.lru_cache(maxsize=256)
+def _rule(delimiter: str | None, atom_regex: str | None) -> UnitRule:
+    """One shared :class:`UnitRule` per atom rule (``resolve_task`` runs once per evaluated response)."""
     return UnitRule(delimiter, atom_regex)
 
 
@@ -173,44 +179,46 @@ def _runs(clean: str, separator: str) -> Spans:
     return starts.tolist(), ends.tolist()
 
 
-def _space_atoms(clean: str, with_spans: bool) -> tuple[list[str], Spans] | None:
+def _space_atoms(clean: str, with_spans: bool, offset: int = 0) -> tuple[list[str], Spans] | None:
     """Fast path for the space delimiter: when the only whitespace is single spaces and newlines between
-    tokens, the atoms are ``clean.split()`` and the spans follow from the token lengths. ``None``
-    otherwise."""
+    tokens, the atoms are ``clean.split()`` and the spans (plus ``offset``) follow from the token lengths.
+    ``None`` otherwise."""
     if _OTHER_WHITESPACE.search(clean) is not None:
         return None
     units = clean.split()
     if not with_spans:
         return units, ([], [])
     n = len(units)
+    last = offset + len(clean)
     if n >= 32:
         lens = np.fromiter(map(len, units), dtype=np.int64, count=n)
         ends = np.cumsum(lens)
-        ends += np.arange(n)
-        if ends[-1] != len(clean):  # some separator was longer than one character
+        ends += np.arange(offset, offset + n)
+        if ends[-1] != last:  # some separator was longer than one character
             return None
         return units, ((ends - lens).tolist(), ends.tolist())
     starts: list[int] = []
     end_list: list[int] = []
-    pos = 0
+    pos = offset
     for unit in units:
         starts.append(pos)
         pos += len(unit)
         end_list.append(pos)
         pos += 1
-    if pos - 1 != len(clean):
+    if pos - 1 != last:
         return None
     return units, (starts, end_list)
 
 
-def _lines(clean: str, with_spans: bool = True) -> tuple[list[str], Spans]:
-    """``clean.split("\\n")``, each line stripped, empty lines dropped, with spans (empty if not wanted)."""
+def _lines(clean: str, with_spans: bool = True, offset: int = 0) -> tuple[list[str], Spans]:
+    """``clean.split("\\n")``, each line stripped, empty lines dropped, with spans plus ``offset`` (empty if
+    not wanted)."""
     if not with_spans:
         return [u for u in (line.strip() for line in clean.split("\n")) if u], ([], [])
     units: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    pos = 0
+    pos = offset
     for line in clean.split("\n"):
         stripped = line.strip()
         if stripped:
@@ -281,9 +289,10 @@ def _trim_brackets(units: list[str], spans: Spans) -> None:
 
 
 def decompose_clean(
-    clean: str, rule: UnitRule, granularity: str, with_spans: bool = True
+    clean: str, rule: UnitRule, granularity: str, with_spans: bool = True, offset: int = 0
 ) -> tuple[list[str], Spans]:
-    """Units of an already clean text (no ``*``, stripped) and their spans in ``clean``.
+    """Units of an already clean text (no ``*``, stripped) and their spans in ``clean``, shifted by
+    ``offset`` (the position of ``clean`` in a larger text).
 
     Line and atom units never contain a line break (``"\\r"`` splits lines like ``"\\n"``, offsets kept).
     With ``with_spans=False`` the spans may be left empty (a faster path for references).
@@ -292,28 +301,33 @@ def decompose_clean(
         check_granularity(granularity)
         return [], ([], [])
     if granularity == "generation":
-        return [clean], ([0], [len(clean)])
+        return [clean], ([offset], [offset + len(clean)])
     if "\r" in clean:  # universal newlines, offset-preserving (module docstring)
         clean = clean.replace("\r", "\n")
     if granularity == "line":
-        return _lines(clean, with_spans)
+        if "\n" not in clean:  # one line, already stripped
+            return [clean], ([offset], [offset + len(clean)]) if with_spans else ([], [])
+        return _lines(clean, with_spans, offset)
     if granularity != "atom":
         check_granularity(granularity)
     delimiter = rule.delimiter
-    fast = _space_atoms(clean, with_spans) if delimiter == " " else None
+    fast = _space_atoms(clean, with_spans, offset) if delimiter == " " else None
     if fast is not None:
         units, spans = fast
     elif delimiter == "\n":
-        units, spans = _lines(clean, with_spans)
-    elif delimiter and len(delimiter) == 1:
-        spans = _runs(clean, delimiter)
-        units = _cut(clean, spans)
-    elif delimiter:
-        units, spans = _split_lines_on(clean, _lines(clean)[1], delimiter)
-    elif rule.atom_regex:
-        units, spans = _regex_atoms(clean, _lines(clean)[1], _compile_atom_regex(rule.atom_regex))
+        units, spans = _lines(clean, with_spans, offset)
     else:
-        raise ValueError("task has neither a delimiter nor an atom_regex; cannot split atoms")
+        if delimiter and len(delimiter) == 1:
+            spans = _runs(clean, delimiter)
+            units = _cut(clean, spans)
+        elif delimiter:
+            units, spans = _split_lines_on(clean, _lines(clean)[1], delimiter)
+        elif rule.atom_regex:
+            units, spans = _regex_atoms(clean, _lines(clean)[1], _compile_atom_regex(rule.atom_regex))
+        else:
+            raise ValueError("task has neither a delimiter nor an atom_regex; cannot split atoms")
+        if offset:
+            spans = [p + offset for p in spans[0]], [q + offset for q in spans[1]]
     _trim_brackets(units, spans)
     return units, spans
 
@@ -344,62 +358,3 @@ def normalize_unit(unit: str, task: str | TaskLike | UnitRule) -> str:
 def is_dk(unit: str | None) -> bool:
     """True for a don't-know marker: ``unit.strip().upper()`` in ``{DK, <DK, DK>, <DK>}`` (``dk`` counts)."""
     return unit is not None and unit.strip().upper() in DK_MARKERS
-
-
-class CleanText:
-    """The clean answer of a region of a response, with a map from clean offsets to response offsets.
-
-    ``clean = region.replace("*", "").strip()`` where ``region = response[region_start:...]``. A clean
-    span ``[p, q)`` maps to the response span from the position of clean character ``p`` to the position
-    of clean character ``q - 1`` plus one, so the response slice, once its ``*`` are removed, equals
-    ``clean[p:q]`` exactly (asterisks inside a unit are inside its span).
-    """
-
-    __slots__ = ("clean", "_clean_starts", "_orig_starts", "_base")
-
-    def __init__(self, region: str, region_start: int) -> None:
-        if "*" in region:
-            segments = [(m.start(), m.group()) for m in _NON_STAR.finditer(region)]  # asterisk-free pieces
-        else:
-            segments = [(0, region)]
-        nostar = "".join(piece for _, piece in segments)
-        left = nostar.lstrip()
-        lead = len(nostar) - len(left)
-        self.clean = left.rstrip()
-        if len(segments) <= 1:  # response offset = clean offset + base
-            self._clean_starts: list[int] | None = None
-            self._orig_starts: list[int] = []
-            self._base = region_start + (segments[0][0] if segments else 0) + lead
-        else:  # clean offset + lead = offset in the asterisk-free text, located by bisection
-            self._clean_starts = list(itertools.accumulate((len(p) for _, p in segments[:-1]), initial=0))
-            self._orig_starts = [region_start + start for start, _ in segments]
-            self._base = lead
-
-    def _position(self, p: int) -> int:
-        """Response offset of clean character ``p`` (0 <= p < len(clean))."""
-        if self._clean_starts is None:
-            return p + self._base
-        q = p + self._base
-        k = bisect.bisect_right(self._clean_starts, q) - 1
-        return self._orig_starts[k] + q - self._clean_starts[k]
-
-    def to_response(self, spans: Spans) -> Spans:
-        """Map clean spans to response spans.
-
-        An empty span maps to an empty span after its left neighbour.
-        """
-        starts, ends = spans
-        if self._clean_starts is None:
-            b = self._base
-            return [p + b for p in starts], [q + b for q in ends]
-        out_starts: list[int] = []
-        out_ends: list[int] = []
-        for p, q in zip(starts, ends):
-            if q > p:
-                out_starts.append(self._position(p))
-                out_ends.append(self._position(q - 1) + 1)
-            else:
-                x = self._position(p - 1) + 1 if p > 0 else self._position(0)
-                out_starts.append(x)
-                out_ends.append(x)
-        return out_starts, out_ends
