@@ -67,7 +67,7 @@ def same(a: object, b: object, tol: float = 1e-12) -> bool:
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(same(x, y, tol) for x, y in zip(a, b, strict=True))
     if hasattr(a, "equals") and type(a) is type(b):  # polars frames and series
-        return bool(a.equals(b))  # type: ignore[attr-defined]
+        return bool(a.equals(b))
     if hasattr(a, "__dict__") and type(a).__name__ == type(b).__name__:  # dataclasses of either tree
         return same(vars(a), vars(b), tol)
     return a == b
@@ -106,7 +106,7 @@ def _run_side(src: Path, module: str, argv: list[str], repeats: int) -> dict[str
         env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(src / "src"), str(REPO / "bench")])}
         cmd = [sys.executable, "-m", "_compare", "--worker", module, "--repeats", str(repeats)]
         subprocess.run([*cmd, "--out", out.name, "--", *argv], check=True, env=env, cwd=REPO / "bench")
-        return pickle.loads(Path(out.name).read_bytes())  # type: ignore[no-any-return]
+        return pickle.loads(Path(out.name).read_bytes())
 
 
 def main(module: str, parser: argparse.ArgumentParser) -> int:

@@ -48,7 +48,7 @@ def artifact_files(run: Path) -> dict[str, str | None]:
 
 def _float_diff(a: pl.Series, b: pl.Series) -> float:
     """Largest absolute difference of two float (or list-of-float) columns; inf where NaN patterns differ."""
-    if a.dtype.is_nested():
+    while a.dtype.is_nested():  # lists (of lists) of floats: same lengths, then element by element
         if not (a.list.len() == b.list.len()).all():
             return float("inf")
         a, b = a.explode(), b.explode()
@@ -61,8 +61,9 @@ def _float_diff(a: pl.Series, b: pl.Series) -> float:
 
 
 def _is_float(dtype: pl.DataType) -> bool:
-    inner = dtype.inner if isinstance(dtype, pl.List) else dtype  # type: ignore[attr-defined]
-    return inner.is_float()  # type: ignore[no-any-return]
+    while isinstance(dtype, pl.List):
+        dtype = dtype.inner  # type: ignore[assignment]
+    return dtype.is_float()
 
 
 def _read(path: Path, kind: str | None) -> pl.DataFrame:
