@@ -1,10 +1,16 @@
-"""Task objects for the evaluation tests, and the atom rules docs/tasks.md §1.2/§3.2 expects of them."""
+"""Task objects for the evaluation tests, the atom rules docs/tasks.md §1.2/§3.2 expects of them, and the
+check that the batch evaluator equals one evaluation per response."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
+import polars as pl
+import pytest
+
+from saltbench.evaluation import GRANULARITIES, evaluate, summarize_units
 from saltbench.tasks import get_task
 
 NUMBER = r"[+-]?\d+(?:\.\d+)?"
@@ -72,3 +78,46 @@ def naive_alignment(resp, ref, ms=2, mp=1, gp=1):
             j -= 1
             pairs.append((j, -1))
     return pairs[::-1], S
+
+
+def stored(unit: str | None) -> str | None:
+    """What the frame stores for a unit: every surrogate code point written as U+FFFD."""
+    return None if unit is None else "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in unit)
+
+
+NO_SPAN = (None, None)
+UNIT_ROW = ("unit_index", "status", "response_unit", "reference_unit", "is_correct", "span_start", "span_end")
+
+
+def assert_batch_equals_single(
+    frame: pl.DataFrame,
+    responses: Sequence[str],
+    references: Sequence[str],
+    t: Any,
+    alignment: str,
+    metric_keys: Sequence[str],
+) -> None:
+    """Rows, spans and summary metrics of ``evaluate_many``'s ``frame`` are those of ``evaluate`` on each
+    response, at every granularity."""
+    summary = summarize_units(frame, dynamic_alignment=alignment == "dynamic")
+    for i, (response, reference) in enumerate(zip(responses, references, strict=True)):
+        for g in GRANULARITIES:
+            ev = evaluate(response, reference, t, granularity=g, alignment=alignment)
+            rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            expected = [
+                (
+                    c.index,
+                    c.status,
+                    stored(c.response_unit),
+                    stored(c.reference_unit),
+                    c.is_correct,
+                    *(ev.response_unit_spans[c.response_index] if c.response_index is not None else NO_SPAN),
+                )
+                for c in ev.comparisons
+            ]
+            assert rows.select(UNIT_ROW).rows() == expected, (i, g)
+            metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
+            if ev.comparisons:
+                assert metrics.select(metric_keys).row(0, named=True) == pytest.approx(ev.metrics, abs=1e-12)
+            else:
+                assert metrics.height == 0

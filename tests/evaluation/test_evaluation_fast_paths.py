@@ -15,9 +15,7 @@ from __future__ import annotations
 import re
 import sys
 
-import polars as pl
-import pytest
-from evaluation_helpers import naive_alignment, task
+from evaluation_helpers import assert_batch_equals_single, naive_alignment, task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +34,6 @@ from saltbench.evaluation import (
     is_dk,
     normalize_unit,
     passes_keyword_filter,
-    summarize_units,
 )
 from saltbench.evaluation._alignment import dynamic_pairs_many
 from saltbench.evaluation._extraction import CleanText
@@ -300,41 +297,7 @@ def test_evaluate_many_equals_evaluate_on_structured_responses(monkeypatch, batc
     with monkeypatch.context() as patch:
         patch.setattr(evaluate_module, "CHUNK", chunk)
         frame = evaluate_many(responses, references, t, alignment=alignment)
-    summary = summarize_units(frame, dynamic_alignment=alignment == "dynamic")
-    for i, (response, reference) in enumerate(zip(responses, references)):
-        for g in GRANULARITIES:
-            ev = evaluate(response, reference, t, granularity=g, alignment=alignment)
-            rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
-            expected = [
-                (
-                    c.index,
-                    c.status,
-                    c.response_unit,
-                    c.reference_unit,
-                    c.is_correct,
-                    *(
-                        ev.response_unit_spans[c.response_index]
-                        if c.response_index is not None
-                        else (None, None)
-                    ),
-                )
-                for c in ev.comparisons
-            ]
-            got = rows.select(
-                "unit_index",
-                "status",
-                "response_unit",
-                "reference_unit",
-                "is_correct",
-                "span_start",
-                "span_end",
-            ).rows()
-            assert got == expected, (i, g)
-            metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
-            if ev.comparisons:
-                assert metrics.select(METRIC_KEYS).row(0, named=True) == pytest.approx(ev.metrics, abs=1e-12)
-            else:
-                assert metrics.height == 0
+    assert_batch_equals_single(frame, responses, references, t, alignment, METRIC_KEYS)
 
 
 @settings(max_examples=60, deadline=None)

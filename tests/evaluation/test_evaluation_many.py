@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from evaluation_helpers import task
+from evaluation_helpers import assert_batch_equals_single, stored, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,11 +89,6 @@ def test_empty_batch():
     assert summarize_units(frame).height == 0
 
 
-def stored(unit):
-    """What the frame stores for a unit: every surrogate code point written as U+FFFD."""
-    return None if unit is None else "".join("\ufffd" if 0xD800 <= ord(ch) <= 0xDFFF else ch for ch in unit)
-
-
 @settings(max_examples=60, deadline=None)
 @given(
     pairs=st.lists(st.tuples(text, text), max_size=6),
@@ -105,41 +100,7 @@ def test_batch_equals_single_evaluations(pairs, which, alignment):
     responses = [r for r, _ in pairs]
     references = [g for _, g in pairs]
     frame = evaluate_many(responses, references, t, alignment=alignment)
-    summary = summarize_units(frame, dynamic_alignment=alignment == "dynamic")
-    for i, (response, reference) in enumerate(pairs):
-        for g in GRANULARITIES:
-            ev = evaluate(response, reference, t, granularity=g, alignment=alignment)
-            rows = frame.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
-            expected = [
-                (
-                    c.index,
-                    c.status,
-                    stored(c.response_unit),
-                    stored(c.reference_unit),
-                    c.is_correct,
-                    *(
-                        ev.response_unit_spans[c.response_index]
-                        if c.response_index is not None
-                        else (None, None)
-                    ),
-                )
-                for c in ev.comparisons
-            ]
-            got = rows.select(
-                "unit_index",
-                "status",
-                "response_unit",
-                "reference_unit",
-                "is_correct",
-                "span_start",
-                "span_end",
-            ).rows()
-            assert got == expected
-            metrics = summary.filter((pl.col("sample_idx") == i) & (pl.col("granularity") == g))
-            if not ev.comparisons:
-                assert metrics.height == 0
-                continue
-            assert metrics.select(METRIC_KEYS).row(0, named=True) == pytest.approx(ev.metrics)
+    assert_batch_equals_single(frame, responses, references, t, alignment, METRIC_KEYS)
 
 
 def test_summary_counts_internal_missing_in_dynamic_mode():
