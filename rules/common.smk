@@ -1,8 +1,6 @@
 """Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources."""
 
-import math
-
-from saltbench.data import PAPER_ROWS
+from saltbench.config import dataset_rows
 from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
 from saltbench.stages import n_shards
 from saltbench.tasks import PROMPT_STYLES, TASK_SLUGS
@@ -26,11 +24,7 @@ def spec_of(model):
 
 def samples_of(task):
     """Samples in the task's dataset, known from the config before the dataset exists."""
-    n = config["datasets"]["n_samples"]
-    n = n.get(task) if isinstance(n, dict) else n
-    if config["datasets"]["source"] == "paper":
-        return PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
-    return n
+    return dataset_rows(SETTINGS, task)
 
 
 def shards_of(task):

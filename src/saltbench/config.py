@@ -45,6 +45,7 @@ from saltbench.config_model import (
     WorkflowConfig,
     build,
     json_schema,
+    task_samples,
 )
 
 MAX_INFERENCE_JOBS = 100_000
@@ -244,6 +245,17 @@ def _check_paper_data(settings: WorkflowConfig) -> None:
         )
 
 
+def dataset_rows(settings: WorkflowConfig, task: str) -> int | None:
+    """Rows of ``task``'s dataset, known before it is built: ``datasets.n_samples`` for generated data;
+    the reproduction rows, capped by ``n_samples``, with ``datasets.source: paper``."""
+    n = settings.datasets.samples_for(task)
+    if settings.datasets.source != "paper":
+        return n
+    from saltbench.data import PAPER_ROWS
+
+    return PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
+
+
 def _check_job_count(settings: WorkflowConfig) -> None:
     """Checks that the run has at most :data:`MAX_INFERENCE_JOBS` inference shard jobs.
 
@@ -251,15 +263,9 @@ def _check_job_count(settings: WorkflowConfig) -> None:
     number of ``models`` and ``prompt_styles``; with ``datasets.source: paper`` the samples of a task are
     its reproduction rows, capped by ``n_samples``.
     """
-    from saltbench.data import PAPER_ROWS
-
     shard_size = settings.inference.shard_size
-    shards = 0
-    for task in settings.tasks:
-        n = settings.datasets.samples_for(task)
-        if settings.datasets.source == "paper":
-            n = PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
-        shards += max(1, math.ceil((n or 0) / shard_size))
+    rows = [dataset_rows(settings, task) or 0 for task in settings.tasks]
+    shards = sum(max(1, math.ceil(n / shard_size)) for n in rows)
     models, styles = len(settings.models), len(settings.prompt_styles)
     jobs = shards * models * styles
     if jobs > MAX_INFERENCE_JOBS:
@@ -421,10 +427,7 @@ def load_config(path: str | PathLike[str], *, check_models: bool = True) -> dict
 
 def samples_for(config: Mapping[str, Any], task: str) -> int | None:
     """Number of samples to generate for ``task`` (``None``: all rows of the paper data)."""
-    n = config["datasets"].get("n_samples")
-    if isinstance(n, Mapping):
-        return n.get(task)
-    return n
+    return task_samples(config["datasets"].get("n_samples"), task)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -183,6 +183,12 @@ def plain(value: Any) -> Any:
 # -- the blocks -----------------------------------------------------------------------------------------
 
 
+def task_samples(n_samples: Any, task: str) -> int | None:
+    """``datasets.n_samples`` for ``task``: one count for every task, or a mapping task -> count (``None``:
+    not given; all rows of the paper data)."""
+    return n_samples.get(task) if isinstance(n_samples, Mapping) else n_samples
+
+
 @dataclass(frozen=True, kw_only=True)
 class DatasetsConfig(Block):
     """``datasets``: where the evaluation samples come from and how many per task."""
@@ -209,8 +215,7 @@ class DatasetsConfig(Block):
 
     def samples_for(self, task: str) -> int | None:
         """Samples to take for ``task`` (``None``: not given; all rows of the paper data)."""
-        n = self.n_samples
-        return n.get(task) if isinstance(n, Mapping) else n
+        return task_samples(self.n_samples, task)
 
 
 @dataclass(frozen=True, kw_only=True)
