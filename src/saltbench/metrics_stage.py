@@ -30,6 +30,7 @@ from saltbench.calibration import fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.contracts import METRIC_ROW_COLUMNS, RESPONSE_STATUSES
 from saltbench.metrics import aurc, auroc, auroc_per_response, bootstrap_ci, brier, ece, mce, prr
+from saltbench.metrics._bootstrap import mean_score
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +103,6 @@ def _ci(
     return ci.point, ci.low, ci.high
 
 
-def _mean_of_groups(values: np.ndarray, _correct: np.ndarray) -> float:
-    return float(np.mean(values)) if values.size else float("nan")
-
-
 def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
     """Per (granularity, response): precision = C / (R + I) and recall = C / G (0 when undefined).
 
@@ -151,7 +148,7 @@ def compute_metrics(
         codes = np.arange(per_response.height)
         for metric in ("precision", "recall"):
             vals = per_response[metric].to_numpy().astype(np.float64)
-            ci = _ci(_mean_of_groups, vals, vals, codes, settings)
+            ci = _ci(mean_score, vals, vals, codes, settings)
             rows.append(
                 _row(
                     granularity,

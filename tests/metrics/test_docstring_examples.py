@@ -15,6 +15,7 @@ MODULES = [
     "saltbench.metrics._aurc",
     "saltbench.metrics._brier",
     "saltbench.metrics._bootstrap",
+    "saltbench.metrics._weighted",
     "saltbench.calibration",
     "saltbench.confidence",
 ]

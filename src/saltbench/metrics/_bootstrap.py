@@ -1,14 +1,26 @@
-"""Response-level (cluster) bootstrap confidence intervals for any metric."""
+"""Response-level (cluster) bootstrap confidence intervals for any metric.
+
+The resamples of this package's metrics are computed all at once as integer weights on the original
+units (:mod:`._weighted`, docs/metrics.md §8.1); any other callable is called once per resample.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from ._validation import ArrayLike, as_groups, check_same_length
+from . import _weighted
+from ._aurc import aurc
+from ._auroc import _grouped_auroc, auroc, auroc_per_response
+from ._brier import brier
+from ._ece import ece, mce
+from ._prr import _grouped_prr, prr, prr_per_response
+from ._validation import ArrayLike, FloatArray, as_1d_float, as_groups, as_labels, check_same_length
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +44,100 @@ def _resample_indices(
     offsets = np.cumsum(sz) - sz
     idx = np.repeat(starts[draws] - offsets, sz) + np.arange(total)
     return unit_order[idx], np.repeat(np.arange(draws.size), sz)
+
+
+def mean_score(scores: ArrayLike, correct: ArrayLike) -> float:
+    """The mean of ``scores`` (``correct`` is ignored); NaN for no scores.
+
+    With one score per response (``groups=None``), :func:`bootstrap_ci` of this is the interval of a
+    mean of per-response values (the metrics stage's precision and recall); it has a batched path.
+
+    Example:
+        >>> mean_score([0.5, 1.0, 0.0], None), mean_score([], None)
+        (0.5, nan)
+    """
+    values = np.asarray(scores, dtype=np.float64)
+    return float(np.mean(values)) if values.size else float("nan")
+
+
+@functools.cache
+def _signature(fn: Callable[..., float]) -> inspect.Signature:
+    return inspect.signature(fn)
+
+
+BatchedMetric = Callable[[FloatArray], FloatArray]
+"""All resample values of one metric from the ``(R, G)`` group multiplicities (:mod:`._weighted`)."""
+
+_PER_RESPONSE: tuple[Callable[..., float], ...] = (auroc_per_response, prr_per_response)
+_BATCHED: tuple[Callable[..., float], ...] = (auroc, prr, aurc, ece, mce, brier, mean_score, *_PER_RESPONSE)
+
+
+def _per_response_values(
+    fn: Callable[..., float], options: dict[str, Any], s: np.ndarray, y: np.ndarray, codes: np.ndarray, n: int
+) -> tuple[FloatArray, FloatArray | None] | None:
+    """Per-group values and weights behind a per-response mean, or ``None`` for no batched path."""
+    if fn is auroc_per_response:
+        scores = as_1d_float(s, "scores", allow_nonfinite=True)
+        return _grouped_auroc(scores, as_labels(y, allow_nan=True), codes, n), None
+    if fn is prr_per_response:
+        scores, labels = as_1d_float(s, "scores"), as_labels(y)
+        values = _grouped_prr(scores, labels, codes, n, options["ties"], float(options["atol"]))
+        sizes = np.bincount(codes, minlength=n).astype(np.float64)
+        return values, (sizes if options["group_weighting"] == "size" else None)
+    return None
+
+
+def _batched(
+    metric_fn: Callable[..., float], with_groups: bool, s: np.ndarray, y: np.ndarray, codes: np.ndarray
+) -> BatchedMetric | None:
+    """The weighted computation of every resample of ``metric_fn``, or ``None`` where there is none.
+
+    Recognised: the metric functions of this package, bare or as a ``functools.partial`` with keyword
+    arguments only, called the way ``with_groups`` calls them, and only with order-independent tie
+    handling (``ties="paper"`` depends on the order of the resampled units). Anything else (another
+    callable, a wrapper, positional partial arguments) resamples one by one.
+    """
+    fn, options = metric_fn, {}
+    if isinstance(metric_fn, functools.partial):
+        if metric_fn.args:
+            return None
+        fn, options = metric_fn.func, dict(metric_fn.keywords)
+    if not any(fn is known for known in _BATCHED) or any(fn is k for k in _PER_RESPONSE) != with_groups:
+        return None
+    args = (s, y, codes) if with_groups else (s, y)
+    bound = _signature(fn).bind(*args, **options)  # the point call accepted these arguments
+    bound.apply_defaults()
+    opts = bound.arguments
+    n = int(codes.max()) + 1
+    if with_groups:
+        found = _per_response_values(fn, opts, s, y, codes, n)
+        if found is None:
+            return None
+        values, weights = found
+        over_all = bool(opts.get("paper_micro", False))
+        return lambda c: _weighted.weighted_group_mean(values, c, weights, over_all=over_all)
+    if fn is mean_score:
+        scores = np.asarray(s, dtype=np.float64)
+        return lambda c: _weighted.weighted_mean(scores, codes, c)
+    if fn is auroc:
+        scores = as_1d_float(s, "scores", allow_nonfinite=True)
+        labels = as_labels(y, allow_nan=True)
+        return lambda c: _weighted.weighted_auroc(scores, labels, codes, c)
+    scores, labels = as_1d_float(s, "scores"), as_labels(y)
+    if fn in (prr, aurc):
+        if opts["ties"] != "average":
+            return None
+        if fn is aurc:
+            return lambda c: _weighted.weighted_aurc(scores, labels, codes, c)
+        atol = float(opts["atol"])
+        return lambda c: _weighted.weighted_prr(scores, labels, codes, c, atol=atol)
+    if fn is brier:
+        return lambda c: _weighted.weighted_brier(scores, labels, codes, c)
+    pick = 0 if fn is ece else 1
+    n_bins, binning = int(opts["n_bins"]), str(opts["binning"])
+    return lambda c: _weighted.weighted_calibration_errors(
+        scores, labels, codes, c, n_bins=n_bins, binning=binning
+    )[pick]
 
 
 def bootstrap_ci(
@@ -60,6 +166,12 @@ def bootstrap_ci(
     (NaN point, e.g. a single class), the bounds are NaN without resampling. Bounds are the
     ``alpha/2`` and ``1 - alpha/2`` quantiles (linear interpolation) of the defined values. The same
     ``seed`` gives identical results.
+
+    For :func:`auroc`, :func:`prr` and :func:`aurc` (``ties="average"``), :func:`ece`, :func:`mce`,
+    :func:`brier`, :func:`auroc_per_response` and :func:`prr_per_response` (bare, or a
+    ``functools.partial`` with keyword arguments) the same resamples are evaluated all at once, each as
+    integer weights (how often each response was drawn) on the original units sorted once
+    (docs/metrics.md §8.1); the values equal the per-resample calls up to rounding (a few ulps).
 
     Args:
         metric_fn: a metric such as :func:`auroc`, :func:`prr` or a ``functools.partial`` of one.
@@ -103,12 +215,16 @@ def bootstrap_ci(
     if not np.isfinite(point):  # undefined on the full data (e.g. one class): no interval to estimate
         logger.debug("bootstrap: metric undefined on the full data; bounds are NaN")
         return ConfidenceInterval(point, float("nan"), float("nan"))
-    unit_order = np.argsort(codes, kind="stable")
-    sizes = np.bincount(codes, minlength=n_groups)
-    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, n_groups, size=(int(n_resamples), n_groups))
-    values = np.array([call(*_resample_indices(d, unit_order, starts, sizes)) for d in draws])
+    batched = _batched(metric_fn, with_groups, s, y, codes)
+    if batched is not None:  # every resample at once, as weights on the original units
+        values = batched(_weighted.group_counts(draws, n_groups))
+    else:
+        unit_order = np.argsort(codes, kind="stable")
+        sizes = np.bincount(codes, minlength=n_groups)
+        starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+        values = np.array([call(*_resample_indices(d, unit_order, starts, sizes)) for d in draws])
     defined = values[np.isfinite(values)]
     if defined.size == 0 or defined.size < min_defined * n_resamples:
         logger.warning(
