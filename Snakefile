@@ -28,15 +28,16 @@ config.update(SETTINGS.to_dict())
 
 TASKS = list(SETTINGS.tasks)
 STYLES = list(SETTINGS.prompt_styles)
+STYLE_TASKS = [(style, task) for style in STYLES for task in TASKS]  # the files of a per_model inference job
+INFERENCE_JOBS = SETTINGS.inference.jobs
 MODELS = list(SETTINGS.models)
 INTERVENTIONS = InterventionOptions.from_config(SETTINGS)
 INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
 INTERVENTION_TASKS = [t for t in INTERVENTIONS.tasks if t in TASKS] if INTERVENTION_MODELS else []
 TRAINING = SETTINGS.training
-TRAINING_NAME = TRAINING.name
-TRAINING_CONFIG = TRAINING.train_config()  # the saltbench.training.TrainConfig keys as written
+TRAINING_FAMILIES = TRAINING.families()  # family -> the saltbench.training.TrainConfig keys as written
 TRAINING_CHECKPOINTS = list(TRAINING.checkpoint_names)
-TRAINED_MODELS = [TRAINING_NAME] if TRAINING.enabled else []
+TRAINED_MODELS = list(TRAINING_FAMILIES) if TRAINING.enabled else []
 
 
 # No job runs more threads than its rule's `threads` (the scheduler keeps their sum within --cores):

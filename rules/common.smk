@@ -27,9 +27,10 @@ def samples_of(task):
     return dataset_rows(SETTINGS, task)
 
 
-def shards_of(task):
-    """Shard indices of a task's inference jobs."""
-    return range(n_shards(samples_of(task), config["inference"]["shard_size"]))
+def shards_of(task, model):
+    """Shard indices of a task's inference jobs for one model (inference.max_samples applied)."""
+    rows = SETTINGS.inference.rows_for(model, samples_of(task))
+    return range(n_shards(rows, config["inference"]["shard_size"]))
 
 
 def per_task(pattern):
@@ -45,7 +46,7 @@ def generation_shards(wildcards):
             model=wildcards.model,
             style=wildcards.style,
             task=task,
-            shard=shards_of(task),
+            shard=shards_of(task, wildcards.model),
         )
         for task in TASKS
     }

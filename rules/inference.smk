@@ -1,4 +1,10 @@
-"""Stage 2: generations with per-token log-probabilities, sharded (one job per shard) and resumable."""
+"""Stage 2: generations with per-token log-probabilities, sharded and resumable.
+
+``inference.jobs: per_shard`` (the cluster layout): one ``generate_shard`` job per shard and one
+``merge_generations`` job per (model, style). ``per_model`` (CPU runs, where a job's start-up and model load
+dominate): one ``generate_model`` job per model for every style, task and shard, keeping finished shards
+for a rerun after a kill.
+"""
 
 
 rule convert_gguf_model:
@@ -20,52 +26,89 @@ rule convert_gguf_model:
         "../workflow_scripts/convert_gguf_model.py"
 
 
-rule generate_shard:
-    """Greedy generations of one shard of a task's prompts for one model and prompt style."""
-    input:
-        dataset="data/datasets/{task}.parquet",
-        model=model_files,
-    output:
-        "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
-    params:
-        spec=lambda wildcards: spec_of(wildcards.model),
-        model_path=model_path,
-        backend=backend_of,
-        inference=config["inference"],
-        n_shots=config["datasets"]["n_shots"],
-    log:
-        "logs/generations/{model}/{style}/{task}/shard-{shard}.log",
-    benchmark:
-        "benchmarks/generations/{model}/{style}/{task}/shard-{shard}.tsv"
-    threads: model_resource("cpus")
-    resources:
-        gpu=model_resource("gpu"),
-        gpu_model=model_resource("gpu_model"),
-        mem_mb=model_resource("mem_mb"),
-        runtime=model_resource("runtime"),
-    conda:
-        "../environment.yml"
-    script:
-        "../workflow_scripts/generate_shard.py"
+if INFERENCE_JOBS == "per_model":
+
+    rule generate_model:
+        """Greedy generations of every style, task and shard of one model from one model load (per_model jobs)."""
+        input:
+            datasets=expand("data/datasets/{task}.parquet", task=TASKS),
+            model=model_files,
+        output:
+            [f"data/generations/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
+        params:
+            spec=lambda wildcards: spec_of(wildcards.model),
+            model_path=model_path,
+            backend=backend_of,
+            inference=config["inference"],
+            n_shots=config["datasets"]["n_shots"],
+            max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+            tasks=TASKS,
+            outputs=STYLE_TASKS,
+            shard_dir=lambda wildcards: f"data/generations/{wildcards.model}/.shards",
+        log:
+            "logs/generations/{model}/generate.log",
+        benchmark:
+            "benchmarks/generations/{model}/generate.tsv"
+        threads: model_resource("cpus")
+        resources:
+            gpu=model_resource("gpu"),
+            gpu_model=model_resource("gpu_model"),
+            mem_mb=model_resource("mem_mb"),
+            runtime=model_resource("runtime"),
+        conda:
+            "../environment.yml"
+        script:
+            "../workflow_scripts/generate_model.py"
+
+else:
+
+    rule generate_shard:
+        """Greedy generations of one shard of a task's prompts for one model and prompt style."""
+        input:
+            dataset="data/datasets/{task}.parquet",
+            model=model_files,
+        output:
+            "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
+        params:
+            spec=lambda wildcards: spec_of(wildcards.model),
+            model_path=model_path,
+            backend=backend_of,
+            inference=config["inference"],
+            n_shots=config["datasets"]["n_shots"],
+            max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+        log:
+            "logs/generations/{model}/{style}/{task}/shard-{shard}.log",
+        benchmark:
+            "benchmarks/generations/{model}/{style}/{task}/shard-{shard}.tsv"
+        threads: model_resource("cpus")
+        resources:
+            gpu=model_resource("gpu"),
+            gpu_model=model_resource("gpu_model"),
+            mem_mb=model_resource("mem_mb"),
+            runtime=model_resource("runtime"),
+        conda:
+            "../environment.yml"
+        script:
+            "../workflow_scripts/generate_shard.py"
 
 
-rule merge_generations:
-    """Concatenate the shards of each task of one (model, style) into data/generations/{model}/{style}/{task}.parquet."""
-    localrule: True
-    input:
-        unpack(generation_shards),
-    output:
-        per_task("data/generations/{model}/{style}/{task}.parquet"),
-    params:
-        tasks=TASKS,
-    log:
-        "logs/generations/{model}/{style}/merge.log",
-    benchmark:
-        "benchmarks/generations/{model}/{style}/merge.tsv"
-    resources:
-        mem_mb=2000,
-        runtime=10,
-    conda:
-        "../environment.yml"
-    script:
-        "../workflow_scripts/merge_generations.py"
+    rule merge_generations:
+        """Concatenate the shards of each task of one (model, style) into data/generations/{model}/{style}/{task}.parquet."""
+        localrule: True
+        input:
+            unpack(generation_shards),
+        output:
+            per_task("data/generations/{model}/{style}/{task}.parquet"),
+        params:
+            tasks=TASKS,
+        log:
+            "logs/generations/{model}/{style}/merge.log",
+        benchmark:
+            "benchmarks/generations/{model}/{style}/merge.tsv"
+        resources:
+            mem_mb=2000,
+            runtime=10,
+        conda:
+            "../environment.yml"
+        script:
+            "../workflow_scripts/merge_generations.py"

@@ -190,6 +190,8 @@ def _current(cfg: dict, path: tuple) -> object:
 @pytest.mark.parametrize("path, sub", INTEGER_FIELDS, ids=INTEGER_IDS)
 def test_every_integer_field_rejects_a_float(default_cfg, path, sub):
     """Every integer of the schema accepts an int but rejects the same value as a float or a bool."""
+    if path[:2] == ("inference", "max_samples"):  # keyed by model name: a model of the run stands for all
+        path = (*path[:2], default_cfg["models"][0])
     current = _current(default_cfg, path)  # the config's own value keeps the training recipe consistent
     good = current if type(current) is int else max(sub.get("minimum", 0), 2)
     if path[:2] == ("datasets", "n_samples") and len(path) == 3:
@@ -684,7 +686,8 @@ def test_training_keys_are_those_of_the_training_recipe():
     def names(cls: type) -> set[str]:
         return {f.name for f in dataclasses.fields(cls)}
 
-    assert names(config_model.TrainingConfig) == names(TrainConfig) | {"enabled", "name"}
+    assert names(config_model.TrainingConfig) == names(TrainConfig) | {"enabled", "name", "variants"}
+    assert names(config_model.TrainingVariantConfig) < names(TrainConfig)
     assert names(config_model.TrainModelConfig) == names(ModelSpec)
     assert names(config_model.TrainOptimConfig) == names(OptimSpec)
     assert names(config_model.TrainTaskConfig) == names(TaskMix) - {"task"}
@@ -735,3 +738,30 @@ def test_bad_analysis_value_stops_a_dry_run(tmp_path, copy_workflow, repo_root):
     assert proc.returncode != 0
     assert "analysis.reasoning_level: 'model' is not one of ['task', 'sample']" in out
     assert "Job stats" not in out and not (workdir / "data").exists()
+
+
+def test_training_variants_are_sibling_recipes(default_cfg):
+    """A variant is the family's recipe with its own keys written over it; names and keys are checked."""
+    cfg = copy.deepcopy(default_cfg)
+    cfg["training"]["variants"] = {"salt-tiny-reason": {"scratchpad": "always"}}
+    families = resolve_config(cfg, check_models=False).training.families()
+    family, variant = families["salt-tiny"], families["salt-tiny-reason"]
+    assert variant == {**family, "scratchpad": "always"}
+    cfg["training"]["variants"] = {"salt-tiny": {"scratchpad": "always"}}
+    with pytest.raises(ConfigError, match="training.variants.salt-tiny: a variant cannot take the family's"):
+        validate_config(cfg, check_models=False)
+    cfg["training"]["variants"] = {"salt-tiny-reason": {"steps": 10}}
+    with pytest.raises(ConfigError, match=r"training\.variants\.salt-tiny-reason: unknown key\(s\) 'steps'"):
+        validate_config(cfg, check_models=False)
+    cfg["training"]["variants"] = {"salt-tiny-reason": {"styles": ["direct", "chatty"]}}
+    with pytest.raises(ConfigError, match=r"training\.variants\.salt-tiny-reason\.styles\.1: 'chatty'"):
+        validate_config(cfg, check_models=False)
+
+
+def test_max_samples_names_models_of_the_run(default_cfg):
+    cfg = copy.deepcopy(default_cfg)
+    cfg["inference"]["max_samples"] = {"smollm2-135m": 4}
+    assert resolve_config(cfg, check_models=False).inference.rows_for("smollm2-135m", 8) == 4
+    cfg["inference"]["max_samples"] = {"smollm2-13m": 4}
+    with pytest.raises(ConfigError, match=r"inference\.max_samples: 'smollm2-13m' not in models"):
+        validate_config(cfg, check_models=False)

@@ -4,7 +4,7 @@ import torch
 
 from saltbench.io import config_hash, provenance, read_table, write_table
 from saltbench.rule_support import job_threads, setup_logging
-from saltbench.stages import generate_shard, max_new_tokens_for, shard_rows
+from saltbench.stages import answered_rows, generate_shard, max_new_tokens_for, shard_rows
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -13,7 +13,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     torch.set_num_threads(threads)
     wc, params = snakemake.wildcards, snakemake.params
     inference = params.inference
-    rows = shard_rows(read_table(snakemake.input.dataset, "dataset"), int(wc.shard), inference["shard_size"])
+    dataset = answered_rows(read_table(snakemake.input.dataset, "dataset"), params.max_samples)
+    rows = shard_rows(dataset, int(wc.shard), inference["shard_size"])
     budget = max_new_tokens_for(inference, wc.task, wc.style)
     log.info(
         "model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d",

@@ -174,6 +174,7 @@ def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> W
     _check_paper_data(settings)
     _check_job_count(settings)
     settings.check_analysis()
+    settings.inference.check_max_samples(settings.models)
     _check_training(settings)
     settings.interventions.check_grid()
     if check_models:
@@ -285,10 +286,13 @@ def _check_training(settings: WorkflowConfig) -> None:
         return
     from saltbench.training.recipe import TrainConfig
 
-    try:
-        TrainConfig.from_dict(settings.training.train_config())
-    except (TypeError, ValueError) as exc:
-        raise ConfigError(f"training: {exc}") from exc
+    settings.training.check_variants()
+    for name, recipe in settings.training.families().items():
+        key = "training" if name == settings.training.name else f"training.variants.{name}"
+        try:
+            TrainConfig.from_dict(recipe)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{key}: {exc}") from exc
 
 
 def _check_models(settings: WorkflowConfig) -> None:

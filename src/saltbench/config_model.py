@@ -101,6 +101,9 @@ FitMethod = Literal["logistic", "linear"]
 Backend = Literal["hf", "vllm"]
 Precision = Literal["bf16", "fp32"]
 Device = Literal["cpu", "cuda", "auto"]
+Scratchpad = Literal["never", "cot", "always"]
+FamilyName = Annotated[str, Keywords(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")]
+"""A trained family's name: data/models/{name}/{checkpoint}; registry entries {name}@{checkpoint}."""
 
 PositiveInt = Annotated[int, Keywords(minimum=1)]
 Count = Annotated[int, Keywords(minimum=0)]
@@ -222,7 +225,17 @@ class DatasetsConfig(Block):
 class InferenceConfig(Block):
     """``inference``: sharding and generation settings of the inference stage."""
 
-    shard_size: PositiveInt = setting(16, "Samples per inference shard (one job each).")
+    shard_size: PositiveInt = setting(
+        16,
+        "Samples per inference shard: one job each (jobs: per_shard), or what a per_model job resumes by.",
+    )
+    jobs: Literal["per_shard", "per_model"] = setting(
+        "per_shard",
+        "per_shard: one job per shard (the cluster layout: a lost job costs one shard) and a merge job per "
+        "(model, style); per_model: one job per model generating every style, task and shard from one model "
+        "load or one vLLM engine (for CPU runs, where start-up dominates); a rerun after a kill keeps the "
+        "finished shards.",
+    )
     batch_size: PositiveInt = setting(8, "Prompts per generation batch.")
     top_k: Annotated[int, Keywords(minimum=1, maximum=100)] = setting(
         20, "Top-k log-probabilities stored per token."
@@ -238,6 +251,24 @@ class InferenceConfig(Block):
         "Inference engine for every model of this run: hf (transformers forward passes) or vllm (the vLLM "
         "engine); null = each model's registry `backend`.",
     )
+    max_samples: Mapping[ModelName, PositiveInt] = setting(
+        {},
+        "At most this many samples per task for the named models: the first rows of every dataset (a model "
+        "too slow to answer all samples of a CPU run answers the same first ones; the other models all).",
+    )
+
+    def check_max_samples(self, models: tuple[str, ...]) -> None:
+        """Every model named in ``max_samples`` is one of the run's ``models`` (a typo would go unnoticed)."""
+        unknown = [m for m in self.max_samples if m not in models]
+        if unknown:
+            raise ConfigError(
+                f"inference.max_samples: {', '.join(map(repr, unknown))} not in models ({', '.join(models)})"
+            )
+
+    def rows_for(self, model: str, rows: int) -> int:
+        """Samples of a dataset of ``rows`` rows that ``model`` answers (``max_samples`` applied)."""
+        cap = self.max_samples.get(model)
+        return rows if cap is None else min(rows, cap)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -338,7 +369,7 @@ class TrainingConfig(Block):
     """
 
     enabled: bool = setting(False, "Train the family (rule all then asks for its outputs).")
-    name: Annotated[str, Keywords(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = setting(
+    name: FamilyName = setting(
         "salt-tiny", "Family name: data/models/{name}/{checkpoint}; registry entries {name}@{checkpoint}."
     )
     tasks: Mapping[TaskSlug, Annotated[float, Keywords(minimum=0)] | TrainTaskConfig] | None = optional(
@@ -359,15 +390,49 @@ class TrainingConfig(Block):
         "torch threads during training (null: torch's default); fixes the reduction order.", nullable=True
     )
     log_every: PositiveInt | None = optional("Progress line every this many steps.")
+    styles: tuple[PromptStyle, ...] | None = optional(
+        "Prompt styles of the training examples (each drawn uniformly per example).",
+        minItems=1,
+        uniqueItems=True,
+    )
+    scratchpad: Scratchpad | None = optional(
+        "When an answer starts with the task's worked solution: never, cot (for cot prompts) or always."
+    )
+    variants: Mapping[FamilyName, TrainingVariantConfig] | None = optional(
+        "Sibling families trained with this recipe and a few keys changed (name -> those keys), each a job "
+        "of its own with the same checkpoints: data/models/{variant}/{checkpoint}, registry entries "
+        "{variant}@{checkpoint}.",
+    )
 
     def train_config(self) -> dict[str, Any]:
         """The ``saltbench.training.TrainConfig`` keys as written (what ``TrainConfig.from_dict`` takes)."""
-        return {k: v for k, v in self.to_dict().items() if k not in ("enabled", "name")}
+        return {k: v for k, v in self.to_dict().items() if k not in ("enabled", "name", "variants")}
 
     @property
     def checkpoint_names(self) -> tuple[str, ...]:
         """Names of the configured checkpoints (``()`` when ``checkpoints`` is not given)."""
         return tuple(self.checkpoints or ())
+
+    def families(self) -> dict[str, dict[str, Any]]:
+        """Family name -> its ``TrainConfig`` keys: this block's family first, then every variant (this
+        block's keys with the variant's written over them)."""
+        base = self.train_config()
+        variants = self.variants or {}
+        return {self.name: base} | {name: base | v.to_dict() for name, v in variants.items()}
+
+    def check_variants(self) -> None:
+        """A variant's name differs from the family's name."""
+        if self.name in (self.variants or {}):
+            raise ConfigError(f"training.variants.{self.name}: a variant cannot take the family's own name")
+
+
+@dataclass(frozen=True, kw_only=True)
+class TrainingVariantConfig(Block):
+    """``training.variants.{name}``: the keys a sibling family changes (the rest are ``training``'s)."""
+
+    scratchpad: Scratchpad | None = optional("As training.scratchpad.")
+    styles: tuple[PromptStyle, ...] | None = optional("As training.styles.", minItems=1, uniqueItems=True)
+    seed: int | None = optional("As training.seed.")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -48,7 +48,17 @@ def tokenizer(pairs):
 def test_weights_scale_rows_per_task(pairs) -> None:
     counts = dict(pairs.group_by("task", maintain_order=True).len().iter_rows())
     assert counts == {"kronecker": 30, "matmul": 10, "words": 20}
-    assert pairs.columns == ["sample_id", "task", "variant", "input", "reference", "prompt", "answer"]
+    assert pairs.columns == [
+        "sample_id",
+        "task",
+        "variant",
+        "input",
+        "reference",
+        "style",
+        "prompt",
+        "answer",
+    ]
+    assert set(pairs["style"]) == {"direct"}
 
 
 def test_rows_are_the_task_generator_with_the_derived_seed(pairs) -> None:
@@ -61,6 +71,24 @@ def test_rows_are_the_task_generator_with_the_derived_seed(pairs) -> None:
     assert kron["answer"][0] == "********\n" + expected["reference"][0] + "\n********"
     # a 2x2 (x) 2x2 product has four rows of four entries
     assert [len(r.split()) for r in expected["reference"][0].split("\n")] == [4, 4, 4, 4]
+
+
+@pytest.mark.parametrize("scratchpad", ["never", "cot", "always"])
+def test_styles_and_scratchpads(scratchpad: str) -> None:
+    """Both prompt styles appear (seeded per task, the same draws whatever the scratchpad); an answer starts
+    with the worked solution exactly where the scratchpad mode asks for it."""
+    styled = build_training_pairs(TASKS_CFG, 20, seed=3, styles=("direct", "cot"), scratchpad=scratchpad)
+    plain = build_training_pairs(TASKS_CFG, 20, seed=3, styles=("direct", "cot"))
+    assert styled.select("input", "style", "prompt").equals(plain.select("input", "style", "prompt"))
+    assert set(styled["style"]) == {"direct", "cot"}
+    for row in styled.iter_rows(named=True):
+        task = get_task(row["task"], row["variant"])
+        assert row["prompt"] == task.prompt(row["input"], style=row["style"])
+        reasoned = scratchpad == "always" or (scratchpad == "cot" and row["style"] == "cot")
+        bare = task.render_answer(row["reference"])
+        assert row["answer"] == (
+            task.render_reasoned_answer(row["input"], row["reference"]) if reasoned else bare
+        )
 
 
 def test_training_seed_differs_from_evaluation_seed() -> None:

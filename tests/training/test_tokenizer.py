@@ -16,6 +16,7 @@ from saltbench.training.tokenizer import (
     build_char_tokenizer,
     extract_test_block,
     load_tokenizer,
+    model_input,
     render_prompt,
 )
 
@@ -47,7 +48,7 @@ def tokenizer():
 
 
 def test_special_token_ids(tokenizer) -> None:
-    assert tokenizer.convert_tokens_to_ids(list(SPECIAL_TOKENS)) == [0, 1, 2, 3, 4]
+    assert tokenizer.convert_tokens_to_ids(list(SPECIAL_TOKENS)) == [0, 1, 2, 3, 4, 5]
     assert (tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id) == (0, 1, 2)
     assert tokenizer("ab")["input_ids"] == tokenizer("ab", add_special_tokens=False)["input_ids"]
 
@@ -132,3 +133,15 @@ def test_chat_template_without_marker_uses_the_whole_message(tokenizer) -> None:
     assert render_prompt(tokenizer, "hello") == "<s>hello<sep>"
     chat = [{"role": "user", "content": "x"}, {"role": "assistant", "content": "y"}]
     assert tokenizer.apply_chat_template(chat, tokenize=False) == "<s>x<sep>y</s>"
+
+
+@pytest.mark.parametrize("slug", list(SMALL_PARAMS))
+def test_cot_prompts_reach_the_model_marked(tokenizer, samples, slug: str) -> None:
+    """The two prompt styles are two inputs: ``<cot>`` after ``<s>`` for a cot prompt, nothing for direct."""
+    for variant, inp, _ in samples[slug][:2]:
+        task = get_task(slug, variant)
+        direct = render_prompt(tokenizer, task.prompt(inp, style="direct"))
+        cot = render_prompt(tokenizer, task.prompt(inp, style="cot"))
+        assert cot == "<s><cot>" + direct.removeprefix("<s>")
+        assert cot == "<s>" + model_input(task.prompt(inp, style="cot")) + "<sep>"
+        assert tokenizer(cot, add_special_tokens=False)["input_ids"][:2] == [1, 5]

@@ -58,32 +58,42 @@ def pad_token_id(model: Any, tokenizer: Any) -> int:
     return 0
 
 
+def per_prompt_budgets(max_new_tokens: int | Sequence[int], n: int) -> list[int]:
+    """``max_new_tokens`` as one budget per prompt (``n`` prompts); every budget must be >= 1."""
+    budgets = [max_new_tokens] * n if isinstance(max_new_tokens, int) else [int(b) for b in max_new_tokens]
+    if len(budgets) != n:
+        raise ValueError(f"{len(budgets)} max_new_tokens values for {n} prompts")
+    if any(b < 1 for b in budgets):
+        raise ValueError(f"max_new_tokens must be >= 1, got {min(budgets)}")
+    return budgets
+
+
 def screen_prompts(
     tokenizer: Any,
     prompts: Sequence[str] | Sequence[Sequence[int]],
     *,
     max_context: int,
-    max_new_tokens: int,
+    max_new_tokens: int | Sequence[int],
     top_k: int = TOP_K,
 ) -> tuple[list[list[int]], list[GenerationRecord | None]]:
     """Token ids of every prompt, and an ``error`` record for each one that cannot be generated.
 
-    A prompt cannot run when it is empty or longer than ``max_context − max_new_tokens``; its slot in
-    the second list holds a :meth:`GenerationRecord.failed` (logged as a warning), the others ``None``.
-    Shared by every backend, so they reject the same prompts with the same message.
+    A prompt cannot run when it is empty or longer than ``max_context − max_new_tokens`` (one budget for
+    all prompts, or one per prompt); its slot in the second list holds a :meth:`GenerationRecord.failed`
+    (logged as a warning), the others ``None``. Shared by every backend, so they reject the same prompts
+    with the same message.
     """
-    if max_new_tokens < 1:
-        raise ValueError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    budgets = per_prompt_budgets(max_new_tokens, len(prompts))
     raw_ids = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
     encoded = [[int(t) for t in ids] for ids in raw_ids]
-    limit = max_context - max_new_tokens
     results: list[GenerationRecord | None] = [None] * len(encoded)
-    for index, ids in enumerate(encoded):
+    for index, (ids, budget) in enumerate(zip(encoded, budgets, strict=True)):
+        limit = max_context - budget
         if not ids:
             error = "empty prompt"
         elif len(ids) > limit:
             error = (
-                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {max_new_tokens} "
+                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {budget} "
                 f"leaves room for {max(limit, 0)}"
             )
         else:

@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 
 from saltbench.inference.detokenize import token_texts
-from saltbench.inference.generation import generation_config_eos_ids, screen_prompts
+from saltbench.inference.generation import generation_config_eos_ids, per_prompt_budgets, screen_prompts
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.registry import ModelSpec
 
@@ -226,7 +226,7 @@ def generate_vllm(
     engine: VllmEngine,
     prompts: Sequence[str] | Sequence[Sequence[int]],
     *,
-    max_new_tokens: int,
+    max_new_tokens: int | Sequence[int],
     top_k: int = TOP_K,
     max_context: int | None = None,
     progress: bool = True,
@@ -234,7 +234,8 @@ def generate_vllm(
     """Greedy generations with per-token log-probabilities through vLLM, one record per prompt, in order.
 
     Same contract as :func:`saltbench.inference.generate` (``max_context`` defaults to the engine's
-    maximum model length); all runnable prompts go to the engine in one call (continuous batching).
+    maximum model length), except that ``max_new_tokens`` may also be one budget per prompt; all runnable
+    prompts go to the engine in one call (continuous batching).
     """
     from vllm.inputs import TokensPrompt
 
@@ -244,7 +245,8 @@ def generate_vllm(
     )
     runnable = [index for index, record in enumerate(results) if record is None]
     if runnable:
-        params = sampling_params(engine, max_tokens=max_new_tokens, logprobs=top_k)
+        budgets = per_prompt_budgets(max_new_tokens, len(prompts))
+        params = [sampling_params(engine, max_tokens=budgets[i], logprobs=top_k) for i in runnable]
         started = time.perf_counter()
         outputs = engine.llm.generate(
             [TokensPrompt(prompt_token_ids=encoded[i]) for i in runnable], params, use_tqdm=progress

@@ -210,5 +210,21 @@ class Task(abc.ABC):
         body = reference if reference.endswith("\n") else reference + "\n"
         return f"{FENCE}\n{body}{FENCE}"
 
+    def worked_solution(self, input: str) -> str | None:
+        """A short worked solution of ``input``, written before the fenced answer (``None``: none defined).
+
+        It is the scratchpad of a reasoned answer (:meth:`render_reasoned_answer`): the intermediate steps a
+        reasoning model writes down (partial products for the matrix tasks, the scanned positions for Words;
+        docs/tiny-models.md §2). It never contains a fence, so scoring, which reads only the fenced answer,
+        is unchanged.
+        """
+        return None
+
+    def render_reasoned_answer(self, input: str, reference: str) -> str:
+        """``worked_solution(input)``, a newline, then :meth:`render_answer` (just the answer without one)."""
+        worked = self.worked_solution(input)
+        answer = self.render_answer(reference)
+        return answer if not worked else f"{worked}\n{answer}"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}(variant={self.variant!r})"

@@ -324,6 +324,18 @@ class MatmulTask(_MatrixTask):
             "same format."
         )
 
+    def worked_solution(self, input: str) -> str:
+        """Every entry as its sum of products, row by row: ``a11*b11+a12*b21=c11 ...`` (one line per row)."""
+        a, b = parse_operands(input)
+        c = self.combine(a, b)
+        return "\n".join(
+            " ".join(
+                "+".join(f"{a[i, k]}*{b[k, j]}" for k in range(a.shape[1])) + f"={c[i, j]}"
+                for j in range(c.shape[1])
+            )
+            for i in range(c.shape[0])
+        )
+
 
 class KroneckerTask(_MatrixTask):
     """Kronecker Product: print ``A ⊗ B``."""
@@ -364,6 +376,16 @@ class KroneckerTask(_MatrixTask):
             "You are given two matrices A and B, written row by row: the entries of a row are separated by "
             "single spaces and the rows by newlines. Compute their Kronecker product A ⊗ B and print it in "
             "the same row-by-row format."
+        )
+
+    def worked_solution(self, input: str) -> str:
+        """Every entry as its product ``a_ij*b_kl=p``, in the output's row-by-row order (one line per row)."""
+        a, b = parse_operands(input)
+        (ra, ca), (rb, cb) = a.shape, b.shape
+        return "\n".join(
+            " ".join(f"{a[i, j]}*{b[k, m]}={a[i, j] * b[k, m]}" for j in range(ca) for m in range(cb))
+            for i in range(ra)
+            for k in range(rb)
         )
 
 

@@ -18,6 +18,7 @@ always computed from the final text with :func:`find_needles`, so text and refer
 
 from __future__ import annotations
 
+import bisect
 import logging
 import random
 import re
@@ -195,6 +196,7 @@ _SINGLE_WORD: dict[str, tuple[str, ...]] = {
 }
 _DIGIT_RUN = re.compile(r"\d+")
 _LETTER_RUN = re.compile(r"[A-Za-z]+")
+_WORD = re.compile(r"\S+")
 
 
 # -- the reference rule ---------------------------------------------------------------------------
@@ -221,13 +223,24 @@ def find_needles(text: str, subject: str, vocabulary: Collection[str] | None = N
     >>> find_needles("McAllister of the U . S .", "capital_letters")
     'M A U S'
     """
+    return " ".join(needle for _, needle in needle_matches(text, subject, vocabulary))
+
+
+def needle_matches(
+    text: str, subject: str, vocabulary: Collection[str] | None = None
+) -> list[tuple[int, str]]:
+    """``(character offset, needle)`` of every needle of :func:`find_needles`, in text order.
+
+    >>> needle_matches("on monday, not friday", "weekdays")
+    [(3, 'monday'), (15, 'friday')]
+    """
     subject = _check_subject(subject)
     if subject == "numbers":
-        return " ".join(_DIGIT_RUN.findall(text))
+        return [(m.start(), m.group()) for m in _DIGIT_RUN.finditer(text)]
     if subject == "capital_letters":
-        return " ".join(filter(str.isupper, text))
+        return [(i, c) for i, c in enumerate(text) if c.isupper()]
     vocab = _VOCAB_SETS[subject] if vocabulary is None else frozenset(vocabulary)
-    return " ".join(token for token in _LETTER_RUN.findall(text.lower()) if token in vocab)
+    return [(m.start(), m.group()) for m in _LETTER_RUN.finditer(text.lower()) if m.group() in vocab]
 
 
 def subject_label(subject: str) -> str:
@@ -609,6 +622,16 @@ class WordsTask(Task):
                 f"For example, the colors mentioned in '{_EXAMPLE_TEXT}' are: red blue red green",
             ]
         )
+
+    def worked_solution(self, input: str) -> str:
+        """The scanned positions: ``w:needle`` for every needle, ``w`` the 1-based index of the
+        whitespace-separated word it occurs in (``3:19 7:40``); ``none`` when the text has no needle."""
+        word_starts = [m.start() for m in _WORD.finditer(input)]
+        found = [
+            f"{bisect.bisect_right(word_starts, at)}:{needle}"
+            for at, needle in needle_matches(input, self.subject)
+        ]
+        return " ".join(found) or "none"
 
     def test_block(self, input: str) -> str:
         question = _question(self.subject, input)

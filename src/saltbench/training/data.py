@@ -29,7 +29,7 @@ from transformers import PreTrainedTokenizerFast
 
 from saltbench.io import read_table
 from saltbench.seeds import derive_seed
-from saltbench.training.recipe import TaskMix, parse_tasks_config
+from saltbench.training.recipe import Scratchpad, TaskMix, parse_tasks_config
 from saltbench.training.tokenizer import render_prompts
 
 logger = logging.getLogger(__name__)
@@ -44,12 +44,21 @@ def task_train_seed(seed: int, mix: TaskMix) -> int:
 
 
 def build_training_pairs(
-    tasks_cfg: Mapping[str, Any] | Sequence[TaskMix], n_per_task: int, seed: int
+    tasks_cfg: Mapping[str, Any] | Sequence[TaskMix],
+    n_per_task: int,
+    seed: int,
+    *,
+    styles: Sequence[str] = ("direct",),
+    scratchpad: Scratchpad = "never",
 ) -> pl.DataFrame:
     """Generate the training rows of every task with seeds disjoint from the evaluation seed.
 
     Returns a frame with the dataset columns (``sample_id, task, variant, input, reference``) plus
-    ``prompt`` (the full SALT prompt, style ``direct``) and ``answer`` (``task.render_answer``).
+    ``style`` (drawn uniformly from ``styles`` per row, ``numpy.random.default_rng(derive_seed("styles",
+    seed, task, variant))``), ``prompt`` (the full SALT prompt in that style) and ``answer``
+    (``task.render_reasoned_answer`` where ``scratchpad`` asks for the worked solution — ``always``, or
+    ``cot`` on a ``cot`` row — else ``task.render_answer``). The rows and styles do not depend on
+    ``scratchpad``, so two families that differ only in it see the same prompts.
     Task ``t`` contributes ``round(weight_t * n_per_task)`` rows (tasks with weight 0 are skipped).
     """
     from saltbench.tasks import get_task  # deferred: the task registry imports every task module
@@ -63,18 +72,23 @@ def build_training_pairs(
             continue
         generator = get_task(mix.task, mix.variant)
         rows = generator.generate(n, task_train_seed(seed, mix), **dict(mix.params))
+        style_rng = np.random.default_rng(derive_seed("styles", seed, mix.task, mix.variant or ""))
+        row_styles = [styles[i] for i in style_rng.integers(len(styles), size=rows.height)]
         bound: dict[str | None, Any] = {}  # task objects bound to each variant
         prompts: list[str] = []
         answers: list[str] = []
-        for inp, ref, variant in zip(rows["input"], rows["reference"], rows["variant"]):
+        for inp, ref, variant, style in zip(rows["input"], rows["reference"], rows["variant"], row_styles):
             task = bound.get(variant)
             if task is None:
                 task = bound[variant] = get_task(mix.task, variant)
-            prompts.append(task.prompt(inp))
-            answers.append(task.render_answer(ref))
+            prompts.append(task.prompt(inp, style=style))
+            reasoned = scratchpad == "always" or (scratchpad == "cot" and style == "cot")
+            answers.append(task.render_reasoned_answer(inp, ref) if reasoned else task.render_answer(ref))
         frames.append(
             rows.select(["sample_id", "task", "variant", "input", "reference"]).with_columns(
-                pl.Series("prompt", prompts, dtype=pl.String), pl.Series("answer", answers, dtype=pl.String)
+                pl.Series("style", row_styles, dtype=pl.String),
+                pl.Series("prompt", prompts, dtype=pl.String),
+                pl.Series("answer", answers, dtype=pl.String),
             )
         )
     if not frames:

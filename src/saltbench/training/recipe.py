@@ -21,6 +21,13 @@ Precision = Literal["bf16", "fp32"]
 PRECISIONS: tuple[Precision, ...] = ("bf16", "fp32")
 DeviceName = Literal["cpu", "cuda", "auto"]
 DEVICES: tuple[DeviceName, ...] = ("cpu", "cuda", "auto")
+Scratchpad = Literal["never", "cot", "always"]
+SCRATCHPADS: tuple[Scratchpad, ...] = ("never", "cot", "always")
+"""When a training answer starts with the task's worked solution (``Task.worked_solution``): ``never``;
+``cot``: for ``cot``-style prompts only (a family that answers both ways); ``always``: whatever the prompt
+asks for (reasoning internalised by training, docs/tiny-models.md §2)."""
+TRAIN_STYLES: tuple[str, ...] = ("direct", "cot")
+"""Prompt styles a training example may be rendered in (``saltbench.contracts.STYLES``)."""
 
 DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "seed": 0,
@@ -270,6 +277,9 @@ class TrainConfig:
         num_threads: ``torch.set_num_threads`` during training (``None``: leave as is); part of
             what fixes the floating-point reduction order, so keep it fixed for reproducibility.
         log_every: log a progress line every this many steps.
+        styles: prompt styles of the training examples; each example's style is drawn uniformly from
+            them (seeded per task), so a family trained on ``("direct", "cot")`` sees both prompt forms.
+        scratchpad: when an answer starts with the worked solution (:data:`SCRATCHPADS`).
     """
 
     tasks: tuple[TaskMix, ...]
@@ -284,6 +294,8 @@ class TrainConfig:
     device: DeviceName = "cpu"
     num_threads: int | None = 1
     log_every: int = 200
+    styles: tuple[str, ...] = ("direct",)
+    scratchpad: Scratchpad = "never"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", parse_tasks_config(self.tasks))
@@ -306,6 +318,12 @@ class TrainConfig:
         threads = self.num_threads
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"num_threads must be a positive integer or None, got {threads!r}")
+        styles = (self.styles,) if isinstance(self.styles, str) else tuple(self.styles)
+        if not styles or len(set(styles)) != len(styles) or not set(styles) <= set(TRAIN_STYLES):
+            raise ValueError(f"styles must be distinct values of {TRAIN_STYLES}, got {self.styles!r}")
+        object.__setattr__(self, "styles", styles)
+        if self.scratchpad not in SCRATCHPADS:
+            raise ValueError(f"scratchpad must be one of {SCRATCHPADS}, got {self.scratchpad!r}")
 
     @classmethod
     def from_dict(cls, cfg: Mapping[str, Any]) -> TrainConfig:
@@ -346,6 +364,8 @@ class TrainConfig:
             "device": self.device,
             "num_threads": self.num_threads,
             "log_every": self.log_every,
+            "styles": list(self.styles),
+            "scratchpad": self.scratchpad,
         }
 
 
@@ -354,10 +374,13 @@ __all__ = [
     "DEVICES",
     "GPU_TRAIN_CONFIG",
     "PRECISIONS",
+    "SCRATCHPADS",
+    "TRAIN_STYLES",
     "DeviceName",
     "ModelSpec",
     "OptimSpec",
     "Precision",
+    "Scratchpad",
     "TaskMix",
     "TrainConfig",
     "parse_tasks_config",

@@ -3,14 +3,19 @@
 The tokenizer maps every character to one token (a ``tokenizers`` WordLevel model over single
 characters, a pre-tokenizer that isolates each character and a ``Fuse`` decoder that concatenates
 them back), so ``decode(encode(s)) == s`` for every string over the vocabulary. Special tokens come
-first, in this order (ids 0..4): ``<pad>``, ``<s>`` (BOS), ``</s>`` (EOS), ``<unk>``, ``<sep>``.
+first, in this order (ids 0..5): ``<pad>``, ``<s>`` (BOS), ``</s>`` (EOS), ``<unk>``, ``<sep>``, ``<cot>``.
 No post-processor is installed: ``add_special_tokens=True`` adds nothing, the chat template writes
 ``<s>`` itself, so tokenising a rendered prompt gives the same ids with or without special tokens.
 
 Chat template (what inference sees and what training is rendered through)::
 
-    <s>{test block of the last user message}<sep>     (``<sep>`` only with add_generation_prompt)
-    ********\\n{answer}\\n********</s>                 (what the model is trained to write)
+    <s>[<cot>]{test block of the last user message}<sep>   (``<sep>`` only with add_generation_prompt)
+    [{worked solution}\\n]********\\n{answer}\\n********</s>   (what the model is trained to write)
+
+``<cot>`` stands for the prompt's style line: it is written when the user message holds the ``cot`` style
+instruction (:data:`saltbench.tasks.base.STYLE_INSTRUCTIONS`), so the two prompt styles reach the model as
+two different inputs; a family trained on both styles learns to answer each its own way
+(docs/tiny-models.md §2).
 
 The *test block* is the part of the user message after the last occurrence of
 ``"Now, solve for the test Input.\\n"`` (Code prompts) or, when that marker is absent, after the last
@@ -28,13 +33,18 @@ from pathlib import Path
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
+from saltbench.tasks.base import STYLE_INSTRUCTIONS
+
 PAD_TOKEN = "<pad>"
 BOS_TOKEN = "<s>"
 EOS_TOKEN = "</s>"
 UNK_TOKEN = "<unk>"
 SEP_TOKEN = "<sep>"
-SPECIAL_TOKENS: tuple[str, ...] = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN, SEP_TOKEN)
-"""Special tokens, in id order (``<pad>`` = 0 ... ``<sep>`` = 4)."""
+COT_TOKEN = "<cot>"
+SPECIAL_TOKENS: tuple[str, ...] = (PAD_TOKEN, BOS_TOKEN, EOS_TOKEN, UNK_TOKEN, SEP_TOKEN, COT_TOKEN)
+"""Special tokens, in id order (``<pad>`` = 0 ... ``<cot>`` = 5)."""
+COT_INSTRUCTION = STYLE_INSTRUCTIONS["cot"]
+"""The style line whose presence in a prompt the template marks with :data:`COT_TOKEN`."""
 
 CODE_TEST_MARKER = "Now, solve for the test Input.\n"
 """Line that introduces the test block of Code prompts (docs/tasks.md §3.4)."""
@@ -53,20 +63,26 @@ CHAT_TEMPLATE = (
     "{%- else -%}"
     f"{{%- set text = text.split({TEST_MARKER!r}) | last -%}}"
     "{%- endif -%}"
-    "{{- bos_token + text -}}"
+    f"{{%- set style = {COT_TOKEN!r} if {COT_INSTRUCTION!r} in message['content'] else '' -%}}"
+    "{{- bos_token + style + text -}}"
     "{%- elif message['role'] == 'assistant' -%}"
     f"{{{{- {SEP_TOKEN!r} + message['content'] + eos_token -}}}}"
     "{%- endif -%}"
     "{%- endfor -%}"
     f"{{%- if add_generation_prompt -%}}{{{{- {SEP_TOKEN!r} -}}}}{{%- endif -%}}"
 )
-"""Jinja chat template: ``<s>`` + test block of each user turn, ``<sep>`` opens the assistant turn."""
+"""Jinja chat template: ``<s>`` (``<cot>``) + test block of each user turn; ``<sep>`` opens the answer."""
 
 
 def extract_test_block(prompt: str) -> str:
     """Python twin of the template's cut: the text after the last test marker (whole text if none)."""
     marker = CODE_TEST_MARKER if CODE_TEST_MARKER in prompt else TEST_MARKER
     return prompt.split(marker)[-1]
+
+
+def model_input(prompt: str) -> str:
+    """Python twin of the whole user turn: ``<cot>`` for a ``cot`` prompt, then :func:`extract_test_block`."""
+    return (COT_TOKEN if COT_INSTRUCTION in prompt else "") + extract_test_block(prompt)
 
 
 def build_char_tokenizer(corpus: Iterable[str], extra_chars: str = BASE_ALPHABET) -> PreTrainedTokenizerFast:
@@ -90,7 +106,7 @@ def build_char_tokenizer(corpus: Iterable[str], extra_chars: str = BASE_ALPHABET
         eos_token=EOS_TOKEN,
         pad_token=PAD_TOKEN,
         unk_token=UNK_TOKEN,
-        additional_special_tokens=[SEP_TOKEN],
+        additional_special_tokens=[SEP_TOKEN, COT_TOKEN],
         clean_up_tokenization_spaces=False,
         padding_side="left",
         model_max_length=1_000_000,
@@ -131,6 +147,8 @@ __all__ = [
     "BOS_TOKEN",
     "CHAT_TEMPLATE",
     "CODE_TEST_MARKER",
+    "COT_INSTRUCTION",
+    "COT_TOKEN",
     "EOS_TOKEN",
     "PAD_TOKEN",
     "SEP_TOKEN",
@@ -139,6 +157,7 @@ __all__ = [
     "UNK_TOKEN",
     "build_char_tokenizer",
     "load_tokenizer",
+    "model_input",
     "render_prompt",
     "render_prompts",
     "extract_test_block",

@@ -218,7 +218,9 @@ def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) 
     a dropped row shrink).
     """
     eval_set = frozenset(eval_inputs)
-    generated = build_training_pairs(config.tasks, config.n_per_task, config.seed)
+    generated = build_training_pairs(
+        config.tasks, config.n_per_task, config.seed, styles=config.styles, scratchpad=config.scratchpad
+    )
     keep = ~generated["input"].is_in(pl.Series(list(eval_set), dtype=pl.String).implode()).to_numpy()
     pairs = drop_inputs(generated, eval_set)
     assert_disjoint(pairs["input"].to_list(), eval_set)
@@ -434,11 +436,13 @@ def quick_eval(
     batch_size: int = 16,
     max_new_tokens: int | None = None,
     device: DeviceName = "cpu",
+    style: str = "direct",
 ) -> QuickEvalResult:
     """Greedy-decode ``n`` samples of ``task`` (``generate(n, seed, **params)``) and score atom precision.
 
-    The prompts go through the saved tokenizer's chat template, like any inference run would.
-    ``max_new_tokens`` defaults to the longest reference answer (in tokens) plus 16.
+    The prompts (in prompt ``style``) go through the saved tokenizer's chat template, like any inference
+    run would. ``max_new_tokens`` defaults to the longest reasoned reference answer (worked solution and
+    fenced answer, ``Task.render_reasoned_answer``) in tokens, plus 16.
     """
     from saltbench.evaluation import evaluate, extract_answer
     from saltbench.tasks import get_task
@@ -448,8 +452,11 @@ def quick_eval(
     model = AutoModelForCausalLM.from_pretrained(str(model_dir)).to(_resolve_device(device))  # type: ignore[arg-type]
     rows = get_task(task, variant).generate(n, seed, **dict(params or {}))
     tasks = {v: get_task(task, v) for v in set(rows["variant"].to_list())}
-    prompts = [tasks[v].prompt(x) for x, v in zip(rows["input"], rows["variant"])]
-    answers = [tasks[v].render_answer(r) for r, v in zip(rows["reference"], rows["variant"])]
+    prompts = [tasks[v].prompt(x, style=style) for x, v in zip(rows["input"], rows["variant"])]  # type: ignore[arg-type]
+    answers = [
+        tasks[v].render_reasoned_answer(x, r)
+        for x, r, v in zip(rows["input"], rows["reference"], rows["variant"])
+    ]
     if max_new_tokens is None:
         answer_ids = tokenizer(answers, add_special_tokens=False)["input_ids"]
         max_new_tokens = max(len(ids) for ids in answer_ids) + 16

@@ -1,0 +1,69 @@
+"""Rule generate_model: every style, task and shard of one model from one model load (per_model jobs)."""
+
+import torch
+
+from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.rule_support import job_threads, setup_logging
+from saltbench.stages import (
+    ShardDirectory,
+    ShardJob,
+    answered_rows,
+    generate_model,
+    load_generator,
+    max_new_tokens_for,
+    n_shards,
+    shard_rows,
+)
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    log = setup_logging(snakemake)
+    threads = job_threads(snakemake)
+    torch.set_num_threads(threads)
+    model_name, params = snakemake.wildcards.model, snakemake.params
+    inference, spec = params.inference, params.spec
+    size = inference["shard_size"]
+    datasets = {
+        task: answered_rows(read_table(path, "dataset"), params.max_samples)
+        for task, path in zip(params.tasks, snakemake.input.datasets, strict=True)
+    }
+    jobs = [
+        ShardJob(
+            style, task, k, shard_rows(datasets[task], k, size), max_new_tokens_for(inference, task, style)
+        )
+        for style, task in params.outputs
+        for k in range(n_shards(datasets[task].height, size))
+    ]
+    meta = {
+        "stage": "generations",
+        "model": model_name,
+        "model_source": repr(spec.source),
+        "backend": params.backend,
+        "config_hash": config_hash(dict(inference)),
+    }
+    key = config_hash(
+        {**meta, "spec": repr(spec), "n_shots": params.n_shots, "model_path": params.model_path}
+    )
+    store = ShardDirectory(params.shard_dir, key, meta)
+    log.info("model %s (%s): %d shards over %d (style, task) sets", model_name, params.backend, len(jobs),
+             len(params.outputs))  # fmt: skip
+    model = load_generator(
+        params.model_path,
+        spec,
+        backend=params.backend,
+        batch_size=inference["batch_size"],
+        top_k=inference["top_k"],
+        num_threads=threads,
+    )
+    frames = generate_model(model, jobs, model_name=model_name, n_shots=params.n_shots, store=store)
+    for (style, task), output in zip(params.outputs, snakemake.output, strict=True):
+        frame = frames[(style, task)]
+        record = provenance(**meta, style=style, task=task, shards=n_shards(frame.height, size))
+        write_table(frame, output, record, "generations")
+        counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
+        log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
+    store.clear()
+
+
+if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file
+    main(snakemake)  # noqa: F821
