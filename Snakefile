@@ -9,6 +9,7 @@ import os
 
 from saltbench.config import check_config_files, resolve_config
 from saltbench.interventions import InterventionOptions
+from saltbench.rule_support import report_text
 from saltbench.runlock import acquire_run_lock, remove_stale_temporaries
 
 
@@ -46,7 +47,8 @@ TRAINED_MODELS = list(TRAINING_FAMILIES) if TRAINING.enabled else []
 os.environ.setdefault("POLARS_MAX_THREADS", "1")
 
 
-report: "report/workflow.rst"
+# The report's front page: report/workflow.rst, then (after a run) the findings page's opening section.
+report: report_text("report/workflow.rst", "results/findings.md", ".snakemake/saltbench/workflow.rst")
 
 
 onstart:

@@ -39,6 +39,8 @@ rule train_tiny_models:
     # (determinism); free cores run other jobs. num_threads null leaves torch's default (the job's grant):
     # ask for 4 (capped at --cores locally).
     threads: lambda wildcards: TRAIN_RECIPES[wildcards.family].num_threads or 4
+    # the longest jobs of a CPU run, and most of the DAG waits on them: start them first
+    priority: 100
     resources:
         mem_mb=8000,
         runtime=120,

@@ -377,7 +377,7 @@ def test_analysis_schema_matches_the_analysis_defaults(default_cfg):
     analysis = load_schema()["properties"]["analysis"]["properties"]
     assert {k: v["default"] for k, v in analysis.items()} == dict(ANALYSIS_DEFAULTS)
     filled = validate_config(default_cfg, check_models=False)
-    assert analysis_options(filled) == dict(ANALYSIS_DEFAULTS)
+    assert analysis_options(filled) == {**ANALYSIS_DEFAULTS, **default_cfg.get("analysis", {})}
 
 
 def test_unknown_analysis_key_is_named(default_cfg):
@@ -443,7 +443,9 @@ def test_the_bound_itself_is_allowed(default_cfg):
 
 def test_too_many_inference_jobs_are_rejected(default_cfg):
     """A run with more than MAX_INFERENCE_JOBS inference shards is rejected with the count."""
-    default_cfg["datasets"]["n_samples"] = 1_000_000  # within the per-task bound, but 8 samples per shard
+    default_cfg["datasets"]["n_samples"] = 1_000_000  # within the per-task bound
+    default_cfg["inference"]["shard_size"] = 8
+    default_cfg["models"] = default_cfg["models"][:4]
     with pytest.raises(ConfigError) as err:
         validate_config(default_cfg, check_models=False)
     assert str(err.value).startswith(
@@ -601,7 +603,7 @@ def test_resolved_mapping_keeps_the_given_keys_first(default_cfg):
     default_cfg["datasets"].pop("paper_path")
     resolved = validate_config(default_cfg, check_models=False)
     assert list(resolved)[: len(default_cfg)] == list(default_cfg)
-    assert list(resolved["inference"])[:5] == list(default_cfg["inference"])
+    assert list(resolved["inference"])[: len(default_cfg["inference"])] == list(default_cfg["inference"])
     assert resolved["inference"]["backend"] is None and resolved["scoring"]["alignment"] == "strict"
     assert "paper_path" not in resolved["datasets"]
     assert resolved["training"] == default_cfg["training"]  # no TrainConfig default is restated
@@ -615,10 +617,11 @@ def test_typed_values_for_the_snakefile(default_cfg):
     training = settings.training
     assert isinstance(training, TrainingConfig) and training.enabled and training.name == "salt-tiny"
     assert training.checkpoint_names == ("early", "mid", "final")
-    expected = {k: v for k, v in default_cfg["training"].items() if k not in ("enabled", "name")}
+    expected = {k: v for k, v in default_cfg["training"].items() if k not in ("enabled", "name", "variants")}
     assert training.train_config() == expected
     assert TrainingConfig().checkpoint_names == () and TrainingConfig().train_config() == {}
-    assert isinstance(settings.analysis, AnalysisConfig) and settings.analysis.reasoning_level == "task"
+    assert isinstance(settings.analysis, AnalysisConfig) and settings.analysis.reasoning_level == "sample"
+    assert settings.analysis.flavour == AnalysisConfig().flavour  # a key not written takes its default
     assert isinstance(settings.interventions, InterventionsConfig) and settings.interventions.seed is None
     assert settings.to_dict() == validate_config(default_cfg, check_models=False)
 
@@ -654,7 +657,7 @@ BAD_VALUE_PER_BLOCK = [
     (
         ("training", "checkpoints", "final"),
         99999,
-        r"training: checkpoints\.final must be a step in 1\.\.5500",
+        r"training: checkpoints\.final must be a step in 1\.\.4000",
     ),
     (("interventions", "boundary"), "line", r"interventions\.boundary: 'line' is not one of"),
     (("interventions", "positions"), [1], r"interventions\.positions\.0: 1 is less than the minimum of 2"),

@@ -46,3 +46,23 @@ def test_every_job_log_starts_with_its_thread_pools(tmp_path, monkeypatch):
     first = (tmp_path / "job.log").read_text().splitlines()[0]
     assert first.endswith(f"threads: 1 granted; {thread_pools()}")
     assert "polars" in first
+
+
+def test_report_front_page_opens_with_the_run_estimates(tmp_path):
+    """Before a run the report's front page is the static text; after one, the findings page's opening
+    section follows it (rewritten only when it changes)."""
+    from saltbench.rule_support import report_text
+
+    static = tmp_path / "workflow.rst"
+    static.write_text("About the workflow.\n")
+    findings, out = tmp_path / "findings.md", tmp_path / "out" / "workflow.rst"
+    assert report_text(static, findings, out) == str(static)
+    findings.write_text(
+        "# Findings\n\nintro\n\n## What this run estimated\n\n- **a** 0.500 [0.1, 0.9].\n\n## 1. X\n\n- y\n"
+    )
+    assert report_text(static, findings, out) == str(out)
+    heading = "What this run estimated\n-----------------------\n"
+    assert out.read_text() == f"About the workflow.\n\n{heading}\n- **a** 0.500 [0.1, 0.9].\n"
+    mtime = out.stat().st_mtime_ns
+    report_text(static, findings, out)
+    assert out.stat().st_mtime_ns == mtime

@@ -174,11 +174,11 @@ def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> W
     _check_paper_data(settings)
     _check_job_count(settings)
     settings.check_analysis()
-    settings.inference.check_max_samples(settings.models)
     _check_training(settings)
     settings.interventions.check_grid()
     if check_models:
         _check_models(settings)
+    settings.inference.check_max_samples(settings.models)
     return settings
 
 

@@ -592,3 +592,8 @@ def artifact(name: str | Artifact) -> Artifact:
         return ARTIFACTS[name]
     except KeyError:
         raise ValueError(f"unknown artifact {name!r}; known: {', '.join(ARTIFACTS)}") from None
+
+
+FINDINGS_SUMMARY_TITLE = "What this run estimated"
+"""Title of the findings page's opening section (``results/findings.md``), which the HTML report's front page
+repeats (:func:`saltbench.rule_support.report_text`)."""

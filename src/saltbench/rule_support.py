@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import sys
 from collections.abc import Sequence
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import TracebackType
 from typing import Any
 
@@ -89,3 +89,30 @@ def per_task_files(tasks: Sequence[str], *files: Sequence[str]) -> list[tuple[st
             paths.append(str(listed[i]))
         rows.append((task, *paths))
     return rows
+
+
+def report_text(static: str | Path, findings: str | Path, out: str | Path) -> str:
+    """The report's front page: ``static`` (reStructuredText), followed, once a run has written ``findings``
+    (``results/findings.md``), by that page's opening section "What this run estimated".
+
+    Snakemake reads the front page when ``--report`` builds the report, after the run; the page is written to
+    ``out`` and its path returned (``static`` itself while there are no findings yet). The section is a list
+    of Markdown bullets with ``**bold**`` names, which reads the same as reStructuredText.
+    """
+    findings = Path(findings)
+    if not findings.exists():
+        return str(static)
+    from saltbench.contracts import FINDINGS_SUMMARY_TITLE as title
+
+    page = findings.read_text(encoding="utf-8")
+    if f"## {title}\n" not in page:
+        return str(static)
+    section = page.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0].strip()
+    text = (
+        Path(static).read_text(encoding="utf-8").rstrip() + f"\n\n{title}\n{'-' * len(title)}\n\n{section}\n"
+    )
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text(encoding="utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    return str(out)

@@ -59,7 +59,9 @@ def test_every_number_on_the_page_is_in_a_table():
     tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
     page = findings_markdown(tables)
     assert assert_numbers_come_from_tables(page, tables) > 20
-    assert page.count("## ") == 5 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
+    assert page.count("## ") == 6 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
+    summary = page.split("## What this run estimated")[1].split("## 1.")[0]
+    assert NOT_ENOUGH not in summary and summary.count("\n- ") >= 5
 
 
 def test_thin_data_says_not_enough_data_with_the_reason():
@@ -71,4 +73,19 @@ def test_thin_data_says_not_enough_data_with_the_reason():
     assert f"{NOT_ENOUGH} (too few pairs)" in tradeoff
     assert_numbers_come_from_tables(page, tables)
     empty = findings_markdown({})
-    assert empty.count(f"- {NOT_ENOUGH}") == 5 and not NUMBER.findall(empty)
+    assert empty.count(f"- {NOT_ENOUGH}") == 6 and not NUMBER.findall(empty)
+    assert "not enough data for: which confidence function wins; ranking at atom resolution;" in empty
+
+
+def test_identical_conditions_are_a_result_not_missing_data():
+    """A comparison whose paired differences are all zero (status no_variation) reads as "no difference",
+    in its section and in the opening summary, never as "not enough data"."""
+    tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
+    tables["reasoning_tradeoff"] = tables["reasoning_tradeoff"].with_columns(
+        status_precision=pl.lit("no_variation"), delta_precision=pl.lit(float("nan"))
+    )
+    page = findings_markdown(tables)
+    tradeoff = page.split("## 4.")[1].split("## 5.")[0]
+    pairs = tables["reasoning_tradeoff"]["n_pairs"][0]
+    assert f"Δ precision: no difference in any of the {pairs} pairs" in tradeoff and NOT_ENOUGH not in tradeoff
+    assert "Δ precision: no difference in any pair" in page.split("## 1.")[0]

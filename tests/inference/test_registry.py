@@ -65,7 +65,9 @@ def test_shipped_registry_parses():
     assert len(hub) >= 50 and all(spec.backend == "vllm" for spec in hub)  # the paper roster runs on vLLM
     assert all(spec.tensor_parallel_size == spec.resources.gpus >= 1 for spec in hub)
     assert {spec.tensor_parallel_size for spec in hub} >= {1, 2}  # multi-GPU models shard over their GPUs
-    assert all(spec.backend == "hf" for spec in registry.values() if not isinstance(spec.source, HubSource))
+    local = [spec for spec in registry.values() if isinstance(spec.source, LocalSource)]
+    assert local and all(spec.backend == "hf" for spec in local)  # the tiny families: transformers
+    assert (registry["smollm2-135m"].backend, registry["smollm2-135m"].enforce_eager) == ("vllm", True)
 
 
 @pytest.mark.parametrize(

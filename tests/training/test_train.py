@@ -12,6 +12,7 @@ import yaml
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 from saltbench.tasks import get_task
+from saltbench.training.recipe import DEFAULT_TRAIN_VARIANTS
 from saltbench.training.trainer import (
     DEFAULT_TRAIN_CONFIG,
     GPU_TRAIN_CONFIG,
@@ -151,5 +152,6 @@ def test_config_validation() -> None:
 def test_default_config_trains_the_documented_recipe(repo_root):
     """config/config.yaml's training block is DEFAULT_TRAIN_CONFIG (its docstring holds the measurements)."""
     block = yaml.safe_load((repo_root / "config" / "config.yaml").read_text())["training"]
+    assert block.pop("variants") == DEFAULT_TRAIN_VARIANTS
     block = {k: v for k, v in block.items() if k not in ("enabled", "name")}
     assert TrainConfig.from_dict(block) == TrainConfig.from_dict(DEFAULT_TRAIN_CONFIG)

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.workflow
 REPO = Path(__file__).resolve().parents[2]
 
 COMPUTE_RULES = {
-    "convert_gguf_model", "train_tiny_models", "generate_shard", "intervention_shard", "score_units",
+    "convert_gguf_model", "train_tiny_models", "intervention_shard", "score_units",
     "compute_metrics", "table_reliability", "table_rejection", "table_reasoning_tradeoff",
     "table_label_noise",
 }  # fmt: skip
@@ -21,14 +21,19 @@ COMPUTE_RULES = {
 (at paper scale, gigabytes): the ones a compute node is for."""
 
 
-def test_every_light_rule_is_local(monkeypatch):
+@pytest.mark.parametrize(
+    ("configfile", "inference"),
+    [("config/config.yaml", "generate_model"), ("config/paper.yaml", "generate_shard")],
+)  # the two inference layouts: one job per model (default) or per shard (paper scale)
+def test_every_light_rule_is_local(monkeypatch, configfile, inference):
     monkeypatch.chdir(REPO)
     with SnakemakeApi() as api:
         workflow = api.workflow(
             resource_settings=ResourceSettings(),
-            config_settings=ConfigSettings(configfiles=[REPO / "config/config.yaml"]),
+            config_settings=ConfigSettings(configfiles=[REPO / configfile]),
             snakefile=REPO / "Snakefile",
         )._workflow
         rules = {rule.name for rule in workflow.rules}
-        assert COMPUTE_RULES <= rules
-        assert set(workflow._localrules) == rules - COMPUTE_RULES
+        compute = COMPUTE_RULES | {inference}
+        assert compute <= rules
+        assert set(workflow._localrules) == rules - compute

@@ -4,7 +4,9 @@ Every number on the page is copied from a table of ``results/tables/`` and print
 decimals), so a reader — and a test — can find it there. Where a table says an estimate is missing (a
 ``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of a number.
 
-Sections (README "Tables, figures and the report"):
+The page opens with what this run estimated — one line per question, the headline numbers of the
+sections below (:func:`summary_lines`) — and what it could not estimate. Sections (README "Tables, figures
+and the report"):
 
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells).
@@ -23,6 +25,8 @@ import math
 from collections.abc import Mapping
 
 import polars as pl
+
+from saltbench.contracts import FINDINGS_SUMMARY_TITLE
 
 FINDINGS_TABLES: tuple[str, ...] = (
     "dominance",
@@ -112,16 +116,26 @@ def _interventions(effects: pl.DataFrame | None) -> list[str]:
     return lines
 
 
+_TRADEOFF_QUANTITIES = (
+    ("precision", "delta_precision", "Δ precision"),
+    ("auroc", "rel_delta_auroc", "relative Δ AUROC"),
+)
+"""(status suffix, column, label) of the two quantities of a reasoning comparison."""
+
+
 def _tradeoff(table: pl.DataFrame | None) -> list[str]:
     if table is None or table.is_empty():
         return [f"- {NOT_ENOUGH}: no paired comparison (needs both prompt styles or a reasoning pair)."]
     lines = []
     for row in table.iter_rows(named=True):
         parts = []
-        for name, key in (("precision", "delta_precision"), ("auroc", "rel_delta_auroc")):
+        for name, key, label in _TRADEOFF_QUANTITIES:
             status = row.get(f"status_{name}", "ok")
-            label = "Δ precision" if name == "precision" else "relative Δ AUROC"
-            if status != "ok" or not math.isfinite(row[key]):
+            if (
+                status == "no_variation"
+            ):  # an exact result, not a missing one: both conditions agree everywhere
+                parts.append(f"{label}: no difference in any of the {row['n_pairs']} pairs")
+            elif status != "ok" or not math.isfinite(row[key]):
                 parts.append(f"{label}: {NOT_ENOUGH} ({str(status).replace('_', ' ')})")
             else:
                 parts.append(f"{label} {_interval(row, key, f'{key}_ci_low', f'{key}_ci_high')}")
@@ -156,6 +170,100 @@ def _label_noise(table: pl.DataFrame | None) -> list[str]:
     return lines
 
 
+def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
+    if dominance is None or dominance.is_empty():
+        return None
+    flavours = dominance["flavour"].unique(maintain_order=True).to_list()
+    flavour = "topk" if "topk" in flavours else flavours[0]
+    atom = dominance.filter((pl.col("flavour") == flavour) & (pl.col("granularity") == "atom"))
+    parts = []
+    for (aspect,), part in atom.group_by(["aspect"], maintain_order=True):
+        best = part.filter(pl.col("win_share").is_finite() & (pl.col("n_cells") > 0))
+        if best.is_empty():
+            continue
+        top = best.sort("win_share", descending=True).row(0, named=True)
+        parts.append(f"{aspect} ({top['metric']}) **{top['confidence']}** (win share {fmt(top['win_share'])} "
+                     f"of {top['n_cells']} cells)")  # fmt: skip
+    return f"Best confidence function at atom level ({flavour}): " + "; ".join(parts) + "." if parts else None
+
+
+def _summary_granularity(granularity: pl.DataFrame | None) -> str | None:
+    if granularity is None or granularity.is_empty():
+        return None
+    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
+    lower, cells, tasks, missing = 0, 0, [], []
+    for (task, _style), part in pooled.group_by(["task", "style"], maintain_order=True):
+        values = {g: part.filter(pl.col("granularity") == g)["mean"].to_list() for g in ("atom", "line")}
+        if all(v and math.isfinite(v[0]) for v in values.values()):
+            cells += 1
+            lower += values["atom"][0] < values["line"][0]
+            tasks += [task] if task not in tasks else []
+        elif task not in missing:
+            missing.append(task)
+    missing = [t for t in missing if t not in tasks]
+    if not cells:
+        return None
+    text = (f"Atom vs line resolution: pooled AUROC is lower at atom level in {lower} of {cells} "
+            f"task × style cells where both are defined (tasks {', '.join(tasks)})")  # fmt: skip
+    return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
+
+
+def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
+    if effects is None or effects.is_empty():
+        return []
+    names = {"corrupted_fraction": "corrupted-fraction slope", "position_fraction": "position slope"}
+    lines = []
+    for (model, task), part in effects.group_by(["model", "task"], maintain_order=True):
+        pieces = [
+            f"{name} {_interval(row)}"
+            for term, name in names.items()
+            for row in part.filter(pl.col("term") == term).iter_rows(named=True)
+            if row.get("status", "ok") == "ok" and math.isfinite(row["estimate"])
+        ]
+        if pieces:
+            lines.append(f"Next-atom correctness after a prefix, {model}, {task}: " + "; ".join(pieces) + ".")
+    return lines
+
+
+def _summary_tradeoff(table: pl.DataFrame | None) -> list[str]:
+    if table is None or table.is_empty():
+        return []
+    lines = []
+    for row in table.iter_rows(named=True):
+        parts = []
+        for name, key, label in _TRADEOFF_QUANTITIES:
+            status = row.get(f"status_{name}", "ok")
+            if status == "no_variation":
+                parts.append(f"{label}: no difference in any pair")
+            elif status == "ok" and math.isfinite(row[key]):
+                parts.append(f"{label} {_interval(row, key, f'{key}_ci_low', f'{key}_ci_high')}")
+        if parts:
+            what = "cot vs direct prompting" if row["kind"] == "style" else "reasoning model vs its sibling"
+            lines.append(f"{what}, {row['label']}: " + "; ".join(parts) + ".")
+    return lines
+
+
+def summary_lines(tables: Mapping[str, pl.DataFrame | None]) -> list[str]:
+    """The headline estimates of the page, one bullet each (only numbers the sections below print too), then
+    one bullet naming the questions this run has no estimate for."""
+    found: dict[str, list[str]] = {
+        "which confidence function wins": [s for s in [_summary_winners(tables.get("dominance"))] if s],
+        "ranking at atom resolution": [s for s in [_summary_granularity(tables.get("granularity"))] if s],
+        "corrupted prefixes and context length": _summary_interventions(tables.get("interventions")),
+        "the reasoning trade-off": _summary_tradeoff(tables.get("reasoning_tradeoff")),
+        "label noise": [
+            "Label noise: " + s.removeprefix("- ")
+            for s in _label_noise(tables.get("label_noise"))[:1]
+            if NOT_ENOUGH not in s
+        ],
+    }
+    lines = [f"- {line}" for group in found.values() for line in group]
+    missing = [question for question, group in found.items() if not group]
+    if missing:
+        lines.append(f"- {NOT_ENOUGH} for: {'; '.join(missing)} (see the sections below for why).")
+    return lines
+
+
 def findings_markdown(tables: Mapping[str, pl.DataFrame | None]) -> str:
     """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`."""
     sections = [
@@ -168,6 +276,7 @@ def findings_markdown(tables: Mapping[str, pl.DataFrame | None]) -> str:
     out = ["# Findings of this run", "",
            "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
            "'not enough data' marks an estimate the tables do not have, with the reason.", ""]  # fmt: skip
+    out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary_lines(tables), ""]
     for title, lines in sections:
         out += [f"## {title}", "", *lines, ""]
     return "\n".join(out)

@@ -104,7 +104,16 @@ def load_vllm(
             (interventions: one prompt, many answer prefixes).
         max_logprobs: the most log-probabilities one step may return (at least the ``top_k`` used).
     """
-    from vllm.platforms import current_platform
+    # vLLM's own logging set-up replaces the root logger's handlers, so a job's log file would stop at the
+    # engine start; without it vLLM's records go through the job's handlers like everyone else's
+    os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0")
+    try:
+        from vllm.platforms import current_platform
+    except ImportError as exc:
+        raise RuntimeError(
+            f"model {str(path)!r} runs on backend vllm, but vLLM is not installed ({exc}); install it "
+            "(scripts/setup_env.sh does unless SALTBENCH_VLLM=0) or set inference.backend: hf in the config"
+        ) from exc
 
     from saltbench.inference.loading import load_tokenizer
 

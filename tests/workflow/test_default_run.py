@@ -1,0 +1,88 @@
+"""The embedded default configuration, run for real: a miniature of the whole study in which every finding
+is estimated (docs/tiny-models.md §1). The checks are about estimability — statuses, defined AUROCs,
+intervals — never about the values, which are whatever the run measures.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from saltbench.io import read_table
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+TINY = ("salt-tiny@", "salt-tiny-reason@")
+"""Models of the workflow-trained families (registry entries ``{family}@{checkpoint}``)."""
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory, copy_workflow) -> Path:
+    """A fresh copy of the workflow after the README's first command (the converted SmolLM2 reused)."""
+    workdir = copy_workflow(tmp_path_factory.mktemp("default-run"), with_converted_smollm2=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", "--profile", "profiles/local"],
+        cwd=workdir, capture_output=True, text=True, timeout=2400,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return workdir
+
+
+def _table(run_dir: Path, name: str) -> pl.DataFrame:
+    return read_table(run_dir / "results" / "tables" / f"{name}.parquet", f"table.{name}")
+
+
+def _section(page: str, number: int) -> str:
+    return page.split(f"## {number}.")[1].split("\n## ")[0]
+
+
+def test_granularity_is_defined_for_four_tasks_in_each_style(run_dir: Path) -> None:
+    """Some model has correct and wrong units at atom and line level in >= 4 tasks per prompt style."""
+    pooled = _table(run_dir, "granularity").filter(pl.col("metric") == "auroc_pooled")
+    for style, part in pooled.group_by("style"):
+        defined = part.filter(pl.col("granularity").is_in(["atom", "line"]) & pl.col("mean").is_finite())
+        tasks = defined.group_by("task").len().filter(pl.col("len") == 2)["task"].to_list()
+        assert len(tasks) >= 4, (style, sorted(tasks))
+
+
+def test_intervention_effects_are_fitted_with_intervals_for_two_tasks(run_dir: Path) -> None:
+    effects = _table(run_dir, "interventions")
+    fitted = effects.filter(
+        pl.col("term").is_in(["corrupted_fraction", "position_fraction"])
+        & (pl.col("status") == "ok")
+        & pl.col("ci_low").is_finite()
+        & pl.col("ci_high").is_finite()
+    )
+    both = fitted.group_by("model", "task").len().filter(pl.col("len") == 2)
+    assert both.height >= 2, effects.select("model", "task", "term", "status").to_dicts()
+
+
+def test_reasoning_comparisons_of_the_tiny_family_are_estimated(run_dir: Path) -> None:
+    """Prompt-style pairs and reasoning-model pairs, precision and AUROC: every one has status ok."""
+    table = _table(run_dir, "reasoning_tradeoff")
+    tiny = table.filter(
+        pl.col("model_a").str.starts_with(TINY[0]) | pl.col("model_b").str.starts_with(TINY[1])
+    )
+    assert set(tiny["kind"]) == {"style", "reasoning"}
+    for row in tiny.iter_rows(named=True):
+        assert (row["status_precision"], row["status_auroc"]) == ("ok", "ok"), row
+        assert math.isfinite(row["delta_precision_ci_low"]) and math.isfinite(row["rel_delta_auroc_ci_high"])
+
+
+def test_findings_page_estimates_the_tiny_family_everywhere(run_dir: Path) -> None:
+    page = (run_dir / "results" / "findings.md").read_text()
+    assert "## What this run estimated" in page
+    for number in (3, 4):
+        tiny_lines = [
+            line for line in _section(page, number).splitlines() if line.startswith(("- salt-tiny",))
+        ]
+        assert tiny_lines, number
+        assert not [line for line in tiny_lines if "not enough data" in line]
+    figures = run_dir / "figures"
+    for name in ("reasoning_tradeoff", "interventions_propagation", "interventions_context_length"):
+        assert (figures / f"{name}.png").stat().st_size > 10_000
