@@ -33,7 +33,8 @@ def model_dir(tmp_path_factory):
     """A randomly initialised character-level Llama saved like a trained checkpoint."""
     path = tmp_path_factory.mktemp("tiny-model")
     tokenizer = build_char_tokenizer(task_alphabet_corpus())
-    model = build_model(ModelSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512), tokenizer, 5)
+    spec = ModelSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512)
+    model = build_model(spec, tokenizer, 5)
     model.save_pretrained(path)
     tokenizer.save_pretrained(path)
     return path
@@ -53,7 +54,10 @@ def spec(model_dir, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def jobs() -> list[ShardJob]:
-    data = {"kronecker": get_task("kronecker").generate(5, 1), "dna": get_task("dna").generate(3, 1, max_codons=4)}
+    data = {
+        "kronecker": get_task("kronecker").generate(5, 1),
+        "dna": get_task("dna").generate(3, 1, max_codons=4),
+    }
     return [
         ShardJob(style, task, k, shard_rows(rows, k, SIZE), BUDGETS[style])
         for style in ("direct", "cot")
@@ -69,7 +73,8 @@ def _whole(model_dir, spec, jobs, store=None):
 
 
 def _columns(frame: pl.DataFrame) -> pl.DataFrame:
-    return frame.select("sample_id", "style", "prompt", "token_ids", "token_texts", "chosen_logprob", "topk_ids")
+    columns = ("sample_id", "style", "prompt", "token_ids", "token_texts", "chosen_logprob", "topk_ids")
+    return frame.select(columns)
 
 
 def test_one_job_equals_the_shard_jobs(model_dir, spec, jobs) -> None:
@@ -125,7 +130,7 @@ def test_rerun_after_a_kill_keeps_the_finished_shards(model_dir, spec, jobs, tmp
     assert not tmp_path.exists()
 
 
-def test_kept_shards_of_other_settings_or_damaged_are_generated_again(model_dir, spec, jobs, tmp_path) -> None:
+def test_kept_shards_of_other_settings_or_damaged_are_regenerated(model_dir, spec, jobs, tmp_path) -> None:
     _whole(model_dir, spec, jobs, ShardDirectory(tmp_path, "old settings"))
     other = _Counting(tmp_path, "new settings")
     _whole(model_dir, spec, jobs, other)
