@@ -50,6 +50,8 @@ if INFERENCE_JOBS == "per_model":
         benchmark:
             "benchmarks/generations/{model}/generate.tsv"
         threads: model_resource("cpus")
+        # every model's generations before the stages that read them: no model's tail starts last
+        priority: 50
         resources:
             gpu=model_resource("gpu"),
             gpu_model=model_resource("gpu_model"),
@@ -81,6 +83,8 @@ else:
         benchmark:
             "benchmarks/generations/{model}/{style}/{task}/shard-{shard}.tsv"
         threads: model_resource("cpus")
+        # every model's generations before the stages that read them: no model's tail starts last
+        priority: 50
         resources:
             gpu=model_resource("gpu"),
             gpu_model=model_resource("gpu_model"),

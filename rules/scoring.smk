@@ -20,6 +20,8 @@ rule score_units:
         "logs/units/{model}/{style}.log",
     benchmark:
         "benchmarks/units/{model}/{style}.tsv"
+    # then its units and metrics, which every table waits for
+    priority: 40
     resources:
         mem_mb=4000,
         runtime=20 * len(TASKS),  # minutes: generous for paper-size tasks
@@ -44,6 +46,8 @@ rule compute_metrics:
         "logs/metrics/{model}/{style}.log",
     benchmark:
         "benchmarks/metrics/{model}/{style}.tsv"
+    # then its units and metrics, which every table waits for
+    priority: 40
     resources:
         mem_mb=4000,
         runtime=40 * len(TASKS),  # minutes: bootstrap CIs dominate

@@ -243,6 +243,8 @@ def generate_model(
     (with vLLM, when the batch finishes). The frames equal those of :func:`generate_shard` per shard,
     concatenated (:func:`merge_shards`).
     """
+    from saltbench.inference import records_to_frame
+
     frames: dict[int, pl.DataFrame] = {}
     pending: list[int] = []
     for i, job in enumerate(jobs):
@@ -262,8 +264,6 @@ def generate_model(
         budgets = [jobs[i].max_new_tokens for i in group for _ in prompts[i]]
         records = iter(model.generate(flat, budgets, progress=progress))
         for i in group:
-            from saltbench.inference import records_to_frame
-
             job = jobs[i]
             shard_records = [next(records) for _ in prompts[i]]
             frames[i] = records_to_frame(
