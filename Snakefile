@@ -8,10 +8,10 @@ job runs (saltbench.config.resolve_config); a wrong key or value stops the run w
 import os
 
 from saltbench.config import check_config_files, resolve_config
+from saltbench.core.outputs import target_files
 from saltbench.interventions import InterventionOptions
-from saltbench.rule_support import report_text
-from saltbench.runlock import acquire_run_lock, remove_stale_temporaries
-
+from saltbench.workflow.rule_support import report_text
+from saltbench.workflow.runlock import acquire_run_lock, remove_stale_temporaries
 
 # config/config.yaml is the default; a --configfile given on the command line replaces it entirely
 # (Snakemake would otherwise deep-merge the two, leaking small-config keys into e.g. config/paper.yaml).
@@ -22,7 +22,7 @@ if not workflow.overwrite_configfiles:
 
 # Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
 check_config_files(workflow.configfiles)
-# The typed configuration (saltbench.config_model.WorkflowConfig: every default stated there); Snakemake's
+# The typed configuration (saltbench.config.workflow.WorkflowConfig: every default stated there); Snakemake's
 # `config` becomes its plain resolved form, which the rules' params read.
 SETTINGS = resolve_config(config)
 config.update(SETTINGS.to_dict())
@@ -39,6 +39,8 @@ TRAINING = SETTINGS.training
 TRAINING_FAMILIES = TRAINING.families()  # family -> the saltbench.training.TrainConfig keys as written
 TRAINING_CHECKPOINTS = list(TRAINING.checkpoint_names)
 TRAINED_MODELS = list(TRAINING_FAMILIES) if TRAINING.enabled else []
+# The parts of the study this run makes (saltbench.core.outputs: every table and figure, with what it needs).
+ENABLED_OUTPUTS = ["interventions"] * bool(INTERVENTION_MODELS) + ["training"] * bool(TRAINED_MODELS)
 
 
 # No job runs more threads than its rule's `threads` (the scheduler keeps their sum within --cores):
@@ -53,7 +55,7 @@ report: report_text("report/workflow.rst", "results/findings.md", ".snakemake/sa
 
 onstart:
     # Real runs only (never dry runs, --lint or --report): one running workflow per directory, held until
-    # this process exits (saltbench.runlock); then the temporary files of interrupted writers are removed.
+    # this process exits (saltbench.workflow.runlock); then the temporary files of interrupted writers are removed.
     acquire_run_lock()
     remove_stale_temporaries(["data", "results", "figures"])
 
@@ -68,24 +70,6 @@ include: "rules/analysis.smk"
 include: "rules/figures.smk"
 
 
-TABLES = ["leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff", "label_noise"]
-FIGURES = [
-    "accuracy_by_task",
-    "dominance",
-    "granularity_auroc",
-    "reliability_diagrams",
-    "rejection_curves",
-    "reasoning_tradeoff",
-    "label_noise_sensitivity",
-]
-INTERVENTION_TABLES = [
-    "interventions",
-    "interventions_by_position",
-    "interventions_by_corruption",
-    "interventions_by_placement",
-]
-
-
 rule all:
     """Every dataset, metrics file, table and figure of the configuration."""
     default_target: True
@@ -93,18 +77,5 @@ rule all:
     input:
         expand("data/datasets/{task}.parquet", task=TASKS),
         expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),
-        expand("results/tables/{name}.{ext}", name=TABLES, ext=["parquet", "csv", "tex"]),
-        expand("results/tables/{name}.{ext}", name=["reliability", "rejection"], ext=["parquet", "csv"]),
-        expand("figures/{name}.{ext}", name=FIGURES, ext=["pdf", "png"]),
-        expand(
-            "results/tables/{name}.{ext}",
-            name=INTERVENTION_TABLES if INTERVENTION_MODELS else [],
-            ext=["parquet", "csv", "tex"],
-        ),
-        expand(
-            "figures/{name}.{ext}",
-            name=["interventions_propagation", "interventions_context_length"] if INTERVENTION_MODELS else [],
-            ext=["pdf", "png"],
-        ),
-        expand("figures/training_loss.{ext}", ext=["pdf", "png"] if TRAINED_MODELS else []),
+        target_files(ENABLED_OUTPUTS),
         "results/findings.md",

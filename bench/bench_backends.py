@@ -70,7 +70,9 @@ def main() -> None:
         load_model_registry,
         load_vllm,
     )
-    from saltbench.interventions import InterventionOptions, run_interventions
+    from saltbench.inference.backends import HfModel, VllmModel
+    from saltbench.interventions import InterventionOptions
+    from saltbench.stages.interventions import run_interventions
     from saltbench.tasks import get_task
 
     torch.set_num_threads(args.threads)
@@ -148,10 +150,17 @@ def main() -> None:
     best, counts = {}, {}
     for _ in range(args.repeats):
         for name, run in (
-            ("hf", lambda: run_interventions(model, tokenizer, rows, options, model_name="m", spec=spec)),
+            (
+                "hf",
+                lambda: run_interventions(
+                    HfModel(spec, tokenizer, model, 16, 20), rows, options, model_name="m"
+                ),
+            ),
             (
                 "vllm",
-                lambda: run_interventions(engine, engine.tokenizer, rows, options, model_name="m", spec=spec),
+                lambda: run_interventions(
+                    VllmModel(spec, engine.tokenizer, engine, 16, 20), rows, options, model_name="m"
+                ),
             ),
         ):
             timing, frame = timed(run, 1)

@@ -28,7 +28,8 @@ import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable
 
-from saltbench.evaluation import GRANULARITIES, evaluate_many
+from saltbench.core.vocabulary import GRANULARITIES
+from saltbench.evaluation import evaluate_many
 from saltbench.tasks import get_task
 
 CODONS = [a + b + c for a in "ACGT" for b in "ACGT" for c in "ACGT"]

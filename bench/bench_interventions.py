@@ -29,8 +29,10 @@ from typing import Any
 import torch
 from _timing import timed
 
-from saltbench.inference import encode_prompt, load_model, render_prompts
-from saltbench.interventions import AnswerLayout, SampleRun, corruptor_for, plan_sample, run_sample
+from saltbench.inference import LocalSource, ModelSpec, encode_prompt, load_model, render_prompts
+from saltbench.inference.backends import HfModel
+from saltbench.interventions import AnswerLayout, corruptor_for, plan_sample
+from saltbench.stages.interventions import SampleRun, run_sample
 from saltbench.tasks import get_task
 
 logger = logging.getLogger("bench_interventions")
@@ -61,6 +63,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     torch.set_num_threads(args.threads)
 
     model, tok = load_model(args.model_dir, "float32", "cpu")
+    loaded = HfModel(ModelSpec(name="m", source=LocalSource(path=str(args.model_dir))), tok, model, 16, 20)
     rng = random.Random(0)
     dna = " ".join("".join(rng.choice("ACGT") for _ in range(3)) for _ in range(args.codons))
     task = get_task("dna")
@@ -97,7 +100,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         )
         timing, rows[reuse] = timed(
             lambda run=run: run_sample(
-                model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=reference, run=run
+                loaded, prompt_ids, layout, specs, task="dna", variant=None, reference=reference, run=run
             ),
             args.repeats,
         )

@@ -31,7 +31,8 @@ import _compare
 import numpy as np
 from bench_confidence import synthesise
 
-from saltbench.confidence import CONFIDENCE_NAMES, token_signals, unit_confidence, unit_confidences
+from saltbench.confidence import token_signals, unit_confidence, unit_confidences
+from saltbench.core.vocabulary import CONFIDENCE_NAMES
 
 
 def plain_unit_confidence(
@@ -161,7 +162,7 @@ def cases(args: argparse.Namespace) -> dict[str, Callable[[], object]]:
         "batch[full] token_signals+unit_confidences": _batch(data, mask, "full", args.units),
     }
     try:  # the scoring stage imports the evaluator, which other work in the tree may have broken
-        from saltbench.scoring import confidence_columns
+        from saltbench.stages.scoring import confidence_columns
     except ImportError as exc:
         print(f"skipping scoring.confidence_columns: {exc}", file=sys.stderr)
     else:

@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 import _compare
 
-from saltbench.evaluation import ALIGNMENTS, GRANULARITIES, Alignment, Granularity, evaluate, evaluate_many
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, Alignment, Granularity
+from saltbench.evaluation import evaluate, evaluate_many
 from saltbench.tasks import get_task
 
 CODONS = [a + b + c for a in "ACGT" for b in "ACGT" for c in "ACGT"]

@@ -3,7 +3,7 @@
 Workload: ``compute_metrics`` with both flavours, every confidence function and calibration method and
 ``--n-bootstrap`` resamples (the default run's 100), on
 
-* ``synthetic[N]`` — one task's units table of ``tests/synthetic_tables.synthetic_units`` with ``N``
+* ``synthetic[N]`` — one task's units table of ``tests/helpers/synthetic_tables.synthetic_units`` with ``N``
   responses for each ``--samples`` (default 8, the default run's size, and 300, the paper's), ``--atoms``
   atoms per response (default 10–40; the default run's SmolLM2 tables have 20–100), their lines (4 atoms
   each) and the generation;
@@ -31,10 +31,11 @@ import _compare
 import polars as pl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from synthetic_tables import synthetic_units  # noqa: E402  (the tests' builder, same in both trees)
+from helpers.synthetic_tables import synthetic_units  # noqa: E402  (the tests' builder, same in both trees)
 
+from saltbench.config import MetricsConfig  # noqa: E402
 from saltbench.io import read_table  # noqa: E402
-from saltbench.metrics_stage import MetricSettings, compute_metrics  # noqa: E402
+from saltbench.stages.metrics import compute_metrics  # noqa: E402
 
 
 def parser() -> argparse.ArgumentParser:
@@ -59,7 +60,7 @@ def _plain(frame: pl.DataFrame) -> dict[str, object]:
 
 def cases(args: argparse.Namespace) -> dict[str, Callable[[], object]]:
     """The workload, built before timing."""
-    settings = MetricSettings(n_bootstrap=args.n_bootstrap, seed=args.seed)
+    settings = MetricsConfig(n_bootstrap=args.n_bootstrap)
     tables: dict[str, list[pl.DataFrame]] = {}
     for n in args.samples:
         atoms = (args.atoms[0], args.atoms[1])
@@ -78,11 +79,12 @@ def cases(args: argparse.Namespace) -> dict[str, Callable[[], object]]:
         tables[f"real[{len(files)} files, {sum(u.height for u in real)} units]"] = real
 
     # warm-up outside the timing: one-time imports on the first call (scikit-learn for isotonic calibration)
-    compute_metrics(next(iter(tables.values()))[0].head(200), settings=MetricSettings(n_bootstrap=2))
+    compute_metrics(next(iter(tables.values()))[0].head(200), settings=MetricsConfig(n_bootstrap=2))
 
     def run(frames: list[pl.DataFrame]) -> Callable[[], object]:
         return lambda: [
-            _plain(compute_metrics(u, flavours=("topk", "full"), settings=settings)) for u in frames
+            _plain(compute_metrics(u, flavours=("topk", "full"), settings=settings, seed=args.seed))
+            for u in frames
         ]
 
     return {name: run(frames) for name, frames in tables.items()}

@@ -2,12 +2,11 @@
 
 Needs from the Snakefile: TASKS, STYLES, MODELS, and INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists
 when config `interventions` is disabled). Options: config `analysis` (keys and defaults:
-saltbench.analysis.rule_io.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
+saltbench.workflow.rule_io.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
 calibration_fraction, n_bootstrap, ci_level). Each table's CSV goes into the HTML report with its caption.
 """
 
-from saltbench.analysis.rule_io import analysis_options, figure_outputs, table_outputs
-
+from saltbench.workflow.rule_io import analysis_options, figure_outputs, table_outputs
 
 ANALYSIS = analysis_options(config)
 ANALYSIS_METRICS = expand(
@@ -20,7 +19,7 @@ ANALYSIS_INTERVENTIONS = expand(
 
 
 rule table_leaderboard:
-    """Per model x style: precision at three granularities, ECE, AUROC, PRR of the default confidence."""
+    """Per model x style: precision at three granularities, ECE, AUROC, AURC of the default confidence."""
     localrule: True
     input:
         ANALYSIS_METRICS,
@@ -65,7 +64,7 @@ rule table_accuracy_by_task:
 
 
 rule table_dominance:
-    """Which confidence function wins each aspect (ECE, AUROC, PRR) per granularity, and by how much."""
+    """Which confidence function wins each aspect (ECE, AUROC, AURC) per granularity, and by how much."""
     localrule: True
     input:
         ANALYSIS_METRICS,
@@ -180,7 +179,7 @@ rule table_reliability:
     input:
         ANALYSIS_UNITS,
     output:
-        **table_outputs("reliability", report, ("parquet", "csv")),
+        **table_outputs("reliability", report),
     params:
         flavour=ANALYSIS["flavour"],
         method=ANALYSIS["ece_calibration"],
@@ -205,7 +204,7 @@ rule table_rejection:
     input:
         ANALYSIS_UNITS,
     output:
-        **table_outputs("rejection", report, ("parquet", "csv")),
+        **table_outputs("rejection", report),
     params:
         flavour=ANALYSIS["flavour"],
         n_points=ANALYSIS["rejection_points"],

@@ -1,16 +1,16 @@
 """Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources."""
 
-from saltbench.config import dataset_rows
+from saltbench.core.shards import n_shards
+from saltbench.core.vocabulary import MODEL_NAME_REGEX, STYLES
 from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
-from saltbench.stages import n_shards
-from saltbench.tasks import PROMPT_STYLES, TASK_SLUGS
+from saltbench.tasks import TASK_SLUGS
 
 
 wildcard_constraints:
     task="|".join(TASK_SLUGS),
-    style="|".join(PROMPT_STYLES),
+    style="|".join(STYLES),
     shard=r"\d+",
-    model=r"[A-Za-z0-9][A-Za-z0-9._@+-]*",
+    model=MODEL_NAME_REGEX,
 
 
 REGISTRY = load_model_registry(config["model_registry"])
@@ -22,14 +22,9 @@ def spec_of(model):
     return REGISTRY[model]
 
 
-def samples_of(task):
-    """Samples in the task's dataset, known from the config before the dataset exists."""
-    return dataset_rows(SETTINGS, task)
-
-
 def shards_of(task, model):
     """Shard indices of a task's inference jobs for one model (inference.max_samples applied)."""
-    rows = SETTINGS.inference.rows_for(model, samples_of(task))
+    rows = SETTINGS.inference.rows_for(model, SETTINGS.dataset_rows(task))
     return range(n_shards(rows, config["inference"]["shard_size"]))
 
 
@@ -98,5 +93,5 @@ def intervention_shards(wildcards):
         "data/interventions/{model}/{task}/shard-{shard}.parquet",
         model=wildcards.model,
         task=wildcards.task,
-        shard=range(INTERVENTIONS.n_shards(samples_of(wildcards.task))),
+        shard=range(INTERVENTIONS.n_shards(SETTINGS.dataset_rows(wildcards.task))),
     )

@@ -95,7 +95,6 @@ else:
         script:
             "../workflow_scripts/generate_shard.py"
 
-
     rule merge_generations:
         """Concatenate the shards of each task of one (model, style) into data/generations/{model}/{style}/{task}.parquet."""
         localrule: True

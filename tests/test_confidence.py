@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 
 from saltbench.confidence import (
     CONFIDENCE_FUNCTIONS,
-    CONFIDENCE_NAMES,
     ConfidenceSpec,
     ranking_scores,
     token_signals,
     unit_confidence,
     unit_confidences,
 )
+from saltbench.core.vocabulary import CONFIDENCE_NAMES
 
 SIGMA1 = 1 / (1 + math.exp(-1))  # 0.73106
 

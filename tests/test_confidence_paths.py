@@ -17,13 +17,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from saltbench.confidence import (
-    CONFIDENCE_NAMES,
     _confidence_values,
     _selection_network,
     token_signals,
     unit_confidence,
     unit_confidences,
 )
+from saltbench.core.vocabulary import CONFIDENCE_NAMES
 
 LOGPROB = st.one_of(
     st.floats(-60.0, 5.0),

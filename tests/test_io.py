@@ -11,9 +11,9 @@ import json
 import numpy as np
 import polars as pl
 import pytest
-from artifact_samples import SAMPLES
+from helpers.artifact_samples import SAMPLES
 
-from saltbench.contracts import ARTIFACTS, Artifact, ContractError
+from saltbench.core.contracts import ARTIFACTS, Artifact, ContractError
 from saltbench.io import (
     INTEGRITY_KEY,
     PROVENANCE_KEY,

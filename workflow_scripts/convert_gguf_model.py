@@ -1,7 +1,7 @@
 """Rule convert_gguf_model: a safetensors copy of a GGUF model shipped inside a Python package."""
 
 from saltbench.inference import prepare_model
-from saltbench.rule_support import setup_logging
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -1,7 +1,7 @@
 """Rules figure_*: figures/{params.figure}.{pdf,png} from the figure's input (saltbench.plotting)."""
 
 from saltbench.plotting import read_figure_input, render, save_figure
-from saltbench.rule_support import setup_logging
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

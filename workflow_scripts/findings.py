@@ -1,9 +1,9 @@
 """Rule findings: results/findings.md from the analysis tables (saltbench.analysis.findings_markdown)."""
 
 from saltbench.analysis import FINDINGS_TABLES, findings_markdown
-from saltbench.contracts import TABLES
+from saltbench.core.contracts import TABLES
 from saltbench.io import read_table
-from saltbench.rule_support import setup_logging
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -2,18 +2,18 @@
 
 import torch
 
+from saltbench.config import InferenceConfig, resolve_block
 from saltbench.io import config_hash, provenance, read_table, write_table
-from saltbench.rule_support import job_threads, setup_logging
-from saltbench.stages import (
+from saltbench.stages.generation import (
     ShardDirectory,
     ShardJob,
     answered_rows,
     generate_model,
     load_generator,
-    max_new_tokens_for,
     n_shards,
     shard_rows,
 )
+from saltbench.workflow.rule_support import job_threads, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -22,14 +22,15 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     torch.set_num_threads(threads)
     model_name, params = snakemake.wildcards.model, snakemake.params
     inference, spec = params.inference, params.spec
-    size = inference["shard_size"]
+    settings = resolve_block("inference", inference, InferenceConfig)
+    size = settings.shard_size
     datasets = {
         task: answered_rows(read_table(path, "dataset"), params.max_samples)
         for task, path in zip(params.tasks, snakemake.input.datasets, strict=True)
     }
     jobs = [
         ShardJob(
-            style, task, k, shard_rows(datasets[task], k, size), max_new_tokens_for(inference, task, style)
+            style, task, k, shard_rows(datasets[task], k, size), settings.max_new_tokens_for(task, style)
         )
         for style, task in params.outputs
         for k in range(n_shards(datasets[task].height, size))
@@ -47,14 +48,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     store = ShardDirectory(params.shard_dir, key, meta)
     log.info("model %s (%s): %d shards over %d (style, task) sets", model_name, params.backend, len(jobs),
              len(params.outputs))  # fmt: skip
-    model = load_generator(
-        params.model_path,
-        spec,
-        backend=params.backend,
-        batch_size=inference["batch_size"],
-        top_k=inference["top_k"],
-        num_threads=threads,
-    )
+    model = load_generator(params.model_path, spec, settings, backend=params.backend, num_threads=threads)
     frames = generate_model(model, jobs, model_name=model_name, n_shots=params.n_shots, store=store)
     for (style, task), output in zip(params.outputs, snakemake.output, strict=True):
         frame = frames[(style, task)]

@@ -2,9 +2,10 @@
 
 import torch
 
+from saltbench.config import InferenceConfig, resolve_block
 from saltbench.io import config_hash, provenance, read_table, write_table
-from saltbench.rule_support import job_threads, setup_logging
-from saltbench.stages import answered_rows, generate_shard, max_new_tokens_for, shard_rows
+from saltbench.stages.generation import answered_rows, generate_shard, shard_rows
+from saltbench.workflow.rule_support import job_threads, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -13,9 +14,10 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     torch.set_num_threads(threads)
     wc, params = snakemake.wildcards, snakemake.params
     inference = params.inference
+    settings = resolve_block("inference", inference, InferenceConfig)
     dataset = answered_rows(read_table(snakemake.input.dataset, "dataset"), params.max_samples)
-    rows = shard_rows(dataset, int(wc.shard), inference["shard_size"])
-    budget = max_new_tokens_for(inference, wc.task, wc.style)
+    rows = shard_rows(dataset, int(wc.shard), settings.shard_size)
+    budget = settings.max_new_tokens_for(wc.task, wc.style)
     log.info(
         "model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d",
         wc.model,
@@ -28,14 +30,12 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     )
     frame = generate_shard(
         rows,
+        settings,
         model_name=wc.model,
         model_path=params.model_path,
         spec=params.spec,
         style=wc.style,
         n_shots=params.n_shots,
-        max_new_tokens=budget,
-        batch_size=inference["batch_size"],
-        top_k=inference["top_k"],
         backend=params.backend,
         num_threads=threads,
     )

@@ -1,8 +1,8 @@
 """Rule merge_generations: concatenate the shards of each task of one (model, style)."""
 
 from saltbench.io import provenance, read_provenance, read_table, write_table
-from saltbench.rule_support import setup_logging
-from saltbench.stages import merge_shards
+from saltbench.stages.generation import merge_shards
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

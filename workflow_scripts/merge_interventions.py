@@ -1,8 +1,8 @@
 """Rule merge_interventions: concatenate the intervention shards of one (model, task)."""
 
-from saltbench.interventions import merge_intervention_shards
 from saltbench.io import provenance, read_provenance, read_table, write_table
-from saltbench.rule_support import setup_logging
+from saltbench.stages.interventions import merge_intervention_shards
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -3,8 +3,8 @@
 import polars as pl
 
 from saltbench.io import provenance, read_provenance, read_table, write_table
-from saltbench.rule_support import per_task_files, setup_logging
-from saltbench.scoring import score_generations
+from saltbench.stages.scoring import score_generations
+from saltbench.workflow.rule_support import per_task_files, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -1,10 +1,10 @@
 """Rule table_dominance: results/tables/dominance.{parquet,csv,tex} and the per-cell winners."""
 
 from saltbench.analysis import METRICS_SCHEMA, dominance, dominance_cells, read_tables
-from saltbench.analysis.rule_io import rule_meta, write_rule_tables
-from saltbench.contracts import TABLES
+from saltbench.core.contracts import TABLES
 from saltbench.io import write_table
-from saltbench.rule_support import setup_logging
+from saltbench.workflow.rule_io import rule_meta, write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

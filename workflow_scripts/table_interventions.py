@@ -8,9 +8,9 @@ from saltbench.analysis import (
     fit_intervention_effects,
     read_tables,
 )
-from saltbench.analysis.rule_io import write_rule_tables
-from saltbench.contracts import TABLES
-from saltbench.rule_support import setup_logging
+from saltbench.core.contracts import TABLES
+from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -1,9 +1,9 @@
 """Rule table_label_noise: results/tables/label_noise.{parquet,csv,tex} (label-noise sensitivity)."""
 
 from saltbench.analysis import label_noise_sensitivity
-from saltbench.analysis.rule_io import iter_units, write_rule_tables
-from saltbench.contracts import TABLES, confidence_column
-from saltbench.rule_support import setup_logging
+from saltbench.core.contracts import TABLES, confidence_column
+from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

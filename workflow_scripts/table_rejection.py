@@ -1,10 +1,10 @@
 """Rule table_rejection: results/tables/rejection.{parquet,csv} (risk-coverage curves)."""
 
 from saltbench.analysis import rejection_table
-from saltbench.analysis.rule_io import iter_units, write_rule_tables
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.contracts import TABLES
-from saltbench.rule_support import setup_logging
+from saltbench.core.contracts import TABLES
+from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

@@ -1,10 +1,11 @@
 """Rule table_reliability: results/tables/reliability.{parquet,csv} (reliability-diagram bins)."""
 
-from saltbench.analysis import GRANULARITIES, reliability_table
-from saltbench.analysis.rule_io import iter_units, write_rule_tables
+from saltbench.analysis import reliability_table
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.contracts import TABLES
-from saltbench.rule_support import setup_logging
+from saltbench.core.contracts import TABLES
+from saltbench.core.vocabulary import GRANULARITIES
+from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

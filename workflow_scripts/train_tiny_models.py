@@ -1,7 +1,7 @@
 """Rule train_tiny_models: train the tiny model family and save its checkpoints."""
 
-from saltbench.rule_support import job_threads, setup_logging
 from saltbench.training import TrainConfig, load_eval_inputs, train
+from saltbench.workflow.rule_support import job_threads, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects

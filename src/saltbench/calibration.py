@@ -36,18 +36,11 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from saltbench.metrics._validation import as_1d_float, as_labels, check_same_length, check_unit_interval
+from saltbench.core.vocabulary import CALIBRATION_METHODS, CalibrationMethod
+from saltbench.metrics.validation import as_1d_float, as_labels, check_same_length, check_unit_interval
 
 FloatArray = npt.NDArray[np.float64]
 
-CalibrationMethod = Literal["zscore_sigmoid", "platt", "isotonic", "histogram", "none"]
-CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = (
-    "zscore_sigmoid",
-    "platt",
-    "isotonic",
-    "histogram",
-    "none",
-)
 HistogramBinning = Literal["equal_mass", "equal_width"]
 HISTOGRAM_BINNINGS: tuple[HistogramBinning, ...] = ("equal_mass", "equal_width")
 SplitMethod = Literal["permutation", "hash"]

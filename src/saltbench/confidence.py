@@ -35,16 +35,16 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 from types import MappingProxyType
-from typing import Any, Literal, NamedTuple, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
+from saltbench.core.vocabulary import CONFIDENCE_NAMES, FLAVOURS, Flavour
+
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
 IntArray = npt.NDArray[np.intp]
-Flavour = Literal["topk", "full"]
-FLAVOURS: tuple[Flavour, ...] = ("topk", "full")
 
 TOP_K = 20
 """Length of the renormalised top-k vector (the OpenAI/Gemini API limit used by the paper)."""
@@ -101,7 +101,8 @@ CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(
 )
 """The nine paper confidence functions (docs/confidence.md §4.1) with their directions, in paper order."""
 
-CONFIDENCE_NAMES: tuple[str, ...] = tuple(CONFIDENCE_FUNCTIONS)
+if tuple(CONFIDENCE_FUNCTIONS) != CONFIDENCE_NAMES:  # the formulas here, the names in the vocabulary
+    raise RuntimeError(f"confidence functions {tuple(CONFIDENCE_FUNCTIONS)} differ from {CONFIDENCE_NAMES}")
 
 
 def ranking_scores(name: str, values: npt.ArrayLike) -> FloatArray:

@@ -10,39 +10,22 @@ from __future__ import annotations
 
 import ast
 import logging
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 import pyarrow.ipc as ipc
 
-from saltbench.seeds import derive_seed
+from saltbench.core.paper import PAPER_FOLDERS, PAPER_ROWS
+from saltbench.core.seeds import derive_seed
 from saltbench.tasks import CODE_VARIANTS, get_task
 from saltbench.tasks.base import dataset_frame
 from saltbench.tasks.code import CODE_VARIANT_LEGACY
 
+if TYPE_CHECKING:
+    from saltbench.config import DatasetsConfig
+
 log = logging.getLogger(__name__)
-
-PAPER_FOLDERS: dict[str, str] = {
-    "dna": "DNA_dataset",
-    "code": "Code_dataset",
-    "logic": "Logic_dataset",
-    "matmul": "Matrix_multiplication_dataset",
-    "kronecker": "Kronecker_product_dataset",
-    "words": "NeedlesInHaystack_dataset",
-}
-"""Task slug -> folder name in the authors' reproduction release."""
-
-PAPER_ROWS: dict[str, int] = {
-    "dna": 300,
-    "code": 148,
-    "logic": 400,
-    "matmul": 300,
-    "kronecker": 300,
-    "words": 300,
-}
-"""Row counts of the reproduction folders (docs/tasks.md §8.1), checked on load."""
 
 
 def _read_arrow_folder(folder: Path) -> list[dict[str, Any]]:
@@ -108,21 +91,22 @@ def load_paper_datasets(path: str | Path, tasks: tuple[str, ...] | None = None) 
     return {t: load_paper_task(root, t) for t in (tasks or tuple(PAPER_FOLDERS))}
 
 
-def build_dataset(config: Mapping[str, Any], task: str) -> pl.DataFrame:
-    """The dataset frame of ``task`` for a validated workflow config.
+def build_dataset(datasets: DatasetsConfig, seed: int, task: str) -> pl.DataFrame:
+    """The dataset frame of ``task`` for the ``datasets`` block of a validated workflow config.
 
-    ``datasets.source: generated`` calls the task generator with a seed derived from the master seed
+    ``datasets.source: generated`` calls the task generator with a seed derived from the master ``seed``
     and the task slug; ``paper`` loads the reproduction rows (optionally the first ``n_samples``).
     """
-    from saltbench.config import samples_for
-
-    ds = config["datasets"]
-    n = samples_for(config, task)
-    if ds["source"] == "paper":
-        frame = load_paper_task(ds["paper_path"], task)
+    n = datasets.samples_for(task)
+    if datasets.source == "paper":
+        if datasets.paper_path is None:
+            raise ValueError("datasets.paper_path: required when datasets.source is 'paper'")
+        frame = load_paper_task(datasets.paper_path, task)
         return frame if n is None else frame.head(n)
     if n is None:
         raise ValueError(f"datasets.n_samples: a sample count for task {task!r} is required")
-    seed = derive_seed("dataset", config["seed"], task)
-    params = dict(ds.get("params", {}).get(task, {}))
-    return get_task(task).generate(n, seed, **params)
+    params = dict(datasets.params.get(task, {}))
+    return get_task(task).generate(n, derive_seed("dataset", seed, task), **params)
+
+
+__all__ = ["PAPER_FOLDERS", "PAPER_ROWS", "build_dataset", "load_paper_datasets", "load_paper_task"]

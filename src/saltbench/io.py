@@ -14,7 +14,7 @@ Every table the workflow writes goes through :func:`write_table` and is read bac
   byte inside a zstd page can decode to different, plausible data; with the digest it cannot. The digest
   is computed after the data is laid out and written into a fixed-width placeholder in the footer, so the
   file is written once.
-* **Contract**: the frame must match its artifact's contract (:mod:`saltbench.contracts`) on write; on
+* **Contract**: the frame must match its artifact's contract (:mod:`saltbench.core.contracts`) on write; on
   read the recorded artifact must be the expected one and the decoded frame must match the contract again
   (schema and invariants such as ``is_correct == (status == "correct")``), which also covers the footer,
   where the digest cannot live.
@@ -41,8 +41,8 @@ import polars as pl
 from polars.exceptions import PanicException
 
 import saltbench
-from saltbench.contracts import Artifact, ContractError
-from saltbench.contracts import artifact as artifact_spec
+from saltbench.core.contracts import Artifact, ContractError
+from saltbench.core.contracts import artifact as artifact_spec
 
 PROVENANCE_KEY = "saltbench"
 INTEGRITY_KEY = "saltbench.integrity"
@@ -156,8 +156,8 @@ def write_table(
 ) -> None:
     """Write ``frame`` as the artifact ``artifact`` to ``path`` atomically (module docstring).
 
-    A frame that breaks the artifact's contract raises :class:`saltbench.contracts.ContractError` naming the
-    file and the column, and nothing is written.
+    A frame that breaks the artifact's contract raises :class:`saltbench.core.contracts.ContractError`
+    naming the file and the column, and nothing is written.
     """
     target = Path(path)
     try:

@@ -1,4 +1,4 @@
-"""Every analysis table has its own artifact (saltbench.contracts.TABLES, docs/architecture.md §3).
+"""Every analysis table has its own artifact (saltbench.core.contracts.TABLES, docs/architecture.md §3).
 
 The function that builds each table satisfies its artifact on realistic, all-NaN and empty inputs; a column
 of a wrong type, a missing or an extra column and a broken invariant are refused naming the file and the
@@ -13,13 +13,13 @@ from types import SimpleNamespace
 
 import polars as pl
 import pytest
-from table_samples import CASES, SAMPLE_LEVEL_TRADEOFF, TABLE_BUILDERS, Inputs
+from helpers.table_samples import CASES, SAMPLE_LEVEL_TRADEOFF, TABLE_BUILDERS, Inputs
 
 from saltbench.analysis import FINDINGS_TABLES, write_table_outputs
-from saltbench.analysis.rule_io import write_rule_tables
-from saltbench.contracts import ARTIFACTS, TABLES, ContractError
+from saltbench.core.contracts import ARTIFACTS, TABLES, ContractError
 from saltbench.io import CorruptFileError, read_provenance, read_table, write_table
 from saltbench.plotting import FIGURE_TABLES, FIGURES
+from saltbench.workflow.rule_io import write_rule_tables
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = sorted(TABLES)

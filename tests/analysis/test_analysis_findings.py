@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import polars as pl
-from synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
+from helpers.synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
     comparisons,

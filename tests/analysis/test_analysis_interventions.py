@@ -7,7 +7,7 @@ import math
 import numpy as np
 import polars as pl
 import pytest
-from synthetic_tables import synthetic_interventions
+from helpers.synthetic_tables import synthetic_interventions
 
 from saltbench.analysis import (
     FIT_STATUSES,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from synthetic_tables import synthetic_units
+from helpers.synthetic_tables import synthetic_units
 
 from saltbench.analysis import expected_auroc, flip_labels, label_noise_sensitivity
 from saltbench.metrics import auroc

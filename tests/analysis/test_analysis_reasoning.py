@@ -9,7 +9,7 @@ import numpy as np
 import polars as pl
 import pytest
 import yaml
-from synthetic_tables import synthetic_metrics, synthetic_units
+from helpers.synthetic_tables import synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
     METRICS_SCHEMA,

@@ -7,12 +7,11 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from helpers.synthetic_tables import metrics_rows, synthetic_metrics
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from synthetic_tables import metrics_rows, synthetic_metrics
 
 from saltbench.analysis import (
-    GRANULARITIES,
     METRICS_SCHEMA,
     accuracy_by_task,
     combine_intervals,
@@ -22,6 +21,7 @@ from saltbench.analysis import (
     leaderboard,
     wilson_interval,
 )
+from saltbench.core.vocabulary import GRANULARITIES
 
 
 def cat(*frames: pl.DataFrame) -> pl.DataFrame:

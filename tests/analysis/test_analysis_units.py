@@ -1,14 +1,11 @@
-"""Reliability and rejection summaries from units tables, table export, and the package doctests."""
+"""Reliability and rejection summaries from units tables, table export."""
 
 from __future__ import annotations
-
-import doctest
-import importlib
 
 import numpy as np
 import polars as pl
 import pytest
-from synthetic_tables import synthetic_units
+from helpers.synthetic_tables import synthetic_units
 
 from saltbench.analysis import (
     read_tables,
@@ -18,7 +15,7 @@ from saltbench.analysis import (
     to_latex,
     write_table_outputs,
 )
-from saltbench.contracts import TABLES
+from saltbench.core.contracts import TABLES
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.metrics import ece
 
@@ -129,13 +126,6 @@ def test_write_table_outputs_round_trip(tmp_path):
 def test_read_tables_empty_list_gives_schema():
     empty = read_tables([], {"a": pl.String()})
     assert empty.is_empty() and empty.schema == {"a": pl.String()}
-
-
-@pytest.mark.parametrize("module", ["_common", "_dominance", "_export", "_pairs", "_reasoning"])
-def test_doctests(module):
-    mod = importlib.import_module(f"saltbench.analysis.{module}")
-    result = doctest.testmod(mod, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert result.failed == 0 and result.attempted > 0
 
 
 def _with_missing_rows(units: pl.DataFrame) -> pl.DataFrame:

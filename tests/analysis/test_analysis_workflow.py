@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 import yaml
-from synthetic_tables import (
+from helpers.synthetic_tables import (
     synthetic_interventions,
     synthetic_metrics,
     synthetic_train_log,
@@ -24,7 +24,7 @@ from synthetic_tables import (
 from test_analysis_findings import assert_numbers_come_from_tables
 
 from saltbench.analysis import FINDINGS_TABLES
-from saltbench.contracts import TABLES as TABLE_ARTIFACTS
+from saltbench.core.contracts import TABLES as TABLE_ARTIFACTS
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.plotting import FIGURES
 

@@ -9,7 +9,7 @@ import tracemalloc
 import numpy as np
 import polars as pl
 import pytest
-from evaluation_helpers import naive_alignment, task
+from helpers.evaluation_helpers import naive_alignment, task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

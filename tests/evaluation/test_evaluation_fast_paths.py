@@ -15,17 +15,16 @@ from __future__ import annotations
 import re
 import sys
 
-from evaluation_helpers import assert_batch_equals_single, naive_alignment, task
+from helpers.evaluation_helpers import assert_batch_equals_single, naive_alignment, task
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import saltbench.evaluation._alignment as alignment_module
 import saltbench.evaluation._evaluate as evaluate_module
 import saltbench.evaluation._extraction as extraction_module
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES
 from saltbench.evaluation import (
-    ALIGNMENTS,
     BAD_KEYWORDS,
-    GRANULARITIES,
     METRIC_KEYS,
     dynamic_pairs,
     evaluate,

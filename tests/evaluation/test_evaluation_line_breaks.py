@@ -7,11 +7,10 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from evaluation_helpers import rule, task
+from helpers.evaluation_helpers import rule, task
 
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES
 from saltbench.evaluation import (
-    ALIGNMENTS,
-    GRANULARITIES,
     METRIC_KEYS,
     decompose,
     evaluate,
@@ -19,7 +18,7 @@ from saltbench.evaluation import (
     normalize_unit,
     summarize_units,
 )
-from saltbench.scoring import token_unit_pairs
+from saltbench.stages.scoring import token_unit_pairs
 from saltbench.tasks import TASK_SLUGS, get_task
 
 BREAKS = {"crlf": "\r\n", "cr": "\r"}

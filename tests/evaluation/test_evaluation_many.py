@@ -4,19 +4,12 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
-from evaluation_helpers import assert_batch_equals_single, stored, task
+from helpers.evaluation_helpers import assert_batch_equals_single, stored, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saltbench.evaluation import (
-    ALIGNMENTS,
-    GRANULARITIES,
-    METRIC_KEYS,
-    UNITS_SCHEMA,
-    evaluate,
-    evaluate_many,
-    summarize_units,
-)
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES
+from saltbench.evaluation import METRIC_KEYS, UNITS_SCHEMA, evaluate, evaluate_many, summarize_units
 
 DNA = task("dna")
 PIECES = [

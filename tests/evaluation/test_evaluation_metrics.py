@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evaluation_helpers import task
+from helpers.evaluation_helpers import task
 
 from saltbench.evaluation import METRIC_KEYS, evaluate
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import re
 
 import pytest
-from evaluation_helpers import rule, task
+from helpers.evaluation_helpers import rule, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import saltbench.evaluation._units as units_module
-from saltbench.evaluation import ALIGNMENTS, GRANULARITIES, METRIC_KEYS, STATUSES, decompose, evaluate
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES
+from saltbench.evaluation import METRIC_KEYS, decompose, evaluate
 
 TASKS = {
     "dna": task("dna"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from evaluation_helpers import EXPECTED_RULES, task
+from helpers.evaluation_helpers import EXPECTED_RULES, task
 
 from saltbench.evaluation import decompose, evaluate, is_dk, normalize_unit
 
@@ -71,13 +71,13 @@ def test_logic_atoms_are_lines():
 
 
 def test_multi_character_delimiter():
-    from evaluation_helpers import rule
+    from helpers.evaluation_helpers import rule
 
     assert decompose("a ;; b;;c ;;\n;; d", rule(";;"), "atom") == ["a", "b", "c", "d"]
 
 
 def test_unknown_granularity_and_missing_rule_raise():
-    from evaluation_helpers import rule
+    from helpers.evaluation_helpers import rule
 
     with pytest.raises(ValueError, match="granularity"):
         decompose("TCT", DNA, "word")  # type: ignore[arg-type]

@@ -21,12 +21,12 @@ ATOL = 1e-5
 
 @pytest.fixture(scope="module")
 def tiny():
-    from saltbench.training.model import ModelSpec, build_model
+    from saltbench.training.model import ArchitectureSpec, build_model
     from saltbench.training.tokenizer import build_char_tokenizer
 
     torch.set_num_threads(1)
     tok = build_char_tokenizer([string.printable])
-    spec = ModelSpec(d_model=64, n_layers=2, n_heads=4, d_ff=128, max_positions=256)
+    spec = ArchitectureSpec(d_model=64, n_layers=2, n_heads=4, d_ff=128, max_positions=256)
     model = build_model(spec, tok, seed=3).eval()
     with torch.no_grad():  # sharpen the near-uniform initial distributions: greedy tokens then vary
         for weight in model.parameters():
@@ -143,7 +143,7 @@ def test_visible_tokens_are_the_continuations_only_context(tiny, prompts):
 
 def test_chunking_does_not_change_forced_scores(tiny, prompts):
     """Targets longer than a chunk included: every needed column's logits must be computed."""
-    from saltbench.interventions import force_and_continue
+    from saltbench.inference.forced import force_and_continue
 
     model, tok = tiny
     prompt = prompts[0]

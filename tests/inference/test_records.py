@@ -5,13 +5,12 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 import pytest
-from artifact_samples import generation_record
+from helpers.artifact_samples import generation_record
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from saltbench.inference import (
     GENERATION_COLUMNS,
-    GENERATION_SCHEMA,
     GenerationRecord,
     frame_to_records,
     records_to_frame,
@@ -49,7 +48,7 @@ def test_schema_and_meta_columns():
     ]
     frame = records_to_frame(records, {"sample_id": ["s0", "s1", "s2"], "task": ["dna"] * 3})
     assert frame.columns == ["sample_id", "task", *GENERATION_COLUMNS]
-    assert dict(frame.select(GENERATION_COLUMNS).schema) == GENERATION_SCHEMA
+    assert dict(frame.select(list(GENERATION_COLUMNS)).schema) == GENERATION_COLUMNS
     assert frame["num_generated_tokens"].to_list() == [3, 0, 5]
     assert frame["finish_reason"].to_list() == ["length", "error", "eos"]
     assert frame["error"].to_list() == [None, "prompt too long", None]

@@ -119,11 +119,11 @@ def test_too_long_prompt_is_an_error_row_like_hf(smollm2, smollm2_vllm):
 def test_both_backends_frames_score_alike(both, dna_rows, caplog):
     """The scoring stage accepts both files; every unit agrees except the full-flavour entropy functions,
     which are NaN for vLLM (with the reason logged)."""
-    from saltbench.scoring import score_generations
+    from saltbench.stages.scoring import score_generations
 
     prompts, hf, vl = both
     meta = {"sample_id": dna_rows["sample_id"].to_list(), "prompt": prompts}
-    with caplog.at_level(logging.WARNING, logger="saltbench.scoring"):
+    with caplog.at_level(logging.WARNING, logger="saltbench.stages.scoring"):
         units_vl = score_generations(records_to_frame(vl, meta), dna_rows, "dna", top_k=20)
     units_hf = score_generations(records_to_frame(hf, meta), dna_rows, "dna", top_k=20)
     assert "full-vocabulary entropy not recorded" in caplog.text

@@ -54,6 +54,22 @@ def smollm2_model(smollm2_path: Path):
     return load_model(smollm2_path, "float32", "cpu")
 
 
+def smollm2_spec(repo_root: Path):
+    """The registry entry of SmolLM2 (config/models.yaml): system prompt, chat template, context."""
+    from saltbench.inference import get_model_spec, load_model_registry
+
+    return get_model_spec(load_model_registry(repo_root / "config" / "models.yaml"), "smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def smollm2_loaded(smollm2_model, repo_root: Path):
+    """:data:`smollm2_model` behind the transformers backend (what the intervention stage runs on)."""
+    from saltbench.inference.backends import HfModel
+
+    model, tokenizer = smollm2_model
+    return HfModel(smollm2_spec(repo_root), tokenizer, model, batch_size=16, top_k=20)
+
+
 @pytest.fixture(scope="session")
 def char_tokenizer() -> RustTokenizer:
     """A character-level tokenizer (the salt-tiny kind): every printable character is one token."""

@@ -16,14 +16,17 @@ import pytest
 from saltbench.evaluation import decompose
 from saltbench.interventions import (
     FENCE_LINE,
-    INTERVENTION_SCHEMA,
     AnswerLayout,
     InterventionOptions,
     InterventionSpec,
-    SampleRun,
     corruptor_for,
     plan_sample,
     render_prefix,
+)
+from saltbench.stages.interventions import (
+    INTERVENTION_FILE_COLUMNS,
+    SampleRun,
+    intervention_shard,
     run_interventions,
     run_sample,
 )
@@ -59,9 +62,9 @@ def _own_index(record, fence_ids, prefix_ids) -> int:
     return j
 
 
-def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
+def test_clean_prefix_reproduces_free_generation(smollm2_model, smollm2_loaded, free):
     from saltbench.inference import encode_prompt_cache, greedy_continue_many
-    from saltbench.interventions import force_and_continue
+    from saltbench.inference.forced import force_and_continue
 
     model, tok = smollm2_model
     prompt_ids, fence_ids, record, answer = free
@@ -108,8 +111,7 @@ def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
     # the measured rows agree: next atom correct, teacher-forced log-prob = free-decoding log-prob
     specs = [InterventionSpec(k, 0, "clean", (), ()) for k in ks]
     rows = run_sample(
-        model,
-        tok,
+        smollm2_loaded,
         prompt_ids,
         layout,
         specs,
@@ -134,7 +136,7 @@ def test_clean_prefix_reproduces_free_generation(smollm2_model, free):
         assert 0 < row["next_confidence"] <= 1 and row["next_n_tokens"] == len(r.target_ids)
 
 
-def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free):
+def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, smollm2_loaded, free):
     from saltbench.inference import teacher_force
 
     model, tok = smollm2_model
@@ -151,11 +153,10 @@ def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free)
     )
     run = SampleRun(next_atoms=2, max_new_tokens=6, batch_size=3)
     reused = run_sample(
-        model, tok, prompt_ids, layout, specs, task="dna", variant=None, reference=answer, run=run
+        smollm2_loaded, prompt_ids, layout, specs, task="dna", variant=None, reference=answer, run=run
     )
     plain = run_sample(
-        model,
-        tok,
+        smollm2_loaded,
         prompt_ids,
         layout,
         specs,
@@ -190,8 +191,7 @@ def test_corrupted_prefixes_cache_reuse_and_teacher_forcing(smollm2_model, free)
         assert (local["prefix"], local["continuation"]) == (distant["prefix"], distant["continuation"])
 
 
-def test_run_interventions_table(smollm2_model):
-    model, tok = smollm2_model
+def test_run_interventions_table(smollm2_loaded):
     rows = pl.DataFrame(
         {
             "sample_id": ["one-codon", "three-codons"],
@@ -216,8 +216,8 @@ def test_run_interventions_table(smollm2_model):
         seed=1,
         next_atoms=2,
     )
-    table = run_interventions(model, tok, rows, options, model_name="smollm2-135m", n_shots=1)
-    assert table.schema == pl.Schema(INTERVENTION_SCHEMA)
+    table = run_interventions(smollm2_loaded, rows, options, model_name="smollm2-135m", n_shots=1)
+    assert table.schema == pl.Schema(INTERVENTION_FILE_COLUMNS)
     assert table["sample_id"].to_list() == ["three-codons", "three-codons"]  # 1 atom: no intervention
     assert table["placement"].to_list() == ["clean", "local"] and table["position"].to_list() == [3, 3]
     assert table["next_m"].to_list() == [1, 1] and table["model"].unique().to_list() == ["smollm2-135m"]
@@ -232,12 +232,13 @@ def test_tiny_char_model_through_the_workflow_stage(tmp_path):
 
     from saltbench.inference import LocalSource
     from saltbench.inference import ModelSpec as RegistrySpec
-    from saltbench.interventions import intervention_shard
-    from saltbench.training.model import ModelSpec, build_model
+    from saltbench.training.model import ArchitectureSpec, build_model
     from saltbench.training.tokenizer import build_char_tokenizer
 
     tok = build_char_tokenizer([string.printable + "·⊗∧∨¬→↔"])
-    model = build_model(ModelSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512), tok, seed=0)
+    model = build_model(
+        ArchitectureSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512), tok, seed=0
+    )
     model.save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
     frames = [
@@ -254,7 +255,7 @@ def test_tiny_char_model_through_the_workflow_stage(tmp_path):
         table = intervention_shard(
             rows, options, model_name="tiny", model_path=tmp_path, spec=spec, n_shots=None
         )
-        assert table.schema == pl.Schema(INTERVENTION_SCHEMA) and table.height > 0
+        assert table.schema == pl.Schema(INTERVENTION_FILE_COLUMNS) and table.height > 0
         assert table["canonical_cut"].all() and table["prefix"].str.starts_with("********\n").all()
         assert table["tf_logprob_correct"].is_finite().all() and (table["tf_logprob_correct"] < 0).all()
         assert set(table["finish_reason"]) <= {"stop", "eos", "length"}

@@ -8,12 +8,10 @@ import jsonschema
 import polars as pl
 import pytest
 
-from saltbench.config import ConfigError, resolve_config, validate_config
-from saltbench.config_model import InterventionsConfig
-from saltbench.interventions import (
-    CONFIG_SCHEMA,
-    INTERVENTION_SCHEMA,
-    InterventionOptions,
+from saltbench.config import ConfigError, InterventionsConfig, resolve_config, validate_config
+from saltbench.interventions import CONFIG_SCHEMA, InterventionOptions
+from saltbench.stages.interventions import (
+    INTERVENTION_FILE_COLUMNS,
     empty_interventions,
     merge_intervention_shards,
     select_shard,
@@ -105,16 +103,16 @@ def test_shards():
 
 
 def _rows(sample_ids: list[str]) -> pl.DataFrame:
-    row = {c: None for c in INTERVENTION_SCHEMA}
+    row = {c: None for c in INTERVENTION_FILE_COLUMNS}
     records = [{**row, "sample_id": s, "position": 2} for s in sample_ids]
-    return pl.DataFrame(records, schema=INTERVENTION_SCHEMA)
+    return pl.DataFrame(records, schema=INTERVENTION_FILE_COLUMNS)
 
 
 def test_merge_shards():
     merged = merge_intervention_shards([_rows(["a", "a"]), empty_interventions(), _rows(["b"])])
     assert merged["sample_id"].to_list() == ["a", "a", "b"]
-    assert merged.schema == pl.Schema(INTERVENTION_SCHEMA)
-    assert merge_intervention_shards([]).schema == pl.Schema(INTERVENTION_SCHEMA)
+    assert merged.schema == pl.Schema(INTERVENTION_FILE_COLUMNS)
+    assert merge_intervention_shards([]).schema == pl.Schema(INTERVENTION_FILE_COLUMNS)
     with pytest.raises(ValueError, match="'a' appears in shards 0 and 1"):
         merge_intervention_shards([_rows(["a"]), _rows(["a"])])
 
@@ -123,7 +121,7 @@ def test_schema_has_the_analysis_columns():
     from saltbench.analysis import INTERVENTIONS_SCHEMA
 
     for column, dtype in INTERVENTIONS_SCHEMA.items():
-        assert INTERVENTION_SCHEMA[column] == dtype, column
-    assert set(ANALYSIS_COLUMNS) <= set(INTERVENTION_SCHEMA)
+        assert INTERVENTION_FILE_COLUMNS[column] == dtype, column
+    assert set(ANALYSIS_COLUMNS) <= set(INTERVENTION_FILE_COLUMNS)
     wanted = {f"topk.{n}" for n in ("mean_probability", "perplexity", "max_entropy")}
-    assert wanted <= set(INTERVENTION_SCHEMA)
+    assert wanted <= set(INTERVENTION_FILE_COLUMNS)

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from saltbench.core.seeds import derive_seed
 from saltbench.evaluation import decompose
 from saltbench.interventions import (
     AnswerLayout,
@@ -18,7 +19,6 @@ from saltbench.interventions import (
     plan_sample,
     render_prefix,
 )
-from saltbench.seeds import derive_seed
 from saltbench.tasks import get_task
 
 CASES: tuple[tuple[str, str | None], ...] = (

@@ -5,9 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saltbench.confidence import CONFIDENCE_NAMES
+from saltbench.core.vocabulary import CONFIDENCE_NAMES
 from saltbench.inference import get_model_spec, load_model_registry
-from saltbench.interventions import INTERVENTION_SCHEMA, InterventionOptions, run_interventions
+from saltbench.inference.backends import HfModel, VllmModel
+from saltbench.interventions import InterventionOptions
+from saltbench.stages.interventions import INTERVENTION_FILE_COLUMNS, run_interventions
 from saltbench.tasks import get_task
 
 pytestmark = [pytest.mark.model, pytest.mark.vllm]
@@ -31,17 +33,16 @@ def tables(smollm2_model, smollm2_vllm, repo_root):
         }
     )
     model, tokenizer = smollm2_model
-    hf = run_interventions(model, tokenizer, rows, options, model_name="smollm2-135m", spec=spec)
-    vl = run_interventions(
-        smollm2_vllm, smollm2_vllm.tokenizer, rows, options, model_name="smollm2-135m", spec=spec
-    )
+    hf = run_interventions(HfModel(spec, tokenizer, model, 16, 20), rows, options, model_name="smollm2-135m")
+    engine = VllmModel(spec, smollm2_vllm.tokenizer, smollm2_vllm, 16, 20)
+    vl = run_interventions(engine, rows, options, model_name="smollm2-135m")
     return hf, vl
 
 
 def test_same_rows_and_outcomes(tables):
     hf, vl = tables
     assert hf.height == vl.height > 8
-    assert vl.schema == hf.schema == INTERVENTION_SCHEMA
+    assert vl.schema == hf.schema == INTERVENTION_FILE_COLUMNS
     for column in (
         "sample_id",
         "position",
@@ -80,7 +81,7 @@ def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smoll
     import logging
 
     from saltbench.inference import encode_prompt, render_prompts, teacher_force
-    from saltbench.interventions._decode_vllm import vllm_force_and_continue
+    from saltbench.inference.vllm_forced import vllm_force_and_continue
 
     model, tokenizer = smollm2_model
     block = smollm2_vllm.llm.llm_engine.vllm_config.cache_config.block_size
@@ -92,7 +93,7 @@ def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smoll
     vllm_force_and_continue(
         smollm2_vllm, prompt_ids, [(prefix + target + filler[:block], [])], max_new_tokens=1
     )
-    with caplog.at_level(logging.DEBUG, logger="saltbench.interventions._decode_vllm"):
+    with caplog.at_level(logging.DEBUG, logger="saltbench.inference.vllm_forced"):
         (row,) = vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix, target)], max_new_tokens=0)
     assert "run again without it" in caplog.text
     forced = teacher_force(model, tokenizer, prompt_ids + prefix, target)

@@ -9,13 +9,13 @@ from pathlib import Path
 import matplotlib as mpl
 import polars as pl
 import pytest
-from matplotlib.figure import Figure
-from synthetic_tables import (
+from helpers.synthetic_tables import (
     synthetic_interventions,
     synthetic_metrics,
     synthetic_train_log,
     synthetic_units,
 )
+from matplotlib.figure import Figure
 
 from saltbench.analysis import (
     accuracy_by_corruption,
@@ -30,7 +30,7 @@ from saltbench.analysis import (
     rejection_table,
     reliability_table,
 )
-from saltbench.contracts import TABLES
+from saltbench.core.contracts import TABLES
 from saltbench.io import CorruptFileError, write_table
 from saltbench.plotting import FIGURE_TABLES, FIGURES, empty_figure, read_figure_input, render, save_figure
 from saltbench.plotting._style import TASK_LABELS

@@ -18,7 +18,7 @@ RECIPE_NAMES = (
     "DEVICES",
     "GPU_TRAIN_CONFIG",
     "PRECISIONS",
-    "ModelSpec",
+    "ArchitectureSpec",
     "OptimSpec",
     "TaskMix",
     "TrainConfig",
@@ -57,7 +57,9 @@ def test_recipe_names_are_the_same_objects_everywhere(name: str) -> None:
     """Moved to recipe.py, still importable from the package and (re-exported) from their old modules."""
     value = getattr(recipe, name)
     assert getattr(training, name) is value
-    old_home = {"ModelSpec": "model", "TaskMix": "data", "parse_tasks_config": "data"}.get(name, "trainer")
+    old_home = {"ArchitectureSpec": "model", "TaskMix": "pairs", "parse_tasks_config": "pairs"}.get(
+        name, "trainer"
+    )
     assert getattr(importlib.import_module(f"saltbench.training.{old_home}"), name) is value
 
 

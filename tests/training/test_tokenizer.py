@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from saltbench.tasks import CODE_VARIANTS, WORDS_SUBJECTS, get_task
-from saltbench.training.data import task_alphabet_corpus
+from saltbench.training.pairs import task_alphabet_corpus
 from saltbench.training.tokenizer import (
     CHAT_TEMPLATE,
     SPECIAL_TOKENS,

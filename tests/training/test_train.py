@@ -104,7 +104,7 @@ def test_checkpoint_loads_through_auto_classes(run) -> None:
 def test_train_drops_evaluation_inputs(run, tmp_path) -> None:
     result, _ = run
     cfg = TrainConfig.from_dict(TINY)
-    from saltbench.training.data import build_training_pairs
+    from saltbench.training.pairs import build_training_pairs
 
     train_inputs = build_training_pairs(cfg.tasks, cfg.n_per_task, cfg.seed)["input"].to_list()
     dropped = train(cfg, tmp_path, eval_inputs=train_inputs[:4] + ["not a training input"])

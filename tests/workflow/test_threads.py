@@ -35,7 +35,10 @@ def _job_thread_names(path: Path) -> set[str]:
 def test_workflow_scripts_set_torch_threads_only_from_the_job_grant():
     scripts = sorted((REPO / "workflow_scripts").glob("*.py"))
     setting = {p.name: _thread_settings(p) for p in scripts}
-    assert {name for name, found in setting.items() if found} >= {"generate_shard.py", "run_interventions.py"}
+    assert {name for name, found in setting.items() if found} >= {
+        "generate_shard.py",
+        "intervention_shard.py",
+    }
     for script in scripts:
         granted = _job_thread_names(script)
         for what, value in setting[script.name]:

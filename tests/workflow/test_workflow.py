@@ -98,7 +98,7 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=1500)
     import polars as pl
-    from job_logs import job_threads_from_logs, most_threads_at_once
+    from helpers.job_logs import job_threads_from_logs, most_threads_at_once
 
     from saltbench.io import read_table
 

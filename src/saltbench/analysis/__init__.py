@@ -1,27 +1,14 @@
 """Tables of the SALT study, as pure functions of the tidy metrics / units / interventions tables.
 
 Every function takes polars frames with the upstream schemas (:mod:`saltbench.analysis._common`) and
-returns a tidy polars frame; :func:`write_table_outputs` writes one as Parquet, CSV and LaTeX.
-
-==========================  ===========================================  ==============================
-table (results/tables/)     function                                     input
-==========================  ===========================================  ==============================
-``leaderboard``             :func:`leaderboard`                          metrics
-``accuracy_by_task``        :func:`accuracy_by_task`                     metrics
-``dominance``               :func:`dominance` (:func:`dominance_cells`)   metrics
-``granularity``             :func:`granularity_table`                    metrics
-``reasoning_tradeoff``      :func:`reasoning_tradeoff` /                 metrics / units
-                            :func:`reasoning_tradeoff_units`
-``interventions``           :func:`fit_intervention_effects`             interventions
-``interventions_by_*``      :func:`accuracy_by_position`,                interventions
-                            :func:`accuracy_by_corruption`,
-                            :func:`accuracy_by_placement`
-``reliability``             :func:`reliability_table`                    units
-``rejection``               :func:`rejection_table`                      units
-==========================  ===========================================  ==============================
+returns a tidy polars frame; :func:`write_table_outputs` writes one as Parquet, CSV and LaTeX. The tables
+themselves (names, formats, when a run makes them) are :data:`saltbench.core.outputs.TABLE_OUTPUTS`, their
+contracts :data:`saltbench.core.contracts.TABLES`; the function behind each is named in its contract's
+docstring and in docs/architecture.md §4.
 """
 
-from saltbench.contracts import GRANULARITIES, LOWER_IS_BETTER, RESPONSE_STATUSES
+from saltbench.core.contracts import LOWER_IS_BETTER
+from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
 
 from ._common import (
     ASPECT_METRICS,
@@ -34,7 +21,7 @@ from ._common import (
     wilson_interval,
 )
 from ._dominance import dominance, dominance_cells
-from ._export import latex_escape, to_latex, write_table_outputs
+from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
 from ._granularity import granularity_table
 from ._interventions import (
@@ -63,7 +50,7 @@ from ._reasoning import (
     reasoning_tradeoff,
     reasoning_tradeoff_units,
 )
-from ._unit_tables import rejection_table, reliability_table
+from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
     "ASPECT_METRICS",
@@ -113,4 +100,6 @@ __all__ = [
     "to_latex",
     "wilson_interval",
     "write_table_outputs",
+    "TABLE_FORMATS",
+    "BASELINES",
 ]

@@ -22,12 +22,8 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from saltbench.contracts import (
-    INTERVENTION_COLUMNS,
-    METRICS,
-    RESPONSE_STATUSES,
-    TRAIN_LOG,
-)
+from saltbench.core.contracts import INTERVENTION_COLUMNS, METRICS, TRAIN_LOG
+from saltbench.core.vocabulary import RESPONSE_STATUSES
 from saltbench.io import read_table
 
 Aspect = Literal["calibration", "ranking", "rejection"]
@@ -49,7 +45,7 @@ INTERVENTIONS_SCHEMA: Mapping[str, pl.DataType] = {
                  "corrupted_fraction", "placement", "next_correct", "next_m_accuracy", "next_confidence",
                  "tf_logprob_correct")
 }  # fmt: skip
-"""The columns of the interventions stage's table (:data:`saltbench.contracts.INTERVENTIONS`) that the
+"""The columns of the interventions stage's table (:data:`saltbench.core.contracts.INTERVENTIONS`) that the
 analysis reads."""
 
 TRAIN_LOG_SCHEMA: Mapping[str, pl.DataType] = {

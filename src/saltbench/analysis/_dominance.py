@@ -22,19 +22,20 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from saltbench.calibration import CALIBRATION_METHODS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE, LOWER_IS_BETTER
+from saltbench.core.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE, LOWER_IS_BETTER
+from saltbench.core.vocabulary import CALIBRATION_METHODS
 
 from ._common import ASPECT_METRICS, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
 
 CELL_KEYS: tuple[str, ...] = ("model", "style", "task", "granularity", "flavour")
 
 CELLS_SCHEMA: Mapping[str, pl.DataType] = DOMINANCE_CELLS_TABLE.columns
-"""Columns of :func:`dominance_cells` (the contract :data:`saltbench.contracts.DOMINANCE_CELLS_TABLE`)."""
+"""Columns of :func:`dominance_cells` (the contract
+:data:`saltbench.core.contracts.DOMINANCE_CELLS_TABLE`)."""
 
 SUMMARY_SCHEMA: Mapping[str, pl.DataType] = DOMINANCE_TABLE.columns
-"""Columns of :func:`dominance` (the contract :data:`saltbench.contracts.DOMINANCE_TABLE`)."""
+"""Columns of :func:`dominance` (the contract :data:`saltbench.core.contracts.DOMINANCE_TABLE`)."""
 
 
 def _function_order(name: str) -> int:

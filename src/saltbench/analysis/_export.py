@@ -10,8 +10,8 @@ from typing import Any
 
 import polars as pl
 
-from saltbench.contracts import Artifact, ContractError
-from saltbench.contracts import artifact as artifact_spec
+from saltbench.core.contracts import Artifact, ContractError
+from saltbench.core.contracts import artifact as artifact_spec
 from saltbench.io import write_table
 
 _LATEX_SPECIAL = {
@@ -97,11 +97,12 @@ def write_table_outputs(
     *,
     digits: int = 3,
 ) -> None:
-    """Write ``frame``, the table of artifact ``artifact`` (:data:`saltbench.contracts.TABLES`), to each of
+    """Write ``frame``, the table of artifact ``artifact`` (:data:`saltbench.core.contracts.TABLES`), to
+    each of
     ``paths`` (keys among :data:`TABLE_FORMATS`).
 
     The frame is checked against its artifact before anything is written: a frame that breaks the contract
-    raises :class:`saltbench.contracts.ContractError` naming the file and the column, and no format is
+    raises :class:`saltbench.core.contracts.ContractError` naming the file and the column, and no format is
     written. Parquet goes through :func:`saltbench.io.write_table` (atomic, provenance and the artifact in
     the metadata); CSV is written by polars (full precision, NaN as ``NaN``); TeX by :func:`to_latex`.
     """

@@ -5,8 +5,8 @@ decimals), so a reader — and a test — can find it there. Where a table says 
 ``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of a number.
 
 The page opens with what this run estimated — one line per question, the headline numbers of the
-sections below (:func:`summary_lines`) — and what it could not estimate. Sections (README "Tables, figures
-and the report"):
+sections below (:func:`summary_lines`) — and what it could not estimate. Sections (docs/architecture.md
+§4):
 
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells).
@@ -26,7 +26,7 @@ from collections.abc import Mapping
 
 import polars as pl
 
-from saltbench.contracts import FINDINGS_SUMMARY_TITLE
+from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE
 
 FINDINGS_TABLES: tuple[str, ...] = (
     "dominance",

@@ -7,13 +7,14 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
-from saltbench.contracts import GRANULARITIES, GRANULARITY_TABLE
+from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.core.contracts import GRANULARITY_TABLE
+from saltbench.core.vocabulary import FLAVOURS, GRANULARITIES
 
 from ._common import METRICS_SCHEMA, nan_for_null, require_columns
 
 GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = GRANULARITY_TABLE.columns
-"""Columns of :func:`granularity_table` (the contract :data:`saltbench.contracts.GRANULARITY_TABLE`)."""
+"""Columns of :func:`granularity_table` (the contract :data:`saltbench.core.contracts.GRANULARITY_TABLE`)."""
 
 AUROC_METRICS: tuple[str, ...] = ("auroc_pooled", "auroc_per_response")
 

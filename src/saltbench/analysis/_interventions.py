@@ -21,18 +21,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Literal
 
 import numpy as np
 import polars as pl
 
-from saltbench.contracts import INTERVENTIONS_TABLE
+from saltbench.core.contracts import INTERVENTIONS_TABLE
+from saltbench.core.vocabulary import FitMethod
 
 from ._common import INTERVENTIONS_SCHEMA, NAN, nan_for_null, require_columns, wilson_interval
 
 logger = logging.getLogger(__name__)
 
-FitMethod = Literal["logistic", "linear"]
 TERMS: tuple[str, ...] = (
     "intercept", "corrupted_fraction", "placement_local", "placement_random", "position_fraction",
 )  # fmt: skip
@@ -41,7 +40,7 @@ TERMS: tuple[str, ...] = (
 
 EFFECTS_SCHEMA: Mapping[str, pl.DataType] = INTERVENTIONS_TABLE.columns
 """Columns of :func:`fit_intervention_effects` (the contract
-:data:`saltbench.contracts.INTERVENTIONS_TABLE`)."""
+:data:`saltbench.core.contracts.INTERVENTIONS_TABLE`)."""
 
 MIN_SAMPLES = 10
 """Fewest samples (clusters) a fit is reported for: the cluster bootstrap resamples whole samples, and with

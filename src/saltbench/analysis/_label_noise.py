@@ -40,7 +40,8 @@ import polars as pl
 
 from saltbench.calibration import zscore_sigmoid
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import GRANULARITIES, LABEL_NOISE_TABLE, RESPONSE_STATUSES, confidence_column
+from saltbench.core.contracts import LABEL_NOISE_TABLE, confidence_column
+from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
 from saltbench.metrics import auroc, auroc_per_response, ece, prr
 
 from ._common import NAN
@@ -50,7 +51,7 @@ NOISE_MODES: tuple[NoiseMode, ...] = ("uniform", "confident")
 NOISE_METRICS: tuple[str, ...] = ("ece", "auroc_pooled", "auroc_per_response", "prr")
 
 LABEL_NOISE_SCHEMA: Mapping[str, pl.DataType] = LABEL_NOISE_TABLE.columns
-"""Columns of the label-noise table (the contract :data:`saltbench.contracts.LABEL_NOISE_TABLE`).
+"""Columns of the label-noise table (the contract :data:`saltbench.core.contracts.LABEL_NOISE_TABLE`).
 ``expected``: the analytic value under uniform noise (AUROC and PRR; else NaN), computed in every
 replicate from its noise-free AUROC and share of correct units and averaged exactly like ``value`` — so
 at ε = 0 it equals ``value``."""

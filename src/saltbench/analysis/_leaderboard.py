@@ -9,9 +9,8 @@ from collections.abc import Sequence
 import numpy as np
 import polars as pl
 
-from saltbench.calibration import CALIBRATION_METHODS
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, FLAVOURS
-from saltbench.contracts import GRANULARITIES
+from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.core.vocabulary import CALIBRATION_METHODS, FLAVOURS, GRANULARITIES
 
 from ._common import METRICS_SCHEMA, combine_intervals, nan_for_null, require_columns
 

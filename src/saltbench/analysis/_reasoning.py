@@ -35,7 +35,8 @@ import polars as pl
 from scipy import stats
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import REASONING_TRADEOFF_TABLE, RESPONSE_STATUSES
+from saltbench.core.contracts import REASONING_TRADEOFF_TABLE
+from saltbench.core.vocabulary import RESPONSE_STATUSES
 from saltbench.metrics import ConfidenceInterval, auroc
 
 from ._common import METRICS_SCHEMA, NAN, nan_for_null, require_columns
@@ -47,7 +48,7 @@ logger = logging.getLogger(__name__)
 PairedTest = Literal["wilcoxon", "permutation"]
 
 TRADEOFF_SCHEMA: Mapping[str, pl.DataType] = REASONING_TRADEOFF_TABLE.columns
-"""Columns of the trade-off table (the contract :data:`saltbench.contracts.REASONING_TRADEOFF_TABLE`)."""
+"""Columns of the trade-off table (the contract :data:`saltbench.core.contracts.REASONING_TRADEOFF_TABLE`)."""
 
 MIN_PAIRS: Mapping[str, int] = {"task": 6, "sample": 10}
 """Fewest pairs a comparison is reported for, per level. Tasks: a two-sided Wilcoxon signed-rank test on

@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from saltbench.calibration import CALIBRATION_METHODS, CalibrationMethod, fit_calibrator, split_by_sample
+from saltbench.calibration import fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.contracts import GRANULARITIES, REJECTION_TABLE, RELIABILITY_TABLE
+from saltbench.core.contracts import REJECTION_TABLE, RELIABILITY_TABLE
+from saltbench.core.vocabulary import CALIBRATION_METHODS, GRANULARITIES, CalibrationMethod
 from saltbench.metrics import rejection_curve
 
 from ._common import NAN, nan_for_null, require_columns, response_units
@@ -27,10 +28,10 @@ logger = logging.getLogger(__name__)
 CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
 
 RELIABILITY_SCHEMA: Mapping[str, pl.DataType] = RELIABILITY_TABLE.columns
-"""Columns of :func:`reliability_table` (the contract :data:`saltbench.contracts.RELIABILITY_TABLE`)."""
+"""Columns of :func:`reliability_table` (the contract :data:`saltbench.core.contracts.RELIABILITY_TABLE`)."""
 
 REJECTION_SCHEMA: Mapping[str, pl.DataType] = REJECTION_TABLE.columns
-"""Columns of :func:`rejection_table` (the contract :data:`saltbench.contracts.REJECTION_TABLE`)."""
+"""Columns of :func:`rejection_table` (the contract :data:`saltbench.core.contracts.REJECTION_TABLE`)."""
 
 BASELINES: tuple[str, ...] = ("oracle", "random")
 """Pseudo confidence names of the rejection baselines."""

@@ -9,14 +9,9 @@ which removes the span/unit mismatch of §1.5 (section numbers of docs/compatibi
 
 from __future__ import annotations
 
-from saltbench.contracts import GRANULARITIES, STATUSES, Granularity, Status
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
 from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
-from saltbench.evaluation._comparison import (
-    ALIGNMENTS,
-    METRIC_KEYS,
-    Alignment,
-    Comparison,
-)
+from saltbench.evaluation._comparison import METRIC_KEYS, Comparison
 from saltbench.evaluation._evaluate import (
     UNITS_SCHEMA,
     Evaluation,

@@ -22,12 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
-from saltbench.contracts import Status
-
-Alignment = Literal["strict", "dynamic"]
-ALIGNMENTS: tuple[Alignment, ...] = ("strict", "dynamic")
+from saltbench.core.vocabulary import Status
 
 METRIC_KEYS: tuple[str, ...] = (
     "num_response_units",

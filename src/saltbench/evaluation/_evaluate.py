@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from saltbench.contracts import GRANULARITIES, STATUSES, UNIT_COLUMNS, Granularity, Status
+from saltbench.core.contracts import UNIT_COLUMNS
+from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
 from saltbench.evaluation._alignment import (
     IndexPairs,
     check_scores,
@@ -36,9 +37,7 @@ from saltbench.evaluation._alignment import (
     dynamic_pairs_many,
 )
 from saltbench.evaluation._comparison import (
-    ALIGNMENTS,
     METRIC_KEYS,
-    Alignment,
     Comparison,
     compute_metrics,
     count_internal_missing,
@@ -320,7 +319,7 @@ UNITS_SCHEMA: dict[str, pl.DataType] = {
     },
 }  # fmt: skip
 """Columns of the ``evaluate_many`` frame: ``sample_idx`` (position in the input), then the units table's
-evaluation columns (:data:`saltbench.contracts.UNIT_COLUMNS`) with the same dtypes."""
+evaluation columns (:data:`saltbench.core.contracts.UNIT_COLUMNS`) with the same dtypes."""
 
 
 def evaluate_many(

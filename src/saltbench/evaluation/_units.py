@@ -40,7 +40,7 @@ from typing import Any, Protocol
 import numpy as np
 import regex
 
-from saltbench.contracts import GRANULARITIES, Granularity
+from saltbench.core.vocabulary import GRANULARITIES, Granularity
 
 DK_MARKERS: frozenset[str] = frozenset({"DK", "<DK", "DK>", "<DK>"})
 """Don't-know markers; a unit is *selective* when ``unit.strip().upper()`` is one of them."""

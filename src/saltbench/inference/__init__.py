@@ -21,7 +21,8 @@ Typical use::
 
 from typing import TYPE_CHECKING
 
-from saltbench._lazy import lazy_getattr
+from saltbench.core.lazy import lazy_getattr
+from saltbench.core.vocabulary import BACKENDS, DTYPES, FINISH_REASONS, Backend, Dtype, FinishReason
 from saltbench.inference.chat import (
     MissingChatTemplateError,
     encode_prompt,
@@ -30,22 +31,15 @@ from saltbench.inference.chat import (
 )
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.records import (
-    FINISH_REASONS,
     GENERATION_COLUMNS,
-    GENERATION_SCHEMA,
     TOP_K,
-    FinishReason,
     GenerationRecord,
     TokenScores,
     frame_to_records,
     records_to_frame,
 )
 from saltbench.inference.registry import (
-    BACKENDS,
     DEFAULT_SYSTEM_PROMPT,
-    DTYPES,
-    Backend,
-    Dtype,
     GgufPackageSource,
     HubSource,
     LocalSource,
@@ -100,7 +94,6 @@ __all__ = [
     "DTYPES",
     "FINISH_REASONS",
     "GENERATION_COLUMNS",
-    "GENERATION_SCHEMA",
     "SOURCE_RECORD",
     "TOP_K",
     "Backend",

@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from saltbench.inference.registry import Dtype, ModelSpec, prepare_model
+from saltbench.core.vocabulary import Dtype
+from saltbench.inference.registry import ModelSpec, prepare_model
 
 logger = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ Per generated (or teacher-forced) token ``t`` with raw next-token log-probabilit
   log-probabilities, sorted by log-probability descending;
 * ``entropy[t]`` = ``−Σ_v p_t[v] log p_t[v]`` over the full vocabulary (nats, in ``[0, log V]``).
 
-Frame schema (:data:`GENERATION_SCHEMA`, the columns after the caller's ``meta`` columns):
+Frame schema (:data:`GENERATION_COLUMNS`, the columns after the caller's ``meta`` columns):
 ``token_ids`` List[Int32], ``token_texts`` List[String], ``token_offsets`` List[Int32],
 ``chosen_logprob`` List[Float32], ``topk_ids`` List[List[Int32]], ``topk_logprobs`` List[List[Float32]],
 ``entropy`` List[Float32], ``text`` String, ``finish_reason`` String, ``error`` String (null unless
@@ -19,18 +19,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
-from saltbench.contracts import GENERATION_COLUMNS as GENERATION_SCHEMA
-from saltbench.contracts import GENERATION_META
-
-FinishReason = Literal["eos", "length", "error"]
-FINISH_REASONS: tuple[str, ...] = ("eos", "length", "error")
+from saltbench.core.contracts import GENERATION_COLUMNS, GENERATION_META
+from saltbench.core.vocabulary import FINISH_REASONS, FinishReason
 
 TOP_K = 20
 """Number of top log-probabilities kept per token (the OpenAI/Gemini API limit, docs/generation.md §2.3)."""
@@ -154,9 +151,6 @@ class GenerationRecord:
         )
 
 
-GENERATION_COLUMNS: tuple[str, ...] = tuple(GENERATION_SCHEMA)
-
-
 def _offsets(lengths: np.ndarray) -> np.ndarray:
     out = np.zeros(len(lengths) + 1, dtype=np.int32)
     np.cumsum(lengths, out=out[1:])
@@ -199,12 +193,12 @@ def records_to_frame(
     """One row per record.
 
     The columns are the ``meta`` columns (each of length ``len(records)``) then
-    :data:`GENERATION_SCHEMA`.
+    :data:`GENERATION_COLUMNS`.
     """
     n = len(records)
     meta = dict(meta or {})
     for name, column in meta.items():
-        if name in GENERATION_SCHEMA:
+        if name in GENERATION_COLUMNS:
             raise ValueError(f"meta column {name!r} clashes with a generation column")
         if len(column) != n:
             raise ValueError(f"meta column {name!r} has {len(column)} values, expected {n} (one per record)")
@@ -229,7 +223,7 @@ def records_to_frame(
         pl.Series("error", [r.error for r in records], dtype=pl.String),
         pl.Series("num_prompt_tokens", [r.num_prompt_tokens for r in records], dtype=pl.Int32),
         pl.Series("num_generated_tokens", [r.num_generated_tokens for r in records], dtype=pl.Int32),
-    ).cast(GENERATION_SCHEMA)  # type: ignore[arg-type]
+    ).cast(GENERATION_COLUMNS)  # type: ignore[arg-type]
     if not meta:
         return generation
     types = {
@@ -253,7 +247,7 @@ def frame_to_records(frame: pl.DataFrame) -> list[GenerationRecord]:
     missing = [c for c in GENERATION_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"frame lacks generation columns {missing}")
-    table = frame.select(GENERATION_COLUMNS).cast(GENERATION_SCHEMA).to_arrow()  # type: ignore[arg-type]
+    table = frame.select(list(GENERATION_COLUMNS)).cast(GENERATION_COLUMNS).to_arrow()  # type: ignore[arg-type]
     flat: dict[str, list[np.ndarray]] = {}
     for name, dtype in (
         ("token_ids", np.int32),

@@ -52,26 +52,19 @@ Unknown keys and bad values raise :class:`ValueError` naming the model and the k
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import yaml
 
+from saltbench.core.vocabulary import BACKENDS, DTYPES, MODEL_NAME_PATTERN, Backend, Dtype
+
 logger = logging.getLogger(__name__)
-
-Dtype = Literal["float32", "bfloat16", "float16"]
-DTYPES: tuple[str, ...] = get_args(Dtype)
-
-Backend = Literal["hf", "vllm"]
-BACKENDS: tuple[str, ...] = get_args(Backend)
 
 DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
 """The system text used when a chat template mentions ``system`` (docs/generation.md §1.2)."""
-
-MODEL_NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]*")
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ Log-probabilities: the engine is started with ``logprobs_mode="raw_logprobs"`` ‚
 **Entropy.** vLLM does not return the full-vocabulary entropy; returning all ~10‚Åµ log-probabilities per
 step would cost more than the generation. It is stored as NaN, and every ``full``-flavour value
 computed from it (``full.mean_entropy``, ``full.max_entropy``) is NaN with a logged reason
-(:mod:`saltbench.scoring`); the ``topk`` flavour (the paper's) and the ``full`` log-probability
+(:mod:`saltbench.stages.scoring`); the ``topk`` flavour (the paper's) and the ``full`` log-probability
 functions are complete.
 
 **Engine settings** from the registry entry: ``tensor_parallel_size`` = ``resources.gpus`` (1 on CPU),

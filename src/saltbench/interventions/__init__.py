@@ -13,19 +13,17 @@ correct ``a_k``.
 Layers (each usable from a notebook):
 
 * :class:`InterventionOptions` — the config block resolved (keys and defaults:
-  :class:`saltbench.config_model.InterventionsConfig`; its schema :data:`CONFIG_SCHEMA`);
+  :class:`saltbench.config.InterventionsConfig`; its schema :data:`CONFIG_SCHEMA`);
 * :func:`corruptor_for`, :func:`choose_positions` — corruption rules and placements;
 * :class:`AnswerLayout`, :func:`render_prefix` — the fenced answer, its atom spans, prefix rendering;
 * :func:`plan_sample` — the grid of one sample;
-* :func:`force_and_continue` — one batched pass: teacher-forced target + greedy continuation of many
-  prefixes after one encoded prompt (loaded on first access: it imports torch);
-* :func:`run_sample`, :func:`run_interventions` — running a model (imports torch lazily);
-* :func:`select_shard`, :func:`intervention_shard`, :func:`merge_intervention_shards` — the workflow stage.
+* running a model on the grid is the stage :mod:`saltbench.stages.interventions` (``run_sample``,
+  ``run_interventions``, ``intervention_shard``), through a backend's batched pass: teacher-forced target +
+  greedy continuation of many prefixes after one encoded prompt
+  (:meth:`saltbench.inference.backends.LoadedModel.force_and_continue`).
 """
 
-from typing import TYPE_CHECKING
-
-from saltbench._lazy import lazy_getattr
+from saltbench.core.vocabulary import BOUNDARIES, PLACEMENTS, Boundary, Placement
 from saltbench.interventions._corruption import (
     CODONS,
     CORRUPTION_KINDS,
@@ -36,14 +34,7 @@ from saltbench.interventions._corruption import (
     near_integer,
 )
 from saltbench.interventions._layout import FENCE_LINE, AnswerLayout, RenderedPrefix, render_prefix
-from saltbench.interventions._options import (
-    BOUNDARIES,
-    CONFIG_SCHEMA,
-    PLACEMENTS,
-    Boundary,
-    InterventionOptions,
-    Placement,
-)
+from saltbench.interventions._options import CONFIG_SCHEMA, InterventionOptions
 from saltbench.interventions._plan import (
     InterventionSpec,
     PlacementLabel,
@@ -51,25 +42,6 @@ from saltbench.interventions._plan import (
     grid_positions,
     plan_sample,
 )
-from saltbench.interventions._runner import (
-    INTERVENTION_SCHEMA,
-    SampleRun,
-    auto_budget,
-    empty_interventions,
-    intervention_shard,
-    merge_intervention_shards,
-    run_interventions,
-    run_sample,
-    select_shard,
-)
-
-_LAZY = {"ForcedContinuation": "_decode", "StopRule": "_decode", "force_and_continue": "_decode"}
-
-__getattr__ = lazy_getattr(__name__, _LAZY)
-
-
-if TYPE_CHECKING:
-    from saltbench.interventions._decode import ForcedContinuation, StopRule, force_and_continue
 
 __all__ = [
     "BOUNDARIES",
@@ -77,33 +49,21 @@ __all__ = [
     "CONFIG_SCHEMA",
     "CORRUPTION_KINDS",
     "FENCE_LINE",
-    "INTERVENTION_SCHEMA",
     "PLACEMENTS",
     "AnswerLayout",
     "AtomCorruptor",
     "Boundary",
     "CorruptionKind",
-    "ForcedContinuation",
     "InterventionOptions",
     "InterventionSpec",
     "Placement",
     "PlacementLabel",
     "RenderedPrefix",
-    "SampleRun",
-    "StopRule",
-    "auto_budget",
     "choose_positions",
     "corruptor_for",
-    "empty_interventions",
-    "force_and_continue",
     "grid_counts",
     "grid_positions",
-    "intervention_shard",
-    "merge_intervention_shards",
     "near_integer",
     "plan_sample",
     "render_prefix",
-    "run_interventions",
-    "run_sample",
-    "select_shard",
 ]

@@ -40,8 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
+from saltbench.core.vocabulary import PLACEMENTS, Placement
 from saltbench.evaluation import UnitRule, decompose, is_dk, resolve_task
-from saltbench.interventions._options import PLACEMENTS, Placement
 from saltbench.tasks.base import NUMBER_PATTERN
 
 CorruptionKind = Literal[

@@ -33,8 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from saltbench.core.vocabulary import Boundary
 from saltbench.evaluation import TaskLike, UnitRule, evaluate
-from saltbench.interventions._options import Boundary
 from saltbench.tasks.base import FENCE
 
 FENCE_LINE = FENCE + "\n"

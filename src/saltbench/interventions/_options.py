@@ -1,7 +1,7 @@
 """The ``interventions:`` block of the workflow config, resolved: :class:`InterventionOptions`.
 
 The block's keys, defaults, bounds and checks are the configuration model's
-(:class:`saltbench.config_model.InterventionsConfig`; docs/architecture.md §5, docs/interventions.md §3).
+(:class:`saltbench.config.InterventionsConfig`; docs/architecture.md §5, docs/interventions.md §3).
 :class:`InterventionOptions` is that block with empty ``models`` / ``tasks`` and a null ``seed`` resolved
 against the top-level keys (:meth:`InterventionOptions.from_config`); it adds what the intervention stage
 needs (shard counts, a plain form for Snakemake params and provenance) and no key, default or check of its
@@ -13,13 +13,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, get_args
+from typing import Any
 
-from saltbench.config_model import Boundary, InterventionsConfig, Placement, WorkflowConfig
-from saltbench.contracts import PLACEMENTS
-
-BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
-"""Where a prefix ends between atom ``k-1`` and atom ``k`` (see :mod:`saltbench.interventions._layout`)."""
+from saltbench.config import InterventionsConfig, WorkflowConfig
+from saltbench.core.shards import n_shards
+from saltbench.core.vocabulary import BOUNDARIES, PLACEMENTS, Boundary, Placement
 
 
 def _block_schema() -> dict[str, Any]:
@@ -31,12 +29,12 @@ def _block_schema() -> dict[str, Any]:
 
 CONFIG_SCHEMA: dict[str, Any] = _block_schema()
 """JSON schema of the ``interventions`` block: ``properties.interventions`` of the config schema (generated
-from :class:`~saltbench.config_model.InterventionsConfig`), with its ``$defs``."""
+from :class:`~saltbench.config.InterventionsConfig`), with its ``$defs``."""
 
 
 @dataclass(frozen=True, kw_only=True)
 class InterventionOptions(InterventionsConfig):
-    """The resolved intervention grid: :class:`~saltbench.config_model.InterventionsConfig` (field meanings
+    """The resolved intervention grid: :class:`~saltbench.config.InterventionsConfig` (field meanings
     and defaults) with ``models``, ``tasks`` and ``seed`` resolved against the top-level keys."""
 
     seed: int = 0
@@ -44,7 +42,7 @@ class InterventionOptions(InterventionsConfig):
 
     @classmethod
     def from_config(cls, config: WorkflowConfig | Mapping[str, Any]) -> InterventionOptions:
-        """The grid of a workflow config: a :class:`~saltbench.config_model.WorkflowConfig`, or a mapping,
+        """The grid of a workflow config: a :class:`~saltbench.config.WorkflowConfig`, or a mapping,
         which is validated whole first (:func:`saltbench.config.resolve_config`, without the registry check).
 
         Empty ``models``/``tasks`` take the top-level lists; a null ``seed`` takes the top-level ``seed``.
@@ -86,8 +84,7 @@ class InterventionOptions(InterventionsConfig):
 
     def n_shards(self, n_samples: int) -> int:
         """Shards of a task with ``n`` dataset rows: ``ceil(min(samples_per_task, n) / shard_size)``, >= 1."""
-        n = min(self.samples_per_task, max(int(n_samples), 0))
-        return max(1, -(-n // self.shard_size))
+        return n_shards(min(self.samples_per_task, max(int(n_samples), 0)), self.shard_size)
 
 
 __all__ = ["BOUNDARIES", "CONFIG_SCHEMA", "PLACEMENTS", "Boundary", "InterventionOptions", "Placement"]

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from saltbench.core.seeds import derive_seed
+from saltbench.core.vocabulary import Placement
 from saltbench.interventions._corruption import AtomCorruptor, choose_positions
 from saltbench.interventions._layout import AnswerLayout
-from saltbench.interventions._options import Placement
-from saltbench.seeds import derive_seed
 
 PlacementLabel = Literal["clean", "random", "local", "distant"]
 

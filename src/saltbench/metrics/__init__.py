@@ -15,7 +15,7 @@ order-independent tie handling.
 
 from ._aurc import aurc
 from ._auroc import auroc, auroc_per_group, auroc_per_response
-from ._bootstrap import ConfidenceInterval, bootstrap_ci
+from ._bootstrap import ConfidenceInterval, bootstrap_ci, mean_score
 from ._brier import brier
 from ._ece import BINNINGS, Binning, calibration_errors, ece, mce
 from ._prr import (
@@ -30,6 +30,7 @@ from ._prr import (
 from ._rejection import TIES, RejectionCurve, RejectionCurves, Ties, rejection_curve
 
 __all__ = [
+    "mean_score",
     "BINNINGS",
     "GROUP_WEIGHTINGS",
     "TIES",

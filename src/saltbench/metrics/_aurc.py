@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._rejection import Ties, check_ties, rejection_losses, validate_scores_correct
-from ._validation import ArrayLike
+from .validation import ArrayLike
 
 
 def aurc(scores: ArrayLike, correct: ArrayLike, *, ties: Ties = "average") -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import ArrayLike, as_1d_float, as_groups, as_labels, check_same_length
+from .validation import ArrayLike, as_1d_float, as_groups, as_labels, check_same_length
 
 
 def _grouped_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:

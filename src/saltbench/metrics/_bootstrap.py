@@ -20,7 +20,7 @@ from ._auroc import _grouped_auroc, auroc, auroc_per_response
 from ._brier import brier
 from ._ece import ece, mce
 from ._prr import _grouped_prr, prr, prr_per_response
-from ._validation import ArrayLike, FloatArray, as_1d_float, as_groups, as_labels, check_same_length
+from .validation import ArrayLike, FloatArray, as_1d_float, as_groups, as_labels, check_same_length
 
 logger = logging.getLogger(__name__)
 

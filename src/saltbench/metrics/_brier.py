@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validation import (
+from .validation import (
     ArrayLike,
     as_1d_float,
     as_labels,

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
 import numpy as np
 
-from ._validation import (
+from saltbench.core.vocabulary import ECE_BINNINGS, EceBinning
+
+from .validation import (
     ArrayLike,
     as_1d_float,
     as_labels,
@@ -15,8 +15,8 @@ from ._validation import (
     check_unit_interval,
 )
 
-Binning = Literal["paper", "corrected"]
-BINNINGS: tuple[Binning, ...] = ("paper", "corrected")
+Binning = EceBinning
+BINNINGS = ECE_BINNINGS
 
 
 def _bin_stats(

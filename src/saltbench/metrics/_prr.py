@@ -14,7 +14,7 @@ from ._rejection import (
     curves_from_arrays,
     validate_scores_correct,
 )
-from ._validation import ArrayLike, FloatArray, as_groups, check_same_length
+from .validation import ArrayLike, FloatArray, as_groups, check_same_length
 
 GroupWeighting = Literal["uniform", "size"]
 GROUP_WEIGHTINGS: tuple[GroupWeighting, ...] = ("uniform", "size")

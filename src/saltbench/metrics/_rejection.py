@@ -21,14 +21,15 @@ Tie handling (``ties``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
 
 import numpy as np
 
-from ._validation import ArrayLike, FloatArray, as_1d_float, as_labels, check_nonempty, check_same_length
+from saltbench.core.vocabulary import REJECTION_TIES, RejectionTies
 
-Ties = Literal["average", "paper"]
-TIES: tuple[Ties, ...] = ("average", "paper")
+from .validation import ArrayLike, FloatArray, as_1d_float, as_labels, check_nonempty, check_same_length
+
+Ties = RejectionTies
+TIES = REJECTION_TIES
 
 
 @dataclass(frozen=True, eq=False)

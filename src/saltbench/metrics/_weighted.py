@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import FloatArray
+from .validation import FloatArray
 
 ROW_CHUNK_ELEMENTS = 1 << 21
 """Largest ``rows x columns`` of one chunk's weight matrix (16 MiB of float64)."""

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 import polars as pl
 from matplotlib.figure import Figure
 
+from saltbench.core.outputs import FIGURE_OUTPUTS
+
 from ._metrics_figures import (
     plot_accuracy_by_task,
     plot_dominance,
@@ -62,20 +64,14 @@ FIGURES: Mapping[str, Callable[..., Figure]] = {
     "training_loss": plot_training_loss,
     "label_noise_sensitivity": plot_label_noise_sensitivity,
 }
-"""Figure name (file stem under ``figures/``) → plotting function."""
+"""Figure name (file stem under ``figures/``; :data:`saltbench.core.outputs.FIGURE_OUTPUTS`) → plotting
+function."""
 
-FIGURE_TABLES: Mapping[str, str] = {
-    "accuracy_by_task": "accuracy_by_task",
-    "dominance": "dominance",
-    "granularity_auroc": "granularity",
-    "reliability_diagrams": "reliability",
-    "rejection_curves": "rejection",
-    "interventions_propagation": "interventions_by_corruption",
-    "interventions_context_length": "interventions_by_position",
-    "reasoning_tradeoff": "reasoning_tradeoff",
-    "label_noise_sensitivity": "label_noise",
-}
-"""Figure name → the analysis table it is drawn from (a key of :data:`saltbench.contracts.TABLES`); the
+if set(FIGURES) != {f.name for f in FIGURE_OUTPUTS}:  # one plotting function per figure of the study
+    raise RuntimeError(f"plotting functions {sorted(FIGURES)} differ from FIGURE_OUTPUTS")
+
+FIGURE_TABLES: Mapping[str, str] = {f.name: f.table for f in FIGURE_OUTPUTS if f.table is not None}
+"""Figure name → the analysis table it is drawn from (a key of :data:`saltbench.core.contracts.TABLES`); the
 ``training_loss`` figure is drawn from the training logs instead."""
 
 
@@ -92,7 +88,7 @@ def read_figure_input(name: str, paths: Sequence[str | os.PathLike[str]]) -> pl.
     :func:`saltbench.io.read_table`: a file of another table raises
     :class:`~saltbench.io.CorruptFileError` naming the file, the table it holds and the one expected."""
     from saltbench.analysis import read_train_logs
-    from saltbench.contracts import TABLES
+    from saltbench.core.contracts import TABLES
     from saltbench.io import read_table
 
     if name == "training_loss":

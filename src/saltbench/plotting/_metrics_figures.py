@@ -13,9 +13,9 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
 
-from saltbench.analysis._common import ASPECT_METRICS
+from saltbench.analysis import ASPECT_METRICS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.contracts import GRANULARITIES
+from saltbench.core.vocabulary import GRANULARITIES
 
 from ._style import (
     COLUMN_WIDTH,

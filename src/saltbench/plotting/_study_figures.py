@@ -15,9 +15,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
-from saltbench.analysis._common import wilson_interval
-from saltbench.analysis._unit_tables import BASELINES
-from saltbench.contracts import GRANULARITIES
+from saltbench.analysis import BASELINES, wilson_interval
+from saltbench.core.vocabulary import GRANULARITIES
 
 from ._style import (
     COLUMN_WIDTH,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from saltbench.contracts import STYLES as PROMPT_STYLES
-from saltbench.contracts import Style as PromptStyle
+from saltbench.core.vocabulary import STYLES, PromptStyle
 from saltbench.tasks.base import (
     DATASET_COLUMNS,
     FENCE,
@@ -55,7 +54,7 @@ __all__ = [
     "DATASET_COLUMNS",
     "FENCE",
     "FENCE_INSTRUCTION",
-    "PROMPT_STYLES",
+    "STYLES",
     "TASKS",
     "TASK_SLUGS",
     "WORDS_SUBJECTS",

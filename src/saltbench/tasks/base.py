@@ -31,8 +31,8 @@ from typing import Any, ClassVar, TypeVar, cast
 
 import polars as pl
 
-from saltbench.contracts import DATASET
-from saltbench.contracts import Style as PromptStyle
+from saltbench.core.contracts import DATASET
+from saltbench.core.vocabulary import PromptStyle
 
 FENCE = "********"
 """The answer fence: eight asterisks on a line by themselves before and after the answer."""
@@ -68,7 +68,7 @@ INTERVAL_PATTERN = rf"\[\s*{NUMBER_PATTERN}\s*,\s*{NUMBER_PATTERN}\s*\]|{DK_ALTE
 """One bracketed pair of numbers (an interval), or a DK marker."""
 
 DATASET_SCHEMA = DATASET.columns
-"""Columns every dataset frame starts with, with their dtypes (:data:`saltbench.contracts.DATASET`)."""
+"""Columns every dataset frame starts with, with their dtypes (:data:`saltbench.core.contracts.DATASET`)."""
 
 DATASET_COLUMNS: tuple[str, ...] = tuple(DATASET_SCHEMA)
 

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from saltbench.seeds import derive_seed
+from saltbench.core.seeds import derive_seed
 from saltbench.tasks.base import (
     FENCE_INSTRUCTION,
     INTERVAL_PATTERN,

@@ -13,16 +13,13 @@ whose modules import torch or transformers are loaded on first access.
 
 from typing import TYPE_CHECKING
 
-from saltbench._lazy import lazy_getattr
+from saltbench.core.lazy import lazy_getattr
+from saltbench.core.vocabulary import DEVICES, PRECISIONS, Device, Precision
 from saltbench.training.recipe import (
     DEFAULT_TRAIN_CONFIG,
-    DEVICES,
     GPU_TRAIN_CONFIG,
-    PRECISIONS,
-    DeviceName,
-    ModelSpec,
+    ArchitectureSpec,
     OptimSpec,
-    Precision,
     TaskMix,
     TrainConfig,
     parse_tasks_config,
@@ -30,14 +27,14 @@ from saltbench.training.recipe import (
 
 # Names whose modules import torch or transformers (data and tokenizer import transformers too).
 _LAZY = {
-    "EncodedPairs": "data",
-    "assert_disjoint": "data",
-    "build_training_pairs": "data",
-    "drop_inputs": "data",
-    "encode_pairs": "data",
-    "length_bucketed_batches": "data",
-    "load_eval_inputs": "data",
-    "task_alphabet_corpus": "data",
+    "EncodedPairs": "pairs",
+    "assert_disjoint": "pairs",
+    "build_training_pairs": "pairs",
+    "drop_inputs": "pairs",
+    "encode_pairs": "pairs",
+    "length_bucketed_batches": "pairs",
+    "load_eval_inputs": "pairs",
+    "task_alphabet_corpus": "pairs",
     "build_model": "model",
     "greedy_generate": "model",
     "CHAT_TEMPLATE": "tokenizer",
@@ -58,7 +55,8 @@ __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 if TYPE_CHECKING:
-    from saltbench.training.data import (
+    from saltbench.training.model import build_model, greedy_generate
+    from saltbench.training.pairs import (
         EncodedPairs,
         assert_disjoint,
         build_training_pairs,
@@ -68,7 +66,6 @@ if TYPE_CHECKING:
         load_eval_inputs,
         task_alphabet_corpus,
     )
-    from saltbench.training.model import build_model, greedy_generate
     from saltbench.training.tokenizer import (
         CHAT_TEMPLATE,
         SPECIAL_TOKENS,
@@ -94,9 +91,9 @@ __all__ = [
     "PRECISIONS",
     "SPECIAL_TOKENS",
     "CheckpointInfo",
-    "DeviceName",
+    "Device",
     "EncodedPairs",
-    "ModelSpec",
+    "ArchitectureSpec",
     "OptimSpec",
     "Precision",
     "QuickEvalResult",

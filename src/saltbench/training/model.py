@@ -4,7 +4,7 @@ The architecture is ``transformers``' ``LlamaForCausalLM`` (RMSNorm, rotary posi
 so a trained directory loads with ``AutoModelForCausalLM.from_pretrained`` and runs through any
 generic inference code. Parameter count for vocabulary ``V``, width ``d``, ``L`` layers, MLP ``f``
 (tied embeddings, full multi-head attention): ``V*d + L*(4*d*d + 3*d*f + 2*d) + d``. The architecture's
-settings, :class:`~saltbench.training.recipe.ModelSpec`, are part of the torch-free recipe module.
+settings, :class:`~saltbench.training.recipe.ArchitectureSpec`, are part of the torch-free recipe module.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import torch
 from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
 
-from saltbench.training.recipe import ModelSpec
+from saltbench.training.recipe import ArchitectureSpec
 
 
-def llama_config(spec: ModelSpec, tokenizer: PreTrainedTokenizerFast) -> LlamaConfig:
+def llama_config(spec: ArchitectureSpec, tokenizer: PreTrainedTokenizerFast) -> LlamaConfig:
     """The ``LlamaConfig`` for ``spec`` with the tokenizer's vocabulary and special-token ids."""
     return LlamaConfig(
         vocab_size=len(tokenizer),
@@ -49,7 +49,7 @@ def generation_config(tokenizer: PreTrainedTokenizerFast, max_positions: int) ->
     )
 
 
-def build_model(spec: ModelSpec, tokenizer: PreTrainedTokenizerFast, seed: int) -> LlamaForCausalLM:
+def build_model(spec: ArchitectureSpec, tokenizer: PreTrainedTokenizerFast, seed: int) -> LlamaForCausalLM:
     """A freshly initialised model (``torch.manual_seed(seed)`` before the weights are drawn), float32."""
     torch.manual_seed(seed)
     model = LlamaForCausalLM(llama_config(spec, tokenizer))
@@ -113,7 +113,7 @@ def greedy_generate(
 
 
 __all__ = [
-    "ModelSpec",
+    "ArchitectureSpec",
     "build_model",
     "count_parameters",
     "generation_config",

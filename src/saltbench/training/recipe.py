@@ -1,7 +1,7 @@
 """The training recipe: what determines a run, as frozen dataclasses and plain data, without torch.
 
 :class:`TrainConfig` (tasks, steps, checkpoints, model, optim, ...) with :class:`TaskMix`,
-:class:`ModelSpec` and :class:`OptimSpec`, built from plain data by :meth:`TrainConfig.from_dict`, and
+:class:`ArchitectureSpec` and :class:`OptimSpec`, built from plain data by :meth:`TrainConfig.from_dict`, and
 the recommended CPU / GPU recipes :data:`DEFAULT_TRAIN_CONFIG` and :data:`GPU_TRAIN_CONFIG`. Only the
 standard library is imported, so validating a config (``saltbench.config``, on every Snakemake run, dry
 runs included) loads neither torch nor transformers. Training itself (data, model, optimisation loop and
@@ -15,19 +15,9 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Literal
+from typing import Any
 
-Precision = Literal["bf16", "fp32"]
-PRECISIONS: tuple[Precision, ...] = ("bf16", "fp32")
-DeviceName = Literal["cpu", "cuda", "auto"]
-DEVICES: tuple[DeviceName, ...] = ("cpu", "cuda", "auto")
-Scratchpad = Literal["never", "cot", "always"]
-SCRATCHPADS: tuple[Scratchpad, ...] = ("never", "cot", "always")
-"""When a training answer starts with the task's worked solution (``Task.worked_solution``): ``never``;
-``cot``: for ``cot``-style prompts only (a family that answers both ways); ``always``: whatever the prompt
-asks for (reasoning internalised by training, docs/tiny-models.md §2)."""
-TRAIN_STYLES: tuple[str, ...] = ("direct", "cot")
-"""Prompt styles a training example may be rendered in (``saltbench.contracts.STYLES``)."""
+from saltbench.core.vocabulary import DEVICES, PRECISIONS, SCRATCHPADS, STYLES, Device, Precision, Scratchpad
 
 DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "seed": 0,
@@ -183,7 +173,7 @@ def parse_tasks_config(tasks_cfg: Mapping[str, Any] | Sequence[TaskMix]) -> tupl
 
 
 @dataclass(frozen=True)
-class ModelSpec:
+class ArchitectureSpec:
     """Architecture of one model of the family.
 
     Attributes:
@@ -271,11 +261,11 @@ class TrainConfig:
     n_per_task: int = 24000
     token_budget: int = 2048
     checkpoints: Mapping[str, int] = field(default_factory=lambda: {"final": 7200})
-    model: ModelSpec = field(default_factory=ModelSpec)
+    model: ArchitectureSpec = field(default_factory=ArchitectureSpec)
     optim: OptimSpec = field(default_factory=OptimSpec)
     seed: int = 0
     precision: Precision = "fp32"
-    device: DeviceName = "cpu"
+    device: Device = "cpu"
     num_threads: int | None = 1
     log_every: int = 200
     styles: tuple[str, ...] = ("direct",)
@@ -303,8 +293,8 @@ class TrainConfig:
         if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             raise ValueError(f"num_threads must be a positive integer or None, got {threads!r}")
         styles = (self.styles,) if isinstance(self.styles, str) else tuple(self.styles)
-        if not styles or len(set(styles)) != len(styles) or not set(styles) <= set(TRAIN_STYLES):
-            raise ValueError(f"styles must be distinct values of {TRAIN_STYLES}, got {self.styles!r}")
+        if not styles or len(set(styles)) != len(styles) or not set(styles) <= set(STYLES):
+            raise ValueError(f"styles must be distinct values of {STYLES}, got {self.styles!r}")
         object.__setattr__(self, "styles", styles)
         if self.scratchpad not in SCRATCHPADS:
             raise ValueError(f"scratchpad must be one of {SCRATCHPADS}, got {self.scratchpad!r}")
@@ -318,7 +308,7 @@ class TrainConfig:
             raise ValueError(f"unknown training config key(s) {unknown}; known: {sorted(known)}")
         kwargs = dict(cfg)
         if "model" in kwargs and isinstance(kwargs["model"], Mapping):
-            kwargs["model"] = ModelSpec(**kwargs["model"])
+            kwargs["model"] = ArchitectureSpec(**kwargs["model"])
         if "optim" in kwargs and isinstance(kwargs["optim"], Mapping):
             optim: dict[str, Any] = {k: tuple(v) if k == "betas" else v for k, v in kwargs["optim"].items()}
             kwargs["optim"] = OptimSpec(**optim)
@@ -360,9 +350,9 @@ __all__ = [
     "GPU_TRAIN_CONFIG",
     "PRECISIONS",
     "SCRATCHPADS",
-    "TRAIN_STYLES",
-    "DeviceName",
-    "ModelSpec",
+    "STYLES",
+    "Device",
+    "ArchitectureSpec",
     "OptimSpec",
     "Precision",
     "Scratchpad",

@@ -2,7 +2,7 @@
 
 Recipe (:class:`~saltbench.training.recipe.TrainConfig`, defined with the recommended configs in the
 torch-free :mod:`saltbench.training.recipe` and re-exported here): character tokenizer with the test-block
-chat template; a small Llama (:class:`~saltbench.training.recipe.ModelSpec`); AdamW; learning rate
+chat template; a small Llama (:class:`~saltbench.training.recipe.ArchitectureSpec`); AdamW; learning rate
 
     lr(s) = lr_max * s / warmup                                          for s <= warmup
     lr(s) = lr_max * (r + (1 - r) * (1 + cos(pi * (s - warmup) / (S - warmup))) / 2)   afterwards
@@ -38,10 +38,12 @@ import transformers
 from transformers import AutoModelForCausalLM, PreTrainedModel, PreTrainedTokenizerFast
 
 import saltbench
-from saltbench.contracts import TRAIN_LOG
+from saltbench.core.contracts import TRAIN_LOG
+from saltbench.core.seeds import derive_seed
+from saltbench.core.vocabulary import DEVICES, PRECISIONS, Device
 from saltbench.io import file_sha256, provenance, write_table
-from saltbench.seeds import derive_seed
-from saltbench.training.data import (
+from saltbench.training.model import build_model, count_parameters, greedy_generate
+from saltbench.training.pairs import (
     IGNORE_INDEX,
     EncodedPairs,
     assert_disjoint,
@@ -52,16 +54,7 @@ from saltbench.training.data import (
     length_bucketed_batches,
     task_alphabet_corpus,
 )
-from saltbench.training.model import build_model, count_parameters, greedy_generate
-from saltbench.training.recipe import (
-    DEFAULT_TRAIN_CONFIG,
-    DEVICES,
-    GPU_TRAIN_CONFIG,
-    PRECISIONS,
-    DeviceName,
-    OptimSpec,
-    TrainConfig,
-)
+from saltbench.training.recipe import DEFAULT_TRAIN_CONFIG, GPU_TRAIN_CONFIG, OptimSpec, TrainConfig
 from saltbench.training.tokenizer import build_char_tokenizer, load_tokenizer, render_prompts
 
 logger = logging.getLogger(__name__)
@@ -111,7 +104,7 @@ class TrainResult:
         raise KeyError(f"no checkpoint {name!r}; have {[c.name for c in self.checkpoints]}")
 
 
-def _resolve_device(name: DeviceName) -> torch.device:
+def _resolve_device(name: Device) -> torch.device:
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
@@ -247,7 +240,7 @@ def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) 
 
 LOG_SCHEMA = TRAIN_LOG.columns
 """Columns of ``train_log`` (one row per optimizer step; ``tokens`` excludes padding;
-:data:`saltbench.contracts.TRAIN_LOG`)."""
+:data:`saltbench.core.contracts.TRAIN_LOG`)."""
 
 
 class _StepLog:
@@ -349,7 +342,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
         config: the run's settings.
         out_dir: output directory (created; existing checkpoint directories are overwritten).
         eval_inputs: inputs of the evaluation datasets (see ``data.load_eval_inputs``): training
-            rows with these inputs are dropped, then :func:`~saltbench.training.data.assert_disjoint`
+            rows with these inputs are dropped, then :func:`~saltbench.training.pairs.assert_disjoint`
             checks that none is left.
     """
     out = Path(out_dir)
@@ -435,7 +428,7 @@ def quick_eval(
     variant: str | None = None,
     batch_size: int = 16,
     max_new_tokens: int | None = None,
-    device: DeviceName = "cpu",
+    device: Device = "cpu",
     style: str = "direct",
 ) -> QuickEvalResult:
     """Greedy-decode ``n`` samples of ``task`` (``generate(n, seed, **params)``) and score atom precision.

@@ -1,0 +1,141 @@
+"""The configuration's checks against the outside world: the task generators' parameters, the paper data
+folder, the number of inference jobs, the training recipe and the model registry (docs/configuration.md §2).
+
+The checks between keys of the configuration itself are the blocks' ``check_*`` methods; these need the
+task registry, the file system, the training recipe or the model registry, each imported when its check
+runs (so that a dry run loads only what the configuration uses).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from saltbench.config.schema import ConfigError
+from saltbench.config.training import TrainTaskConfig
+from saltbench.config.workflow import WorkflowConfig
+from saltbench.core.paper import PAPER_FOLDERS
+from saltbench.core.shards import n_shards
+
+MAX_INFERENCE_JOBS = 100_000
+"""Upper bound of the inference shard jobs of a run: ``ceil(samples / inference.shard_size)`` summed over
+tasks, times models and prompt styles. Building the DAG takes about 20 kB per job (a dry run with 4,000
+shard jobs used 80 MB more than one with 27 jobs), so this bound is a few GB; the paper-scale config
+(``config/paper.yaml``) has about 2,100."""
+
+
+def check_task_params(settings: WorkflowConfig) -> None:
+    from saltbench.tasks import get_task
+
+    checks = [(f"datasets.params.{slug}", slug, kwargs) for slug, kwargs in settings.datasets.params.items()]
+    for slug, spec in (settings.training.tasks or {}).items():
+        if isinstance(spec, TrainTaskConfig) and spec.params:
+            checks.append((f"training.tasks.{slug}.params", slug, spec.params))
+    for where, slug, kwargs in checks:
+        try:
+            get_task(slug).check_params(dict(kwargs))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{where}: {exc}") from exc
+
+
+def check_paper_data(settings: WorkflowConfig) -> None:
+    """With ``datasets.source: paper``: ``paper_path`` is given, is an existing folder (a relative path is
+    resolved against the current working directory, the workflow root under Snakemake) and holds the
+    reproduction folder of every task in ``tasks``."""
+    ds = settings.datasets
+    if ds.source != "paper":
+        return
+    if not ds.paper_path:
+        raise ConfigError("datasets.paper_path: required when datasets.source is 'paper'")
+    given = Path(ds.paper_path)
+    root = given if given.is_absolute() else Path.cwd() / given
+    if not root.is_dir():
+        what = "is not a folder" if root.exists() else "does not exist"
+        raise ConfigError(
+            f"datasets.paper_path: {str(given)!r} {what} (resolved to {str(root.resolve())!r}; relative "
+            f"paths are resolved against the working directory)"
+        )
+    missing = [
+        f"{PAPER_FOLDERS[t]} (task {t})" for t in settings.tasks if not (root / PAPER_FOLDERS[t]).is_dir()
+    ]
+    if missing:
+        raise ConfigError(
+            f"datasets.paper_path: {str(given)!r} lacks the reproduction folder(s) {', '.join(missing)}"
+        )
+
+
+def check_job_count(settings: WorkflowConfig) -> None:
+    """Checks that the run has at most :data:`MAX_INFERENCE_JOBS` inference shard jobs.
+
+    The count is ``ceil(samples / inference.shard_size)`` (at least 1) summed over ``tasks``, times the
+    number of ``models`` and ``prompt_styles``; with ``datasets.source: paper`` the samples of a task are
+    its reproduction rows, capped by ``n_samples``.
+    """
+    shard_size = settings.inference.shard_size
+    rows = [settings.dataset_rows(task) or 0 for task in settings.tasks]
+    shards = sum(n_shards(n, shard_size) for n in rows)
+    models, styles = len(settings.models), len(settings.prompt_styles)
+    jobs = shards * models * styles
+    if jobs > MAX_INFERENCE_JOBS:
+        raise ConfigError(
+            f"datasets.n_samples / inference.shard_size: {jobs:,} inference jobs ({shards:,} shards over "
+            f"{len(settings.tasks)} task(s) x {models} model(s) x {styles} prompt style(s)); at most "
+            f"{MAX_INFERENCE_JOBS:,} (saltbench.config.MAX_INFERENCE_JOBS): raise inference.shard_size or "
+            f"lower datasets.n_samples"
+        )
+
+
+def check_training(settings: WorkflowConfig) -> None:
+    """With ``training.enabled``: the recipe builds (``saltbench.training.TrainConfig.from_dict``: the rules
+    between keys, e.g. checkpoint steps within ``steps``, ``d_model`` divisible by ``n_heads``); the recipe
+    module is torch-free, so this costs a dry run nothing."""
+    if not settings.training.enabled:
+        return
+    from saltbench.training.recipe import TrainConfig
+
+    settings.training.check_variants()
+    for name, recipe in settings.training.families().items():
+        key = "training" if name == settings.training.name else f"training.variants.{name}"
+        try:
+            TrainConfig.from_dict(recipe)
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"{key}: {exc}") from exc
+
+
+def check_models_in_registry(settings: WorkflowConfig) -> None:
+    """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry."""
+    named = [("models", settings.models)]
+    if settings.interventions.enabled:
+        named.append(("interventions.models", settings.interventions.models))
+    if not any(names for _, names in named):
+        return
+    from saltbench.inference import load_model_registry
+
+    registry_path = Path(settings.model_registry)
+    if not registry_path.exists():
+        raise ConfigError(f"model_registry: file {str(registry_path)!r} does not exist")
+    registry = load_model_registry(registry_path)
+    for key, names in named:
+        for name in names:
+            if name not in registry:
+                raise ConfigError(
+                    f"{key}: unknown model {name!r}; the registry {str(registry_path)!r} defines "
+                    f"{', '.join(sorted(registry))}"
+                )
+
+
+def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:
+    """Every check of this module, in the order :func:`saltbench.config.resolve_config` runs them (between
+    the blocks' own checks)."""
+    check_task_params(settings)
+    settings.check_datasets()
+    check_paper_data(settings)
+    check_job_count(settings)
+    settings.check_analysis()
+    check_training(settings)
+    settings.interventions.check_grid()
+    if check_models:
+        check_models_in_registry(settings)
+    settings.inference.check_max_samples(settings.models)
+
+
+__all__ = ["MAX_INFERENCE_JOBS", "check_outside_world"]

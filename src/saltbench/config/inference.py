@@ -1,0 +1,84 @@
+"""``inference``: sharding, batches, budgets and engine of the inference stage (docs/configuration.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Annotated, Literal
+
+from saltbench.config.schema import (
+    Block,
+    ConfigError,
+    Keywords,
+    ModelName,
+    PositiveInt,
+    TaskSlug,
+    setting,
+)
+from saltbench.core.vocabulary import (
+    Backend,
+    InferenceJobs,
+)
+
+DEFAULT_MAX_NEW_TOKENS = 512
+"""The generation budget of a task that ``inference.max_new_tokens`` names neither itself nor by
+``default``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceConfig(Block):
+    """``inference``: sharding and generation settings of the inference stage."""
+
+    shard_size: PositiveInt = setting(
+        16,
+        "Samples per inference shard: one job each (jobs: per_shard), or what a per_model job resumes by.",
+    )
+    jobs: InferenceJobs = setting(
+        "per_shard",
+        "per_shard: one job per shard (the cluster layout: a lost job costs one shard) and a merge job per "
+        "(model, style); per_model: one job per model generating every style, task and shard from one model "
+        "load or one vLLM engine (for CPU runs, where start-up dominates); a rerun after a kill keeps the "
+        "finished shards.",
+    )
+    batch_size: PositiveInt = setting(8, "Prompts per generation batch.")
+    top_k: Annotated[int, Keywords(minimum=1, maximum=100)] = setting(
+        20, "Top-k log-probabilities stored per token."
+    )
+    max_new_tokens: Mapping[TaskSlug | Literal["default"], PositiveInt] = setting(
+        {},
+        f"Generation budget per task (key 'default' for the rest, else {DEFAULT_MAX_NEW_TOKENS}); cot uses "
+        "cot_factor times more.",
+    )
+    cot_factor: Annotated[float, Keywords(minimum=1)] = setting(
+        2.0, "Budget multiplier of the cot prompt style."
+    )
+    backend: Backend | None = setting(
+        None,
+        "Inference engine for every model of this run: hf (transformers forward passes) or vllm (the vLLM "
+        "engine); null = each model's registry `backend`.",
+    )
+    max_samples: Mapping[ModelName, PositiveInt] = setting(
+        {},
+        "At most this many samples per task for the named models: the first rows of every dataset (a model "
+        "too slow to answer all samples of a CPU run answers the same first ones; the other models all).",
+    )
+
+    def check_max_samples(self, models: tuple[str, ...]) -> None:
+        """Every model named in ``max_samples`` is one of the run's ``models`` (a typo would go unnoticed)."""
+        unknown = [m for m in self.max_samples if m not in models]
+        if unknown:
+            raise ConfigError(
+                f"inference.max_samples: {', '.join(map(repr, unknown))} not in models ({', '.join(models)})"
+            )
+
+    def max_new_tokens_for(self, task: str, style: str) -> int:
+        """The generation budget of ``task`` in prompt ``style``: ``max_new_tokens[task]`` (else
+        ``[default]``, else :data:`DEFAULT_MAX_NEW_TOKENS`), times ``cot_factor`` (rounded) for ``cot``."""
+        table = self.max_new_tokens
+        base = int(table.get(task, table.get("default", DEFAULT_MAX_NEW_TOKENS)))
+        return base if style == "direct" else int(round(base * float(self.cot_factor)))
+
+    def rows_for(self, model: str, rows: int) -> int:
+        """Samples of a dataset of ``rows`` rows that ``model`` answers (``max_samples`` applied)."""
+        cap = self.max_samples.get(model)
+        return rows if cap is None else min(rows, cap)

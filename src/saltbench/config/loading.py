@@ -1,0 +1,309 @@
+"""Workflow configuration: validation with readable errors, resolved values, config files.
+
+The configuration model (one dataclass per block in this package, every key's type, bounds, default and
+description) is the single source of truth; the JSON schema
+``saltbench/schema/config.schema.json`` is generated from it (``python -m saltbench.config --write-schema``)
+and committed for editors. The Snakefile calls :func:`resolve_config` before any job runs: a wrong key or
+value raises :class:`ConfigError` whose message names the offending key path (for example
+``datasets.params.dna: unknown parameter 'max_codon'``); :func:`validate_config` returns the same result as
+the plain resolved mapping. See docs/architecture.md §5.
+
+Validation is in three steps: the schema (unknown keys, types, bounds, names); the model's checks between
+keys (``check_*`` methods of :class:`~saltbench.config.workflow.WorkflowConfig`); the checks against the
+outside world (:mod:`saltbench.config.checks`: task generators' parameters, the paper data folder, the number
+of inference jobs, the training recipe, the model registry). "integer" in the schema means a real integer:
+``2.0`` (a float in YAML) and ``true`` are rejected, unlike plain Draft 2020-12, which accepts ``2.0`` as an
+integer.
+
+Config files are read by :func:`read_config_file` with :class:`StrictYAMLLoader` (duplicate keys are errors;
+syntax errors name the file and line); :func:`check_config_files` re-reads the files Snakemake loaded with its
+own, lenient YAML loader. ``python -m saltbench.config FILE...`` checks config files
+from the command line.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import re
+from collections.abc import Iterable, Mapping
+from importlib import resources
+from os import PathLike
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from saltbench.config.checks import check_outside_world
+from saltbench.config.schema import Block, ConfigError, build
+from saltbench.config.workflow import BLOCKS, WorkflowConfig, json_schema
+
+SCHEMA_FILE = "schema/config.schema.json"
+"""The generated JSON schema, relative to the package (``src/saltbench/``)."""
+
+B = TypeVar("B", bound=Block)
+
+
+def render_schema() -> str:
+    """The text of the committed schema file: :func:`saltbench.config.workflow.json_schema` as indented
+    JSON."""
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(path: str | PathLike[str] | None = None) -> Path:
+    """Write :func:`render_schema` to ``path`` (default: the package's ``schema/config.schema.json``)."""
+    target = Path(path) if path is not None else Path(__file__).parents[1] / SCHEMA_FILE
+    target.write_text(render_schema(), encoding="utf-8")
+    return target
+
+
+@functools.cache
+def _schema_text() -> str:
+    return resources.files("saltbench").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
+
+
+def load_schema() -> dict[str, Any]:
+    """The workflow configuration JSON schema shipped with the package (a fresh copy).
+
+    It is generated from :mod:`saltbench.config` (a test checks that the committed file is current);
+    ``$defs/task`` lists :data:`saltbench.tasks.TASK_SLUGS`.
+    """
+    return copy.deepcopy(_schema(_schema_text()))
+
+
+@functools.cache
+def _schema(text: str) -> dict[str, Any]:
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
+
+
+def _is_strict_integer(checker: Any, instance: Any) -> bool:
+    """JSON-schema type "integer": a Python ``int`` only, not a ``bool`` nor an integral float (``2.0``)."""
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+@functools.cache
+def _validator(path: str | None = None) -> Any:
+    """Draft 2020-12 validator of the config schema (``path``: of one top-level block) whose "integer"
+    rejects floats such as ``2.0`` (and bools). jsonschema is imported here, not with this module."""
+    import jsonschema
+
+    strict = jsonschema.validators.extend(
+        jsonschema.Draft202012Validator,
+        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
+    )
+    schema = _schema(_schema_text())
+    if path is not None:
+        schema = {**schema["properties"][path], "$defs": schema["$defs"]}
+    return strict(schema)
+
+
+def _key_path(error: Any, prefix: tuple[str, ...] = ()) -> str:
+    parts = [*prefix, *(str(p) for p in error.absolute_path)]
+    return ".".join(parts) if parts else "<top level>"
+
+
+def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
+    """One line for a ``jsonschema.ValidationError``: the key path, then what is wrong with its value."""
+    import jsonschema
+
+    where = _key_path(error, prefix)
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = set(error.schema.get("properties", {}))
+        patterns = error.schema.get("patternProperties", {})
+
+        unknown = [
+            k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
+        ]
+        keys = ", ".join(repr(k) for k in unknown)
+        hint = f"; allowed: {', '.join(sorted(allowed))}" if allowed else ""
+        return f"{where}: unknown key(s) {keys}{hint}"
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        return _describe(jsonschema.exceptions.best_match(error.context), prefix)
+    message = f"{where}: {error.message}"
+    wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
+    if error.validator == "type" and isinstance(error.instance, float) and "integer" in wanted:
+        hint = f"write {int(error.instance)}" if error.instance.is_integer() else "a whole number is required"
+        message += f" (a float; {hint})"
+    if error.validator == "maximum" and where.startswith("datasets.n_samples"):
+        message += " samples per task (a sanity bound; the paper uses at most 400)"
+    return message
+
+
+def _check_schema(data: Any, path: str | None = None) -> None:
+    """Raise :class:`ConfigError` listing (up to five) schema errors of ``data``, each with its key path."""
+    prefix = (path,) if path is not None else ()
+    errors = sorted(_validator(path).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        raise ConfigError("invalid configuration: " + "; ".join(_describe(e, prefix) for e in errors[:5]))
+
+
+def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> WorkflowConfig:
+    """Validate ``config`` and return it typed, with every default filled in.
+
+    Checks, in this order: the schema; each task's generator parameters (``datasets.params``,
+    ``training.tasks.*.params``) against its ``generate`` signature; the datasets (a sample count for every
+    task, the paper data folder); the number of inference jobs (:func:`_check_job_count`); names that must
+    be computed by an earlier stage (:meth:`~saltbench.config.workflow.WorkflowConfig.check_analysis`); the
+    training recipe (when ``training.enabled``); the interventions grid; and (``check_models``) that every
+    model in ``models`` and, when enabled, ``interventions.models`` exists in the model registry.
+
+    Raises:
+        ConfigError: the first problem found, naming its key path.
+    """
+    data = dict(config)
+    _check_schema(data)
+    settings = build(WorkflowConfig, data)
+    check_outside_world(settings, check_models=check_models)
+    return settings
+
+
+def validate_config(config: Mapping[str, Any], *, check_models: bool = True) -> dict[str, Any]:
+    """:func:`resolve_config` as a plain mapping (Snakemake's ``config``): the keys as written, then every
+    defaulted key."""
+    return resolve_config(config, check_models=check_models).to_dict()
+
+
+def resolve_block(key: str, block: Mapping[str, Any] | None, cls: type[B]) -> B:
+    """One top-level block alone (``key``: ``analysis``, ``interventions``, ...) as ``cls`` (its class in
+    :data:`~saltbench.config.workflow.BLOCKS`, or a subclass): validated against its part of the schema,
+    defaults filled in (``None``: the block is not given). Checks involving other blocks or the outside world
+    are :func:`resolve_config`'s.
+
+    Raises:
+        ConfigError: naming ``key.<path>``.
+    """
+    if not issubclass(cls, BLOCKS[key]):
+        raise TypeError(f"{cls.__name__} is not the class of config block {key!r} ({BLOCKS[key].__name__})")
+    data = dict(block or {})
+    _check_schema(data, key)
+    return build(cls, data)
+
+
+class DuplicateKeyError(yaml.constructor.ConstructorError):
+    """A YAML mapping repeats a key (raised by :class:`StrictYAMLLoader`).
+
+    Attributes:
+        key_path: dotted path of the repeated key, e.g. ``datasets.n_samples``.
+        line: 1-based line of the repeat; ``first_line``: of the first occurrence.
+    """
+
+    def __init__(self, key_path: str, first: yaml.Mark, repeat: yaml.Mark) -> None:
+        """``first``/``repeat``: the marks of the key's first and repeated occurrence."""
+        super().__init__("while constructing a mapping", first, f"found duplicate key {key_path!r}", repeat)
+        self.key_path = key_path
+        self.line = repeat.line + 1
+        self.first_line = first.line + 1
+
+
+class StrictYAMLLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that raises :class:`DuplicateKeyError` on a key repeated in one mapping.
+
+    PyYAML (and Snakemake's config loader) silently keeps the last value of a repeated key. Keys are
+    compared by resolved tag and text (``n: 1`` twice is a duplicate; ``"n"`` and ``n`` too). A key that
+    overrides one brought in by a merge key (``<<: *defaults``) is not a duplicate.
+    """
+
+    def construct_document(self, node: Node) -> Any:
+        """Reject duplicate keys anywhere in the document, then construct it as ``SafeLoader`` does."""
+        _reject_duplicate_keys(node, (), set())
+        return super().construct_document(node)
+
+
+def _reject_duplicate_keys(node: Node, path: tuple[str, ...], seen: set[int]) -> None:
+    """Walk the composed YAML ``node`` and raise :class:`DuplicateKeyError` at the first repeated key."""
+    if id(node) in seen:  # an alias of a node already checked (also guards recursive anchors)
+        return
+    seen.add(id(node))
+    if isinstance(node, MappingNode):
+        first: dict[tuple[str, str], yaml.Mark] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                _reject_duplicate_keys(value_node, path, seen)
+                continue
+            label = str(key_node.value) if isinstance(key_node, ScalarNode) else f"<{key_node.id}>"
+            if isinstance(key_node, ScalarNode):
+                key = (key_node.tag, key_node.value)
+                if key in first:
+                    raise DuplicateKeyError(".".join((*path, label)), first[key], key_node.start_mark)
+                first[key] = key_node.start_mark
+            _reject_duplicate_keys(value_node, (*path, label), seen)
+    elif isinstance(node, SequenceNode):
+        for i, item in enumerate(node.value):
+            _reject_duplicate_keys(item, (*path, str(i)), seen)
+
+
+def _yaml_error_message(path: str | PathLike[str], exc: yaml.YAMLError) -> str:
+    """One-line message for a YAML error in file ``path``: the file, 1-based line and column, the problem."""
+    if isinstance(exc, DuplicateKeyError):
+        return (
+            f"{path}, line {exc.line}: duplicate key {exc.key_path!r} (first defined on line "
+            f"{exc.first_line}); YAML would silently keep only the last value"
+        )
+    if isinstance(exc, yaml.MarkedYAMLError) and exc.problem_mark is not None:
+        mark = exc.problem_mark
+        message = f"{path}, line {mark.line + 1}, column {mark.column + 1}: invalid YAML: {exc.problem}"
+        if exc.context and exc.context_mark is not None:
+            message += f" ({exc.context} at line {exc.context_mark.line + 1})"
+        return message
+    return f"{path}: invalid YAML: {exc}"
+
+
+def read_config_file(path: str | PathLike[str]) -> dict[str, Any]:
+    """Read a YAML (or JSON) config file with :class:`StrictYAMLLoader`, without validating its values.
+
+    Checks that the file is well-formed YAML, has no duplicate keys and has a mapping at the top level
+    (an empty file gives ``{}``).
+
+    Raises:
+        ConfigError: naming the file, and the line for a syntax error or a duplicate key.
+    """
+    try:
+        with open(path, encoding="utf-8") as fh:
+            raw = yaml.load(fh, Loader=StrictYAMLLoader)  # noqa: S506 - a SafeLoader subclass
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the config file ({exc.strerror or exc})") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(_yaml_error_message(path, exc)) from exc
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping, got {type(raw).__name__}")
+    return raw
+
+
+def check_config_files(paths: Iterable[str | PathLike[str]]) -> None:
+    """Re-read the config files Snakemake loaded (``workflow.configfiles``) with the strict loader.
+
+    Snakemake parses ``--configfile`` / ``configfile:`` files itself, keeping the last value of a
+    duplicate key without a word; this checks each file for duplicate keys (and syntax errors and a
+    non-mapping top level) with :func:`read_config_file`. The merged values are checked by
+    :func:`validate_config`.
+
+    Raises:
+        ConfigError: the first problem found, naming the file and the line.
+    """
+    for path in paths:
+        read_config_file(path)
+
+
+def load_config(path: str | PathLike[str], *, check_models: bool = True) -> dict[str, Any]:
+    """Read a config file strictly (:func:`read_config_file`) and validate it (:func:`validate_config`)."""
+    return validate_config(read_config_file(path), check_models=check_models)
+
+
+__all__ = [
+    "DuplicateKeyError",
+    "StrictYAMLLoader",
+    "check_config_files",
+    "load_config",
+    "load_schema",
+    "read_config_file",
+    "render_schema",
+    "resolve_block",
+    "resolve_config",
+    "validate_config",
+    "write_schema",
+]

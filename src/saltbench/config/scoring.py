@@ -1,0 +1,59 @@
+"""``scoring`` and ``metrics``: how generations become scored units, and the metrics computed on them
+(docs/configuration.md, docs/metrics.md)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from saltbench.config.schema import (
+    Block,
+    Count,
+    OpenUnit,
+    PositiveInt,
+    setting,
+)
+from saltbench.core.vocabulary import (
+    Alignment,
+    CalibrationMethod,
+    ConfidenceName,
+    EceBinning,
+    Flavour,
+    Granularity,
+    RejectionTies,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoringConfig(Block):
+    """``scoring``: how generations become scored units."""
+
+    alignment: Alignment = setting("strict", "Alignment of answer atoms to the reference.")
+    keyword_filter: bool = setting(True, "Drop keyword tokens from the confidence of an atom.")
+    granularities: tuple[Granularity, ...] = setting(
+        ("atom", "line", "generation"), "Unit granularities scored.", minItems=1, uniqueItems=True
+    )
+    flavours: tuple[Flavour, ...] = setting(
+        ("topk", "full"), "Confidence flavours scored.", minItems=1, uniqueItems=True
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class MetricsConfig(Block):
+    """``metrics``: calibration, binning and bootstrap settings of the metrics stage."""
+
+    calibration_methods: tuple[CalibrationMethod, ...] = setting(
+        ("zscore_sigmoid", "platt", "isotonic", "histogram"),
+        "Calibration methods fitted (names of saltbench.calibration.CALIBRATION_METHODS).",
+        uniqueItems=True,
+    )
+    calibration_fraction: OpenUnit = setting(0.5, "Share of the samples used to fit the calibration.")
+    n_bins: PositiveInt = setting(15, "Bins of the ECE.")
+    ece_binning: EceBinning = setting("paper", "Bin edges of the ECE.")
+    prr_ties: RejectionTies = setting("average", "Tie handling of the PRR.")
+    n_bootstrap: Count = setting(200, "Bootstrap resamples of the confidence intervals.")
+    ci_level: OpenUnit = setting(0.95, "Level of the confidence intervals.")
+    default_confidence: ConfidenceName = setting(
+        "mean_probability",
+        "Confidence function of the leaderboard, granularity and reasoning tables: a name of "
+        "saltbench.confidence.CONFIDENCE_FUNCTIONS.",
+    )

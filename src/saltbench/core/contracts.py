@@ -1,0 +1,583 @@
+"""The workflow's contracts in one place: shared names and the schema of every artifact a stage writes.
+
+Names (each defined once in the package; stages, rules, the config schema and the analysis import them):
+
+* prompt styles :data:`STYLES`, unit granularities :data:`GRANULARITIES`, unit statuses :data:`STATUSES`
+  and the subset the model wrote, :data:`RESPONSE_STATUSES`; intervention placements :data:`PLACEMENTS`
+  (:data:`PLACEMENT_LABELS` in tables);
+* confidence columns follow one naming rule, :func:`confidence_column` (``"{flavour}.{function}"``, e.g.
+  ``topk.mean_probability``), in the units table and the interventions table alike; the flavours and the
+  functions themselves are defined beside their formulas in :mod:`saltbench.confidence`; the task slugs
+  beside the task classes (:data:`saltbench.tasks.TASK_SLUGS`).
+
+Artifacts (:data:`ARTIFACTS`): each has its required columns with exact dtypes, whether confidence columns
+or other extra columns may follow, and cheap invariants between columns (``is_correct`` is ``status ==
+"correct"``; the generated text is the concatenation of its token texts; per-token lists have one entry
+per generated token). Each analysis table ``results/tables/{name}.parquet`` has its own artifact,
+``table.{name}`` (:data:`TABLES`, by table name): its columns, closed, and invariants such as rates in
+[0, 1], ``ci_low <= ci_high`` and known metric and granularity names. :func:`saltbench.io.write_table`
+refuses a frame that breaks its artifact's contract and :func:`saltbench.io.read_table` refuses a file that
+does, or that holds another artifact (see ``docs/architecture.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from saltbench.core.outputs import TABLE_OUTPUTS
+from saltbench.core.vocabulary import (
+    CONFIDENCE_NAMES,
+    FLAVOURS,
+    GRANULARITIES,
+    PLACEMENT_LABELS,
+    STATUSES,
+)
+
+METRIC_NAMES: tuple[str, ...] = (
+    "precision", "recall", "ece", "mce", "brier", "auroc_pooled", "auroc_per_response", "prr", "aurc",
+)  # fmt: skip
+"""Metrics of the metrics table (docs/metrics.md)."""
+
+LOWER_IS_BETTER: frozenset[str] = frozenset({"ece", "mce", "brier", "aurc"})
+"""Metrics where smaller is better; every other metric (precision, recall, AUROC, PRR) is higher-better."""
+
+
+def confidence_column(flavour: str, function: str) -> str:
+    """Name of a confidence column.
+
+    E.g. ``confidence_column("topk", "mean_probability")`` → ``topk.mean_probability``.
+    """
+    return f"{flavour}.{function}"
+
+
+CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(
+    confidence_column(f, n) for f in FLAVOURS for n in CONFIDENCE_NAMES
+)
+"""Every confidence column name, flavour by flavour (units and interventions tables)."""
+
+
+class ContractError(ValueError):
+    """A frame does not match the contract of the artifact it is written or read as."""
+
+
+Check = tuple[str, Callable[[], pl.Expr], tuple[str, ...]]
+"""An invariant: description, expression that must be true on every row (null counts as true), columns."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """The contract of one kind of file the workflow writes.
+
+    ``columns`` are required, with exactly these dtypes. After them come confidence columns
+    (Float64, named by :func:`confidence_column`) when ``confidence_columns``, and any other column when
+    ``open``. ``checks`` are invariants between columns, verified on write and on read.
+    """
+
+    name: str
+    columns: Mapping[str, pl.DataType]
+    confidence_columns: bool = False
+    open: bool = False
+    checks: tuple[Check, ...] = field(default=())
+
+    def validate(self, frame: pl.DataFrame, where: str, *, partial: bool = False) -> None:
+        """Raise :class:`ContractError` naming ``where``, the column and what is wrong.
+
+        ``partial``: the frame holds a selection of the columns (a projected read): only the columns present
+        are checked, and only the invariants whose columns are all present.
+        """
+        schema = frame.schema
+        for name, dtype in self.columns.items():
+            if name not in schema:
+                if partial:
+                    continue
+                raise ContractError(
+                    f"{where}: {self.name} column {name!r} is missing (columns: {list(schema)})"
+                )
+            if schema[name] != dtype:
+                raise ContractError(
+                    f"{where}: {self.name} column {name!r} has type {schema[name]}, expected {dtype}"
+                )
+        for name, dtype in schema.items():
+            if name in self.columns:
+                continue
+            if self.confidence_columns and name in CONFIDENCE_COLUMNS:
+                if dtype != pl.Float64:
+                    raise ContractError(
+                        f"{where}: {self.name} column {name!r} has type {dtype}, expected Float64"
+                    )
+            elif not self.open:
+                raise ContractError(f"{where}: {self.name} has an unexpected column {name!r}")
+        checks = [c for c in self.checks if set(c[2]) <= set(schema)] if partial else list(self.checks)
+        if not checks or frame.height == 0:
+            return
+        broken = frame.select(
+            *[(~c[1]()).fill_null(False).arg_true().first().alias(str(i)) for i, c in enumerate(checks)]
+        )
+        for i, check in enumerate(checks):
+            row = broken[str(i)][0]
+            if row is not None:
+                raise ContractError(f"{where}: {self.name} breaks '{check[0]}' at row {row}")
+
+
+def _check(description: str, expr: Callable[[], pl.Expr], *columns: str) -> Check:
+    return (description, expr, columns)
+
+
+DATASET = Artifact(
+    "dataset",
+    {"sample_id": pl.String(), "task": pl.String(), "variant": pl.String(), "input": pl.String(),
+     "reference": pl.String()},
+    open=True,  # tasks may keep generation parameters after the five standard columns
+    checks=(_check("sample_id is unique", lambda: pl.col("sample_id").is_unique(), "sample_id"),),
+)  # fmt: skip
+"""``data/datasets/{task}.parquet``: one row per sample (``variant``: the Code variant or Words subject)."""
+
+GENERATION_META: Mapping[str, pl.DataType] = {
+    name: pl.String() for name in ("sample_id", "task", "variant", "model", "style", "prompt")
+}
+"""Columns in front of the per-token columns of a generations file."""
+
+GENERATION_COLUMNS: Mapping[str, pl.DataType] = {
+    "token_ids": pl.List(pl.Int32),
+    "token_texts": pl.List(pl.String),
+    "token_offsets": pl.List(pl.Int32),
+    "chosen_logprob": pl.List(pl.Float32),
+    "topk_ids": pl.List(pl.List(pl.Int32)),
+    "topk_logprobs": pl.List(pl.List(pl.Float32)),
+    "entropy": pl.List(pl.Float32),
+    "text": pl.String(),
+    "finish_reason": pl.String(),
+    "error": pl.String(),
+    "num_prompt_tokens": pl.Int32(),
+    "num_generated_tokens": pl.Int32(),
+}
+"""Per-generation columns written by :func:`saltbench.inference.records_to_frame`, with their dtypes."""
+
+_PER_TOKEN = (
+    "token_ids",
+    "token_texts",
+    "token_offsets",
+    "chosen_logprob",
+    "topk_ids",
+    "topk_logprobs",
+    "entropy",
+)
+
+GENERATIONS = Artifact(
+    "generations",
+    {**GENERATION_META, **GENERATION_COLUMNS},
+    checks=(
+        *(
+            _check(f"{name} has one entry per generated token",
+                   lambda name=name: pl.col(name).list.len() == pl.col("num_generated_tokens"),  # type: ignore[misc]
+                   name, "num_generated_tokens")
+            for name in _PER_TOKEN
+        ),
+        _check("text is the concatenation of token_texts",
+               lambda: pl.col("text") == pl.col("token_texts").list.join(""), "text", "token_texts"),
+    ),
+)  # fmt: skip
+"""``data/generations/{model}/{style}/{task}.parquet`` and its shards: one row per prompt."""
+
+UNIT_COLUMNS: Mapping[str, pl.DataType] = {
+    "model": pl.String(),
+    "style": pl.String(),
+    "task": pl.String(),
+    "sample_id": pl.String(),
+    "variant": pl.String(),
+    "granularity": pl.Enum(GRANULARITIES),
+    "unit_index": pl.Int32(),
+    "status": pl.Enum(STATUSES),
+    "is_correct": pl.Boolean(),
+    "response_unit": pl.String(),
+    "reference_unit": pl.String(),
+    "span_start": pl.Int64(),
+    "span_end": pl.Int64(),
+    "n_tokens": pl.Int64(),
+}
+
+UNITS = Artifact(
+    "units",
+    UNIT_COLUMNS,
+    confidence_columns=True,
+    checks=(
+        _check('is_correct is status == "correct"',
+               lambda: pl.col("is_correct") == (pl.col("status") == "correct"), "is_correct", "status"),
+        _check("span_start <= span_end", lambda: pl.col("span_start") <= pl.col("span_end"),
+               "span_start", "span_end"),
+        _check("unit_index >= 0", lambda: pl.col("unit_index") >= 0, "unit_index"),
+    ),
+)  # fmt: skip
+"""``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64
+column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text)."""
+
+METRIC_ROW_COLUMNS: Mapping[str, pl.DataType] = {
+    "granularity": pl.String(),
+    "confidence": pl.String(),
+    "flavour": pl.String(),
+    "calibration": pl.String(),
+    "metric": pl.String(),
+    "value": pl.Float64(),
+    "ci_low": pl.Float64(),
+    "ci_high": pl.Float64(),
+    "n_units": pl.Int64(),
+    "n_responses": pl.Int64(),
+}
+"""Columns of one metrics row (:func:`saltbench.stages.metrics.compute_metrics`)."""
+
+METRICS = Artifact(
+    "metrics",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), **METRIC_ROW_COLUMNS},
+    checks=(
+        _check("metric is a known metric", lambda: pl.col("metric").is_in(METRIC_NAMES), "metric"),
+        _check("granularity is a known granularity", lambda: pl.col("granularity").is_in(GRANULARITIES),
+               "granularity"),
+        _check("n_units >= 0 and n_responses >= 0", lambda: (pl.col("n_units") >= 0)
+               & (pl.col("n_responses") >= 0), "n_units", "n_responses"),
+    ),
+)  # fmt: skip
+"""``results/metrics/{model}/{style}/{task}.parquet``: long format, one value per (granularity, confidence,
+flavour, calibration, metric)."""
+
+INTERVENTION_COLUMNS: Mapping[str, pl.DataType] = {
+    "model": pl.String(),
+    "task": pl.String(),
+    "sample_id": pl.String(),
+    "variant": pl.String(),
+    "n_atoms": pl.Int64(),
+    "position": pl.Int64(),
+    "position_fraction": pl.Float64(),
+    "n_corrupted": pl.Int64(),
+    "corrupted_fraction": pl.Float64(),
+    "placement": pl.String(),
+    "corrupted_positions": pl.List(pl.Int64()),
+    "corrupted_atoms": pl.List(pl.String()),
+    "next_m": pl.Int64(),
+    "next_correct": pl.Boolean(),
+    "next_m_accuracy": pl.Float64(),
+    "next_status": pl.String(),
+    "next_atom": pl.String(),
+    "reference_atom": pl.String(),
+    "prefix_intact": pl.Boolean(),
+    "next_confidence": pl.Float64(),
+    "next_n_tokens": pl.Int64(),
+    "tf_logprob_correct": pl.Float64(),
+    "tf_logprob_with_gap": pl.Float64(),
+    "tf_n_tokens": pl.Int64(),
+    "prefix_tokens": pl.Int64(),
+    "canonical_cut": pl.Boolean(),
+    "prefix": pl.String(),
+    "continuation": pl.String(),
+    "finish_reason": pl.String(),
+}
+"""Columns of an interventions table besides its confidence columns (docs/interventions.md)."""
+
+INTERVENTIONS = Artifact(
+    "interventions",
+    INTERVENTION_COLUMNS,
+    confidence_columns=True,
+    checks=(
+        _check("placement is a known placement",
+               lambda: pl.col("placement").is_in(PLACEMENT_LABELS), "placement"),
+        _check("one corrupted position per corrupted atom",
+               lambda: pl.col("corrupted_positions").list.len() == pl.col("n_corrupted"),
+               "corrupted_positions", "n_corrupted"),
+        _check("0 <= n_corrupted <= position <= n_atoms",
+               lambda: (pl.col("n_corrupted") >= 0) & (pl.col("n_corrupted") <= pl.col("position"))
+               & (pl.col("position") <= pl.col("n_atoms")), "n_corrupted", "position", "n_atoms"),
+    ),
+)  # fmt: skip
+"""``data/interventions/{model}/{task}.parquet`` and its shards: one row per intervention, then one Float64
+column per ``{flavour}.{function}`` for the next atom."""
+
+TRAIN_LOG = Artifact(
+    "train_log",
+    {"step": pl.Int64(), "loss": pl.Float64(), "lr": pl.Float64(), "tokens": pl.Int64(),
+     "answer_tokens": pl.Int64(), "tokens_per_s": pl.Float64(), "elapsed_s": pl.Float64()},
+    checks=(_check("step is 1, 2, ...", lambda: pl.col("step") == pl.int_range(1, pl.len() + 1), "step"),),
+)  # fmt: skip
+"""``data/models/{name}/train_log.parquet``: one row per optimizer step (``tokens`` excludes padding)."""
+
+# --- analysis tables: results/tables/{name}.parquet -------------------------------------------------------
+#
+# One artifact per table, named ``table.{name}``; every table's columns are fixed (none depends on the
+# configuration: the grid a configuration chooses — functions, granularities, noise levels, bins — is in
+# the rows), so every table is closed. Undefined floats are NaN (docs/metrics.md), so each range check
+# lets NaN through; an interval check holds where both bounds are defined.
+
+_TOLERANCE = 1e-9
+"""Slack of the order checks between floats (an interval bound and its estimate, quartiles): rounding."""
+
+
+def _unit_interval(*columns: str) -> tuple[Check, ...]:
+    """Each float column in [0, 1] (or NaN): a rate, a probability, an AUROC."""
+
+    def one(column: str) -> Check:
+        return _check(
+            f"{column} is in [0, 1]",
+            lambda: pl.col(column).is_nan() | pl.col(column).is_between(0.0, 1.0),
+            column,
+        )
+
+    return tuple(one(c) for c in columns)
+
+
+def _at_least(bound: int, *columns: str) -> tuple[Check, ...]:
+    """Each integer column ``>= bound`` (counts: ``bound = 0``)."""
+
+    def one(column: str) -> Check:
+        return _check(f"{column} >= {bound}", lambda: pl.col(column) >= bound, column)
+
+    return tuple(one(c) for c in columns)
+
+
+def _ordered(*columns: str) -> Check:
+    """``columns[0] <= columns[1] <= ...`` (within :data:`_TOLERANCE`) where none of them is NaN."""
+
+    def expr() -> pl.Expr:
+        pairs = [pl.col(a) <= pl.col(b) + _TOLERANCE for a, b in zip(columns, columns[1:])]
+        return pl.any_horizontal([pl.col(c).is_nan() for c in columns]) | pl.all_horizontal(pairs)
+
+    return _check(" <= ".join(columns), expr, *columns)
+
+
+def _known(column: str, names: tuple[str, ...], what: str) -> Check:
+    return _check(f"{column} is a known {what}", lambda: pl.col(column).is_in(names), column)
+
+
+def _interval(name: str, low: str = "ci_low", high: str = "ci_high") -> dict[str, pl.DataType]:
+    """An estimate and its interval bounds (Float64)."""
+    return {name: pl.Float64(), low: pl.Float64(), high: pl.Float64()}
+
+
+def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Artifact:
+    return Artifact(f"table.{name}", columns, checks=checks)
+
+
+_KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
+_KNOWN_METRIC = _known("metric", METRIC_NAMES, "metric")
+_KNOWN_FLAVOUR = _known("flavour", FLAVOURS, "flavour")
+_KNOWN_CONFIDENCE = _known("confidence", CONFIDENCE_NAMES, "confidence function")
+
+_LEADERBOARD_METRICS: tuple[str, ...] = (
+    *(f"precision_{g}" for g in GRANULARITIES), "ece", "auroc_pooled", "auroc_per_response", "aurc",
+)  # fmt: skip
+
+LEADERBOARD_TABLE = _table(
+    "leaderboard",
+    {"model": pl.String(), "style": pl.String(),
+     **{k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()},
+     "n_tasks": pl.Int64()},
+    *_unit_interval(*(c for m in _LEADERBOARD_METRICS for c in (m, f"{m}_ci_low", f"{m}_ci_high"))),
+    *(_ordered(f"{m}_ci_low", m, f"{m}_ci_high") for m in _LEADERBOARD_METRICS),
+    *_at_least(0, "n_tasks"),
+)  # fmt: skip
+"""``leaderboard``: one row per (model, style), each metric the mean over tasks with its combined interval,
+which contains it (:func:`saltbench.analysis.leaderboard`)."""
+
+ACCURACY_BY_TASK_TABLE = _table(
+    "accuracy_by_task",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "granularity": pl.String(),
+     **_interval("value"), "n_units": pl.Int64(), "n_responses": pl.Int64()},
+    _KNOWN_GRANULARITY, *_unit_interval("value"), _ordered("ci_low", "ci_high"),
+    *_at_least(0, "n_units", "n_responses"),
+)  # fmt: skip
+"""``accuracy_by_task``: precision (or recall) per model, style, task and granularity with the metrics
+stage's bootstrap interval (:func:`saltbench.analysis.accuracy_by_task`)."""
+
+DOMINANCE_TABLE = _table(
+    "dominance",
+    {"aspect": pl.String(), "metric": pl.String(), "granularity": pl.String(), "flavour": pl.String(),
+     "confidence": pl.String(), "wins": pl.Float64(), "n_cells": pl.Int64(), "win_share": pl.Float64(),
+     "mean_margin": pl.Float64(), "mean_rank": pl.Float64(), "mean_value": pl.Float64()},
+    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR, _KNOWN_CONFIDENCE,
+    _check("wins >= 0", lambda: pl.col("wins") >= 0, "wins"), *_at_least(0, "n_cells"),
+    *_unit_interval("win_share"),
+    _check("mean_margin >= 0", lambda: pl.col("mean_margin").is_nan() | (pl.col("mean_margin") >= 0),
+           "mean_margin"),
+    _check("mean_rank >= 1", lambda: pl.col("mean_rank").is_nan() | (pl.col("mean_rank") >= 1), "mean_rank"),
+)  # fmt: skip
+"""``dominance``: per aspect × granularity × flavour × confidence function, its wins over the cells
+(:func:`saltbench.analysis.dominance`)."""
+
+DOMINANCE_CELLS_TABLE = _table(
+    "dominance_cells",
+    {"aspect": pl.String(), "metric": pl.String(),
+     **{k: pl.String() for k in ("model", "style", "task", "granularity", "flavour")},
+     "winner": pl.String(), "winners": pl.String(), "n_tied": pl.Int64(), "best_value": pl.Float64(),
+     "runner_up": pl.String(), "runner_up_value": pl.Float64(), "margin": pl.Float64(),
+     "n_functions": pl.Int64()},
+    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR,
+    _known("winner", CONFIDENCE_NAMES, "confidence function"),
+    *_at_least(1, "n_tied"),
+    _check("n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied",
+           "n_functions"),
+    _check("margin >= 0", lambda: pl.col("margin").is_nan() | (pl.col("margin") >= 0), "margin"),
+)  # fmt: skip
+"""``dominance_cells``: the winning confidence function of every aspect × cell, and its margin
+(:func:`saltbench.analysis.dominance_cells`)."""
+
+GRANULARITY_TABLE = _table(
+    "granularity",
+    {"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String(),
+     "mean": pl.Float64(), "median": pl.Float64(), "q25": pl.Float64(), "q75": pl.Float64(),
+     "n_models": pl.Int64()},
+    _KNOWN_GRANULARITY, _KNOWN_METRIC, *_unit_interval("mean", "median", "q25", "q75"),
+    _ordered("q25", "median", "q75"), *_at_least(0, "n_models"),
+)  # fmt: skip
+"""``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models
+(:func:`saltbench.analysis.granularity_table`)."""
+
+REASONING_TRADEOFF_TABLE = _table(
+    "reasoning_tradeoff",
+    {**{k: pl.String() for k in ("kind", "label", "base_model", "model_a", "style_a", "model_b", "style_b",
+                                 "level")},
+     "n_pairs": pl.Int64(), "n_pairs_auroc": pl.Int64(), "precision_a": pl.Float64(),
+     "precision_b": pl.Float64(),
+     **_interval("delta_precision", "delta_precision_ci_low", "delta_precision_ci_high"),
+     "p_precision": pl.Float64(), "auroc_a": pl.Float64(), "auroc_b": pl.Float64(),
+     **_interval("rel_delta_auroc", "rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
+     "p_auroc": pl.Float64(), "status_precision": pl.String(), "status_auroc": pl.String()},
+    *_at_least(0, "n_pairs", "n_pairs_auroc"),
+    *_unit_interval("precision_a", "precision_b", "auroc_a", "auroc_b", "p_precision", "p_auroc"),
+    _ordered("delta_precision_ci_low", "delta_precision_ci_high"),
+    _ordered("rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
+)  # fmt: skip
+"""``reasoning_tradeoff``: one row per paired comparison, task or sample level
+(:func:`saltbench.analysis.reasoning_tradeoff`, :func:`saltbench.analysis.reasoning_tradeoff_units`).
+The intervals are percentile-bootstrap intervals, which need not contain the point estimate."""
+
+LABEL_NOISE_TABLE = _table(
+    "label_noise",
+    {"granularity": pl.String(), "mode": pl.String(), "epsilon": pl.Float64(), "metric": pl.String(),
+     **_interval("value"), "expected": pl.Float64(), "n_cells": pl.Int64(), "n_units": pl.Int64(),
+     "confidence": pl.String(), "flavour": pl.String()},
+    _KNOWN_GRANULARITY, _KNOWN_METRIC, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR,
+    _check("epsilon is in [0, 0.5]", lambda: pl.col("epsilon").is_between(0.0, 0.5), "epsilon"),
+    _ordered("ci_low", "ci_high"), *_at_least(0, "n_cells", "n_units"),
+)  # fmt: skip
+"""``label_noise``: each metric per granularity × noise mode × flipped fraction ``epsilon``, with a
+percentile band over replicates and the analytic expectation
+(:func:`saltbench.analysis.label_noise_sensitivity`)."""
+
+RELIABILITY_TABLE = _table(
+    "reliability",
+    {"granularity": pl.String(), "confidence": pl.String(), "bin": pl.Int64(), "bin_low": pl.Float64(),
+     "bin_high": pl.Float64(), "n": pl.Int64(), "mean_confidence": pl.Float64(), "accuracy": pl.Float64(),
+     "ece": pl.Float64(), "n_units": pl.Int64(), "n_cells": pl.Int64(), "calibration": pl.String(),
+     "flavour": pl.String(), "models": pl.String(), "styles": pl.String(), "tasks": pl.String()},
+    _KNOWN_GRANULARITY, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR, *_at_least(0, "bin", "n", "n_cells"),
+    _check("n <= n_units", lambda: pl.col("n") <= pl.col("n_units"), "n", "n_units"),
+    *_unit_interval("bin_low", "bin_high", "mean_confidence", "accuracy", "ece"),
+    _ordered("bin_low", "bin_high"),
+)  # fmt: skip
+"""``reliability``: one row per granularity × confidence function × calibrated-confidence bin
+(:func:`saltbench.analysis.reliability_table`)."""
+
+REJECTION_TABLE = _table(
+    "rejection",
+    {"granularity": pl.String(), "confidence": pl.String(), "coverage": pl.Float64(),
+     "selective_risk": pl.Float64(), "aurc": pl.Float64(), "n_cells": pl.Int64()},
+    _KNOWN_GRANULARITY, *_unit_interval("coverage", "selective_risk", "aurc"), *_at_least(0, "n_cells"),
+)  # fmt: skip
+"""``rejection``: the risk–coverage curve of each granularity × confidence function (or the ``oracle`` and
+``random`` baselines) on a grid of coverages (:func:`saltbench.analysis.rejection_table`)."""
+
+INTERVENTIONS_TABLE = _table(
+    "interventions",
+    {"model": pl.String(), "task": pl.String(), "term": pl.String(), **_interval("estimate"),
+     "n_rows": pl.Int64(), "n_samples": pl.Int64(), "method": pl.String(), "status": pl.String()},
+    _ordered("ci_low", "ci_high"), *_at_least(0, "n_samples"),
+    _check("n_samples <= n_rows", lambda: pl.col("n_samples") <= pl.col("n_rows"), "n_samples", "n_rows"),
+)  # fmt: skip
+"""``interventions``: the fitted effects, one row per model × task × regression term, with
+cluster-bootstrap intervals (which need not contain the estimate) and a status
+(:func:`saltbench.analysis.fit_intervention_effects`)."""
+
+_NEXT_ATOM_ACCURACY: Mapping[str, pl.DataType] = {
+    "model": pl.String(), "task": pl.String(), "n": pl.Int64(), "n_correct": pl.Int64(),
+    **_interval("accuracy"), "mean_confidence": pl.Float64(), "mean_m_accuracy": pl.Float64(),
+    "mean_tf_logprob": pl.Float64(),
+}  # fmt: skip
+"""Columns shared by the ``interventions_by_*`` tables: next-atom accuracy of a group of interventions with
+its Wilson interval (which contains it)."""
+
+_NEXT_ATOM_ACCURACY_CHECKS: tuple[Check, ...] = (
+    *_at_least(0, "n", "n_correct"),
+    _check("n_correct <= n", lambda: pl.col("n_correct") <= pl.col("n"), "n_correct", "n"),
+    *_unit_interval("accuracy"),
+    _ordered("ci_low", "accuracy", "ci_high"),
+)
+
+_BIN: Mapping[str, pl.DataType] = {
+    "bin": pl.Int64(), "x": pl.Float64(), "bin_low": pl.Float64(), "bin_high": pl.Float64(),
+}  # fmt: skip
+"""Columns of a binned ``interventions_by_*`` table: the bin, the mean of the binned variable in it, its
+bounds."""
+
+_BIN_CHECKS: tuple[Check, ...] = (*_unit_interval("bin_low", "bin_high"), _ordered("bin_low", "bin_high"))
+
+_KNOWN_PLACEMENT = _known("placement", PLACEMENT_LABELS, "placement")
+
+INTERVENTIONS_BY_POSITION_TABLE = _table(
+    "interventions_by_position",
+    {**_NEXT_ATOM_ACCURACY, **_BIN},
+    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, *_at_least(0, "bin"),
+)  # fmt: skip
+"""``interventions_by_position``: clean-prefix next-atom accuracy per model × task × position-fraction bin
+(:func:`saltbench.analysis.accuracy_by_position`)."""
+
+INTERVENTIONS_BY_CORRUPTION_TABLE = _table(
+    "interventions_by_corruption",
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String(), **_BIN},
+    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, _KNOWN_PLACEMENT,
+    _check('bin is -1 exactly where placement is "clean"',
+           lambda: (pl.col("bin") == -1) == (pl.col("placement") == "clean"), "bin", "placement"),
+    *_at_least(-1, "bin"),
+)  # fmt: skip
+"""``interventions_by_corruption``: next-atom accuracy per model × task × placement × corrupted-fraction bin;
+clean prefixes are bin -1 (:func:`saltbench.analysis.accuracy_by_corruption`)."""
+
+INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
+    "interventions_by_placement",
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String()},
+    *_NEXT_ATOM_ACCURACY_CHECKS, _KNOWN_PLACEMENT,
+)  # fmt: skip
+"""``interventions_by_placement``: next-atom accuracy per model × task × placement
+(:func:`saltbench.analysis.accuracy_by_placement`)."""
+
+TABLES: Mapping[str, Artifact] = {
+    a.name.removeprefix("table."): a
+    for a in (LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE, DOMINANCE_CELLS_TABLE,
+              GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE, RELIABILITY_TABLE,
+              REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
+              INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE)
+}  # fmt: skip
+"""The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is
+called ``table.{name}``); one per entry of :data:`saltbench.core.outputs.TABLE_OUTPUTS`."""
+
+if list(TABLES) != [t.name for t in TABLE_OUTPUTS]:  # one contract per table of the study, in its order
+    raise RuntimeError(f"table artifacts {list(TABLES)} differ from TABLE_OUTPUTS")
+
+ARTIFACTS: Mapping[str, Artifact] = {
+    a.name: a for a in (DATASET, GENERATIONS, UNITS, METRICS, INTERVENTIONS, TRAIN_LOG, *TABLES.values())
+}
+"""Every artifact kind, by name (the name is recorded in each file and checked when it is read back)."""
+
+
+def artifact(name: str | Artifact) -> Artifact:
+    """The artifact called ``name`` (an :class:`Artifact` is returned as is)."""
+    if isinstance(name, Artifact):
+        return name
+    try:
+        return ARTIFACTS[name]
+    except KeyError:
+        raise ValueError(f"unknown artifact {name!r}; known: {', '.join(ARTIFACTS)}") from None
+
+
+FINDINGS_SUMMARY_TITLE = "What this run estimated"
+"""Title of the findings page's opening section (``results/findings.md``), which the HTML report's front page
+repeats (:func:`saltbench.workflow.rule_support.report_text`)."""

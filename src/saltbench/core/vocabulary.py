@@ -1,0 +1,185 @@
+"""Every closed vocabulary of the workflow, stated once: a ``Literal`` type and the tuple of its values.
+
+The configuration schema, the artifact contracts, the model registry, the stages and the analysis all
+import their names from here; nothing else spells them (docs/architecture.md §2). Standard library only, so
+that the configuration (imported by the Snakefile on every invocation, dry runs included) stays cheap.
+
+Each tuple is ``typing.get_args`` of its ``Literal``, so the two cannot drift:
+
+>>> STYLES
+('direct', 'cot')
+>>> GRANULARITIES[0]
+'atom'
+>>> MODEL_NAME_PATTERN.fullmatch("salt-tiny@final") is not None
+True
+>>> MODEL_NAME_PATTERN.fullmatch("-leading-dash") is None
+True
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal, get_args
+
+PromptStyle = Literal["direct", "cot"]
+STYLES: tuple[PromptStyle, ...] = get_args(PromptStyle)
+"""Prompt styles: answer directly, or reason step by step before the fenced answer."""
+
+Granularity = Literal["atom", "line", "generation"]
+GRANULARITIES: tuple[Granularity, ...] = get_args(Granularity)
+"""Unit granularities, finest first."""
+
+Status = Literal["correct", "incorrect", "missing", "redundant", "selective"]
+STATUSES: tuple[Status, ...] = get_args(Status)
+"""Status of a compared unit (docs/evaluation.md): a reference unit the response lacks is ``missing``."""
+
+RESPONSE_STATUSES: tuple[Status, ...] = ("correct", "incorrect", "selective", "redundant")
+"""Statuses of units the model wrote; ``missing`` reference units have no response text and no score."""
+
+Alignment = Literal["strict", "dynamic"]
+ALIGNMENTS: tuple[Alignment, ...] = get_args(Alignment)
+"""Alignment of answer atoms to the reference (docs/evaluation.md §3)."""
+
+Flavour = Literal["topk", "full"]
+FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
+"""Where a token's distribution comes from: the renormalised top-20 or the full vocabulary
+(docs/confidence.md §2)."""
+
+ConfidenceName = Literal[
+    "mean_probability",
+    "median_probability",
+    "max_probability",
+    "log_probability_sum",
+    "max_log_probability",
+    "log_perplexity",
+    "perplexity",
+    "max_entropy",
+    "mean_entropy",
+]
+CONFIDENCE_NAMES: tuple[ConfidenceName, ...] = get_args(ConfidenceName)
+"""The nine paper confidence functions, in paper order (formulas and directions: saltbench.confidence)."""
+
+CalibrationMethod = Literal["zscore_sigmoid", "platt", "isotonic", "histogram", "none"]
+CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
+"""Maps from raw confidence scores to probabilities (docs/metrics.md §3); ``none`` keeps the scores."""
+
+EceBinning = Literal["paper", "corrected"]
+ECE_BINNINGS: tuple[EceBinning, ...] = get_args(EceBinning)
+"""Bin edges of the ECE (docs/metrics.md §4)."""
+
+RejectionTies = Literal["average", "paper"]
+REJECTION_TIES: tuple[RejectionTies, ...] = get_args(RejectionTies)
+"""Tie handling of the rejection curves (PRR, AURC; docs/metrics.md §6)."""
+
+Placement = Literal["random", "local", "distant"]
+PLACEMENTS: tuple[Placement, ...] = get_args(Placement)
+"""Where an intervention puts its ``c`` corrupted atoms among the ``k - 1`` prefix atoms
+(docs/interventions.md)."""
+
+PLACEMENT_LABELS: tuple[str, ...] = ("clean", *PLACEMENTS)
+"""Values of the interventions table's ``placement`` column (``clean``: no corrupted atom, ``c = 0``)."""
+
+Boundary = Literal["token", "atom"]
+BOUNDARIES: tuple[Boundary, ...] = get_args(Boundary)
+"""Where an intervention's answer prefix ends (docs/interventions.md §2)."""
+
+FitMethod = Literal["logistic", "linear"]
+FIT_METHODS: tuple[FitMethod, ...] = get_args(FitMethod)
+"""Regression fitted to the intervention outcomes (docs/interventions.md §5)."""
+
+Backend = Literal["hf", "vllm"]
+BACKENDS: tuple[Backend, ...] = get_args(Backend)
+"""Inference backends of the model registry (docs/generation.md §1; saltbench.inference.backends)."""
+
+Dtype = Literal["float32", "bfloat16", "float16"]
+DTYPES: tuple[Dtype, ...] = get_args(Dtype)
+"""Weight dtypes of the model registry."""
+
+FinishReason = Literal["eos", "length", "error"]
+FINISH_REASONS: tuple[FinishReason, ...] = get_args(FinishReason)
+"""Why a generation ended (the generations table's ``finish_reason``)."""
+
+Precision = Literal["bf16", "fp32"]
+PRECISIONS: tuple[Precision, ...] = get_args(Precision)
+"""Training precision of the tiny models."""
+
+Device = Literal["cpu", "cuda", "auto"]
+DEVICES: tuple[Device, ...] = get_args(Device)
+"""Devices a training job may ask for."""
+
+Scratchpad = Literal["never", "cot", "always"]
+SCRATCHPADS: tuple[Scratchpad, ...] = get_args(Scratchpad)
+"""When a training answer starts with the task's worked solution (``Task.worked_solution``): ``never``;
+``cot``: for ``cot``-style prompts only (a family that answers both ways); ``always``: whatever the prompt
+asks for (reasoning internalised by training, docs/tiny-models.md §2)."""
+
+DatasetSource = Literal["generated", "paper"]
+DATASET_SOURCES: tuple[DatasetSource, ...] = get_args(DatasetSource)
+"""Where the evaluation samples come from: generated with the master seed, or the authors' release."""
+
+InferenceJobs = Literal["per_shard", "per_model"]
+INFERENCE_JOBS: tuple[InferenceJobs, ...] = get_args(InferenceJobs)
+"""Job layout of the inference stage: one job per shard (clusters) or one per model (docs/generation.md)."""
+
+ReasoningLevel = Literal["task", "sample"]
+REASONING_LEVELS: tuple[ReasoningLevel, ...] = get_args(ReasoningLevel)
+"""Unit of pairing of the reasoning comparisons (docs/architecture.md §7)."""
+
+MODEL_NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9._@+-]*"
+"""A model's registry name: starts with a letter or digit (never ``-``, never a path), then letters, digits
+and ``._@+-`` (``salt-tiny@final``). The schema's pattern, the registry's check and the rules' wildcard
+constraint are this expression."""
+MODEL_NAME_PATTERN: re.Pattern[str] = re.compile(MODEL_NAME_REGEX)
+
+FAMILY_NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+"""A trained family's name (``data/models/{name}/{checkpoint}``; registry entries ``{name}@{checkpoint}``)."""
+
+__all__ = [
+    "ALIGNMENTS",
+    "BACKENDS",
+    "BOUNDARIES",
+    "CALIBRATION_METHODS",
+    "CONFIDENCE_NAMES",
+    "DATASET_SOURCES",
+    "DEVICES",
+    "DTYPES",
+    "ECE_BINNINGS",
+    "FAMILY_NAME_REGEX",
+    "FINISH_REASONS",
+    "FIT_METHODS",
+    "FLAVOURS",
+    "GRANULARITIES",
+    "INFERENCE_JOBS",
+    "MODEL_NAME_PATTERN",
+    "MODEL_NAME_REGEX",
+    "PLACEMENTS",
+    "PLACEMENT_LABELS",
+    "PRECISIONS",
+    "REASONING_LEVELS",
+    "REJECTION_TIES",
+    "RESPONSE_STATUSES",
+    "SCRATCHPADS",
+    "STATUSES",
+    "STYLES",
+    "Alignment",
+    "Backend",
+    "Boundary",
+    "CalibrationMethod",
+    "ConfidenceName",
+    "DatasetSource",
+    "Device",
+    "Dtype",
+    "EceBinning",
+    "FinishReason",
+    "FitMethod",
+    "Flavour",
+    "Granularity",
+    "InferenceJobs",
+    "Placement",
+    "Precision",
+    "PromptStyle",
+    "ReasoningLevel",
+    "RejectionTies",
+    "Scratchpad",
+    "Status",
+]

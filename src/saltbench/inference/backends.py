@@ -1,0 +1,276 @@
+"""Inference backends behind one small protocol: load a registry model once, generate, teacher-force and
+continue.
+
+A stage never asks which backend it runs on: it calls :func:`load_backend` (the model registry's
+``backend`` key, or an override) and gets a :class:`LoadedModel`, whose methods are the whole contract:
+
+* :meth:`~LoadedModel.render` — instructions as the model sees them (the registry's chat template, system
+  prompt and thinking flag);
+* :meth:`~LoadedModel.generate` — one greedy :class:`~saltbench.inference.GenerationRecord` per prompt,
+  with a token budget per prompt (capped by the registry's ``max_new_tokens`` rule);
+* :meth:`~LoadedModel.prompt_cache` and :meth:`~LoadedModel.force_and_continue` — the interventions'
+  batched pass: teacher-force ``prefix + target`` after one prompt and continue greedily after the prefix
+  (docs/interventions.md §5.2).
+
+Attributes a caller may read: ``continuous_batching`` (the engine schedules any number of requests at once,
+so callers pass all of them in one call; otherwise in groups of ``batch_size``) and ``full_entropy``
+(whether the generations carry the full-vocabulary entropy; vLLM returns only the top-k, so
+``full.mean_entropy`` / ``full.max_entropy`` are NaN there, docs/generation.md §3.1).
+
+The registry :data:`BACKEND_LOADERS` maps each name of :data:`saltbench.core.vocabulary.BACKENDS` to its
+loader; a new backend is one class with these methods and one entry (the place the OpenAI-compatible
+backend plugs in). The engines themselves are imported on first use (torch, transformers, vLLM).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from saltbench.core.vocabulary import BACKENDS, Backend
+
+if TYPE_CHECKING:
+    from saltbench.inference.forced import ForcedContinuation, StopRule
+    from saltbench.inference.records import GenerationRecord
+    from saltbench.inference.registry import ModelSpec
+
+log = logging.getLogger(__name__)
+
+Pair = tuple[Sequence[int], Sequence[int]]
+"""``(prefix_ids, target_ids)`` of one teacher-forced row."""
+
+
+class LoadedModel(Protocol):
+    """A registry model loaded once for many prompt sets (module docstring)."""
+
+    backend: ClassVar[Backend]
+    continuous_batching: ClassVar[bool]
+    full_entropy: ClassVar[bool]
+    spec: ModelSpec
+    tokenizer: Any
+    batch_size: int
+    top_k: int
+
+    def render(self, instructions: Sequence[str]) -> list[str]: ...
+
+    def generate(
+        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
+    ) -> list[GenerationRecord]: ...
+
+    def prompt_cache(self, prompt_ids: Sequence[int]) -> Any: ...
+
+    def force_and_continue(
+        self,
+        prompt_ids: Sequence[int],
+        rows: Sequence[Pair],
+        *,
+        max_new_tokens: int,
+        cache: Any = None,
+        stop: StopRule | None = None,
+    ) -> list[ForcedContinuation]: ...
+
+
+@dataclass
+class _Loaded:
+    """What every backend shares: the registry entry, the tokenizer, the engine and the decoding settings."""
+
+    spec: ModelSpec
+    tokenizer: Any
+    engine: Any
+    batch_size: int
+    top_k: int
+
+    def render(self, instructions: Sequence[str]) -> list[str]:
+        """The prompts as the model sees them (the registry's chat template, system prompt, thinking flag)."""
+        from saltbench.inference.chat import render_prompts
+
+        return render_prompts(
+            self.tokenizer,
+            instructions,
+            system_prompt=self.spec.system_prompt,
+            chat_template=self.spec.chat_template,
+            thinking=self.spec.thinking,
+        )
+
+    def _capped(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[int]:
+        if len(budgets) != len(prompts):
+            raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
+        return [self.spec.max_new_tokens(b) for b in budgets]
+
+
+@dataclass
+class HfModel(_Loaded):
+    """transformers in-process: batches of ``batch_size`` prompts per budget; an encoded prompt's key/value
+    cache is shared by the rows of an intervention batch."""
+
+    backend: ClassVar[Backend] = "hf"
+    continuous_batching: ClassVar[bool] = False
+    full_entropy: ClassVar[bool] = True
+
+    def generate(
+        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
+    ) -> list[GenerationRecord]:
+        """One greedy record per prompt, in order (batches of one budget each)."""
+        from saltbench.inference.generation import generate
+
+        capped = self._capped(prompts, budgets)
+        records: list[Any] = [None] * len(prompts)
+        for budget in sorted(set(capped)):
+            index = [i for i, b in enumerate(capped) if b == budget]
+            out = generate(
+                self.engine,
+                self.tokenizer,
+                [prompts[i] for i in index],
+                max_new_tokens=budget,
+                batch_size=self.batch_size,
+                top_k=self.top_k,
+                max_context=self.spec.max_context,
+                progress=progress,
+            )
+            for i, record in zip(index, out, strict=True):
+                records[i] = record
+        return records
+
+    def prompt_cache(self, prompt_ids: Sequence[int]) -> Any:
+        """The prompt encoded once (:class:`~saltbench.inference.PromptCache`)."""
+        from saltbench.inference._decoding import encode_prompt_cache
+
+        return encode_prompt_cache(self.engine, prompt_ids)
+
+    def force_and_continue(
+        self,
+        prompt_ids: Sequence[int],
+        rows: Sequence[Pair],
+        *,
+        max_new_tokens: int,
+        cache: Any = None,
+        stop: StopRule | None = None,
+    ) -> list[ForcedContinuation]:
+        """:func:`saltbench.inference.forced.force_and_continue` on this model."""
+        from saltbench.inference.forced import force_and_continue
+
+        return force_and_continue(
+            self.engine,
+            self.tokenizer,
+            prompt_ids,
+            rows,
+            max_new_tokens=max_new_tokens,
+            cache=cache,
+            top_k=self.top_k,
+            stop=stop,
+        )
+
+
+@dataclass
+class VllmModel(_Loaded):
+    """One vLLM engine: every request in one continuous batch, a budget per request; the prompt's prefix is
+    cached by the engine (``prefix_caching``), so :meth:`prompt_cache` has nothing to do."""
+
+    backend: ClassVar[Backend] = "vllm"
+    continuous_batching: ClassVar[bool] = True
+    full_entropy: ClassVar[bool] = False
+
+    def generate(
+        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
+    ) -> list[GenerationRecord]:
+        """One greedy record per prompt, in order (one continuous batch)."""
+        from saltbench.inference.vllm_engine import generate_vllm
+
+        return generate_vllm(
+            self.engine,
+            prompts,
+            max_new_tokens=self._capped(prompts, budgets),
+            top_k=self.top_k,
+            max_context=self.spec.max_context,
+            progress=progress,
+        )
+
+    def prompt_cache(self, prompt_ids: Sequence[int]) -> None:
+        """Nothing: the engine caches shared prefixes itself."""
+        return None
+
+    def force_and_continue(
+        self,
+        prompt_ids: Sequence[int],
+        rows: Sequence[Pair],
+        *,
+        max_new_tokens: int,
+        cache: Any = None,
+        stop: StopRule | None = None,
+    ) -> list[ForcedContinuation]:
+        """:func:`saltbench.inference.vllm_forced.vllm_force_and_continue` on this engine."""
+        from saltbench.inference.vllm_forced import vllm_force_and_continue
+
+        return vllm_force_and_continue(
+            self.engine, prompt_ids, rows, max_new_tokens=max_new_tokens, top_k=self.top_k, stop=stop
+        )
+
+
+def _load_hf(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> HfModel:
+    from saltbench.inference.loading import load_model
+
+    model, tokenizer = load_model(path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
+    return HfModel(spec, tokenizer, model, settings.batch_size, settings.top_k)
+
+
+def _load_vllm(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> VllmModel:
+    from saltbench.inference.vllm_engine import load_vllm
+
+    engine = load_vllm(
+        path,
+        spec,
+        num_threads=settings.num_threads,
+        prefix_caching=settings.prefix_caching,
+        max_logprobs=settings.top_k,
+    )
+    return VllmModel(spec, engine.tokenizer, engine, settings.batch_size, settings.top_k)
+
+
+@dataclass(frozen=True)
+class LoadSettings:
+    """How a stage wants its model loaded: ``batch_size`` (transformers' decoding batches), ``top_k``
+    (log-probabilities kept per token), ``num_threads`` (a CPU vLLM engine's threads; transformers uses
+    torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
+    interventions)."""
+
+    batch_size: int = 8
+    top_k: int = 20
+    num_threads: int | None = None
+    prefix_caching: bool = False
+
+
+BACKEND_LOADERS: Mapping[Backend, Callable[[str | Path, ModelSpec, LoadSettings], LoadedModel]] = (
+    MappingProxyType({"hf": _load_hf, "vllm": _load_vllm})
+)
+"""The loader of each backend name of the model registry."""
+
+if tuple(BACKEND_LOADERS) != BACKENDS:  # the vocabulary and this registry name the same backends
+    raise RuntimeError(f"backend loaders {tuple(BACKEND_LOADERS)} differ from BACKENDS {BACKENDS}")
+
+
+def load_backend(
+    model_path: str | Path,
+    spec: ModelSpec,
+    *,
+    backend: Backend | None = None,
+    settings: LoadSettings = LoadSettings(),
+) -> LoadedModel:
+    """Load the registry model ``spec`` (its files at ``model_path``) on ``backend`` (default: the entry's
+    ``backend`` key).
+
+    Raises:
+        ValueError: ``backend`` is not one of :data:`BACKEND_LOADERS`.
+    """
+    name = backend or spec.backend
+    if name not in BACKEND_LOADERS:
+        raise ValueError(f"backend {name!r} is not one of {', '.join(BACKEND_LOADERS)}")
+    loaded = BACKEND_LOADERS[name](model_path, spec, settings)
+    log.info("%s loaded on %s", spec.name, name)
+    return loaded
+
+
+__all__ = ["BACKEND_LOADERS", "HfModel", "LoadSettings", "LoadedModel", "VllmModel", "load_backend"]

@@ -1,0 +1,253 @@
+"""Scoring stage: generations -> one row per response unit with status and every confidence value.
+
+Token -> unit alignment (fixes docs/compatibility.md §1.4 and §1.5):
+
+* Units and their character spans come from the evaluator itself
+  (:func:`saltbench.evaluation.evaluate_many`, columns ``span_start``/``span_end``), i.e. from the
+  fenced answer that was actually extracted — not from the first textual occurrence of the answer —
+  and the spans coincide with the evaluated units at every granularity, so every response unit gets a
+  score.
+* Token ``i`` covers the characters ``[o_i, o_{i+1})`` of the generated text (``o_T = len(text)``),
+  from the offsets recorded at inference time.
+* **Straddling rule** (the authors' rule, docs/confidence.md §3.4): a token belongs to every unit whose
+  span it overlaps, ``o_i < end and o_{i+1} > start``; a token straddling two units (`` 7 8``,
+  ``\\n6``) counts fully for
+  both. A zero-length token (the bytes of a character completed by a later token) belongs to a unit
+  when it lies strictly inside it. Tokens only covering whitespace or fences between units belong to
+  no atom.
+
+Each unit's tokens are a contiguous range found with two ``searchsorted`` calls per response; the
+confidence functions then run vectorised over all (token, unit) pairs of the file at once
+(:func:`saltbench.confidence.unit_confidences`). Confidence columns are named ``{flavour}.{function}``
+and hold raw scores (direction: :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+import polars as pl
+
+from saltbench.confidence import token_signals, unit_confidences
+from saltbench.core.contracts import UNIT_COLUMNS, confidence_column
+from saltbench.core.vocabulary import CONFIDENCE_NAMES, FLAVOURS, GRANULARITIES, Flavour, Granularity
+from saltbench.evaluation import evaluate_many
+
+log = logging.getLogger(__name__)
+
+
+def token_unit_pairs(
+    token_offsets: np.ndarray, text_length: int, span_start: np.ndarray, span_end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(token index, unit index) membership pairs for one response.
+
+    Args:
+        token_offsets: shape ``(T,)`` non-decreasing start offset of each token in the text.
+        text_length: length of the generated text (end of the last token).
+        span_start, span_end: shape ``(U,)`` unit spans ``[start, end)`` in the same text.
+
+    Returns:
+        Two int64 arrays of equal length: token indices and unit indices (units in order, tokens
+        ascending within a unit).
+
+    Example:
+        >>> off = np.array([0, 1, 3, 4, 5, 7])  # tokens "5", " 4", "\\n", "6", " 7", " 8" of "5 4\\n6 7 8"
+        >>> tok, unit = token_unit_pairs(off, 9, np.array([0, 2, 4, 6, 8]), np.array([1, 3, 5, 7, 9]))
+        >>> tok.tolist(), unit.tolist()
+        ([0, 1, 3, 4, 5], [0, 1, 2, 3, 4])
+    """
+    starts = np.asarray(token_offsets, dtype=np.int64)
+    ends = np.append(starts[1:], text_length)
+    s = np.asarray(span_start, dtype=np.int64)
+    e = np.asarray(span_end, dtype=np.int64)
+    first = np.searchsorted(ends, s, side="right")
+    last = np.searchsorted(starts, e, side="left") - 1
+    counts = np.maximum(last - first + 1, 0)
+    unit = np.repeat(np.arange(s.size, dtype=np.int64), counts)
+    offsets = np.cumsum(counts) - counts
+    tok = np.repeat(first, counts) + (np.arange(unit.size, dtype=np.int64) - np.repeat(offsets, counts))
+    return tok, unit
+
+
+def _warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
+    """Log why ``full``-flavour entropy functions are NaN when some tokens have no recorded entropy."""
+    missing = int(np.isnan(entropy).sum())
+    if missing:
+        log.warning(
+            "%s: full-vocabulary entropy not recorded for %d of %d tokens (the vLLM backend does not return "
+            "it): full.mean_entropy and full.max_entropy are NaN for the units holding them",
+            where,
+            missing,
+            entropy.size,
+        )
+
+
+def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
+    """Concatenate the per-token list columns of all rows into flat numpy arrays."""
+    chosen = gens["chosen_logprob"].explode().to_numpy().astype(np.float64)
+    token_ids = gens["token_ids"].explode().to_numpy()
+    entropy = gens["entropy"].explode().to_numpy().astype(np.float64)
+    topk_rows = gens["topk_logprobs"].explode()
+    topk_id_rows = gens["topk_ids"].explode()
+    n_tokens = int(gens["num_generated_tokens"].sum()) if gens.height else 0
+    k = int(cast("int | None", topk_rows.list.len().max()) or 0) if n_tokens else 0
+    if n_tokens:
+        topk = np.asarray(topk_rows.list.to_array(k).to_numpy(), dtype=np.float32).reshape(n_tokens, k)
+        topk_ids = np.asarray(topk_id_rows.list.to_array(k).to_numpy()).reshape(n_tokens, k)
+    else:
+        topk, topk_ids = np.zeros((0, 0), np.float32), np.zeros((0, 0), np.int32)
+    keep = ~np.isnan(chosen) if chosen.size else np.zeros(0, bool)
+    if chosen.size != n_tokens or not keep.all():
+        raise ValueError(
+            f"generations: per-token columns are inconsistent ({chosen.size} log-probabilities for "
+            f"{n_tokens} tokens, or nulls inside a generation)"
+        )
+    return {"chosen": chosen, "token_ids": token_ids, "entropy": entropy, "topk": topk, "topk_ids": topk_ids}
+
+
+_UNIT_ORDER: tuple[str, ...] = tuple(c for c in UNIT_COLUMNS if c not in ("model", "style", "task"))
+"""The units table's columns that :func:`score_generations` writes (the rule adds model, style, task in
+front), in order."""
+
+
+def score_generations(
+    generations: pl.DataFrame,
+    dataset: pl.DataFrame,
+    task: str,
+    *,
+    granularities: Sequence[Granularity] = GRANULARITIES,
+    alignment: str = "strict",
+    keyword_filter: bool = True,
+    flavours: Sequence[Flavour] = FLAVOURS,
+    top_k: int = 20,
+) -> pl.DataFrame:
+    """The units table of one (model, style, task) generations file.
+
+    Args:
+        generations: the inference stage's frame (one row per sample; ``sample_id``, ``text``, the
+            per-token list columns of :mod:`saltbench.inference.records`).
+        dataset: the task's dataset frame (``sample_id, variant, reference``).
+        task: task slug.
+        granularities, alignment, keyword_filter: evaluation settings.
+        flavours: ``"topk"`` (renormalised top-k, the paper's) and/or ``"full"`` (true probabilities,
+            full-vocabulary entropy).
+        top_k: length of the renormalised vector of the ``topk`` flavour.
+
+    Returns:
+        One row per unit and granularity: ``sample_id, variant, granularity, unit_index, status,
+        is_correct, response_unit, reference_unit, span_start, span_end, n_tokens`` and one Float64
+        column per ``{flavour}.{function}`` (NaN for missing units, which have no response text).
+    """
+    refs = dataset.select("sample_id", "variant", "reference")
+    gens = generations.join(refs, on="sample_id", how="left", validate="1:1")
+    unmatched = gens.filter(pl.col("reference").is_null())["sample_id"].to_list()
+    if unmatched:
+        raise ValueError(f"generations for {task}: sample ids not in the dataset: {unmatched[:5]}")
+    gens = gens.with_row_index("row")
+    tokens = _flat_token_arrays(gens)
+    token_base = np.concatenate([[0], np.cumsum(gens["num_generated_tokens"].to_numpy())])
+
+    parts: list[pl.DataFrame] = []
+    for (variant,), group in gens.group_by(["variant"], maintain_order=True):
+        evaluated = evaluate_many(
+            group["text"].to_list(),
+            group["reference"].to_list(),
+            task,
+            variant=variant,
+            granularities=granularities,
+            alignment=alignment,  # type: ignore[arg-type]
+            keyword_filter=keyword_filter,
+        )
+        rows = group["row"].to_numpy()
+        parts.append(
+            evaluated.with_columns(row=pl.Series(rows[evaluated["sample_idx"].to_numpy()], dtype=pl.UInt32))
+        )
+    units = pl.concat(parts).sort("row", "granularity", "unit_index") if parts else None
+    if units is None or units.height == 0:
+        return _empty_units(granularities, flavours)
+
+    tok_parts: list[np.ndarray] = []
+    unit_parts: list[np.ndarray] = []
+    has_span = units["span_start"].is_not_null().to_numpy()
+    unit_numbers = np.flatnonzero(has_span)
+    spanned = units.filter(pl.col("span_start").is_not_null())
+    texts = gens["text"].to_list()
+    offsets = gens["token_offsets"].to_list()
+    for (row,), idx in _row_groups(spanned["row"].to_numpy()):
+        tok, unit = token_unit_pairs(
+            np.asarray(offsets[row], dtype=np.int64),
+            len(texts[row]),
+            spanned["span_start"].to_numpy()[idx],
+            spanned["span_end"].to_numpy()[idx],
+        )
+        tok_parts.append(tok + token_base[row])
+        unit_parts.append(unit_numbers[idx][unit])
+    tok_all = np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int64)
+    unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
+
+    if "full" in flavours:
+        _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
+    columns = confidence_columns(tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k)
+    out = units.join(gens.select("row", "sample_id", "variant"), on="row", how="left").with_columns(
+        **{name: pl.Series(values) for name, values in columns.items()}
+    )
+    return out.select([*_UNIT_ORDER, *(c for c in columns if c != "n_tokens")])
+
+
+def confidence_columns(
+    tokens: dict[str, np.ndarray],
+    token_index: np.ndarray,
+    unit_index: np.ndarray,
+    n_units: int,
+    *,
+    flavours: Sequence[Flavour],
+    top_k: int,
+) -> dict[str, np.ndarray]:
+    """Every confidence column of ``n_units`` units: ``n_tokens``, then ``{flavour}.{function}`` per flavour.
+
+    The one span → confidence path of the package (the scoring stage and the interventions both use it).
+
+    Args:
+        tokens: flat per-token arrays of all responses: ``chosen`` (T,),
+            ``token_ids`` (T,), ``entropy`` (T,), ``topk`` and ``topk_ids`` (T, k).
+        token_index, unit_index: (token, unit) membership pairs (:func:`token_unit_pairs`, shifted to the
+            flat token numbering); a unit without pairs gets ``n_tokens`` 0 and NaN confidences.
+        n_units: number of units.
+        flavours, top_k: see :func:`saltbench.confidence.token_signals`.
+    """
+    columns: dict[str, np.ndarray] = {}
+    chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
+    for flavour in flavours:
+        log_p, entropy = token_signals(
+            tokens["chosen"],
+            tokens["topk"],
+            tokens["entropy"],
+            flavour,
+            chosen_in_topk=chosen_in_topk,
+            top_k=top_k,
+        )
+        conf = unit_confidences(log_p, entropy, token_index, unit_index, n_units)
+        columns["n_tokens"] = conf["num_tokens"]
+        for name in CONFIDENCE_NAMES:
+            columns[confidence_column(flavour, name)] = conf[name]
+    return columns
+
+
+def _row_groups(rows: np.ndarray) -> list[tuple[tuple[int], np.ndarray]]:
+    """Indices of each run of equal values in the sorted ``rows`` array."""
+    if rows.size == 0:
+        return []
+    cuts = np.flatnonzero(np.diff(rows)) + 1
+    bounds = np.concatenate([[0], cuts, [rows.size]])
+    return [((int(rows[a]),), np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _empty_units(granularities: Sequence[str], flavours: Sequence[str]) -> pl.DataFrame:
+    schema = {name: UNIT_COLUMNS[name] for name in _UNIT_ORDER}
+    for flavour in flavours:
+        for name in CONFIDENCE_NAMES:
+            schema[confidence_column(flavour, name)] = pl.Float64()
+    return pl.DataFrame(schema=schema)

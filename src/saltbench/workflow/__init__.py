@@ -1,0 +1,7 @@
+"""Glue between Snakemake and the package: per-job logging and threads, rule inputs and outputs of the
+analysis tables, the report's front page, and the run lock (docs/architecture.md §3).
+
+* :mod:`~saltbench.workflow.rule_support` — logging, thread counts, per-task files, the report text;
+* :mod:`~saltbench.workflow.rule_io` — analysis options, named table and figure outputs, provenance;
+* :mod:`~saltbench.workflow.runlock` — one running workflow per directory, stale temporaries removed.
+"""

@@ -1,0 +1,118 @@
+"""Support for the thin workflow scripts: logging to the rule's ``log:`` file, thread counts, per-task files.
+
+Snakemake copies a ``script:`` into ``.snakemake/scripts/`` before running it, so shared helpers for
+the scripts live here, in the package, rather than beside them.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path, PurePath
+from types import TracebackType
+from typing import Any
+
+
+def setup_logging(snakemake: Any) -> logging.Logger:
+    """Send log records (and any uncaught exception) to the rule's log file and stderr.
+
+    Returns the logger ``saltbench.rule.<rule name>``.
+    """
+    handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
+    if snakemake.log:
+        handlers.append(logging.FileHandler(str(snakemake.log[0]), mode="w", encoding="utf-8"))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        handlers=handlers,
+        force=True,
+    )
+    logger = logging.getLogger(f"saltbench.rule.{snakemake.rule}")
+
+    def _log_uncaught(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
+        logger.error("rule %s failed", snakemake.rule, exc_info=(kind, exc, tb))
+
+    sys.excepthook = _log_uncaught
+    logger.info("threads: %d granted; %s", snakemake.threads, thread_pools())
+    return logger
+
+
+def thread_pools() -> str:
+    """The thread pools of this process that are already set up: torch's and polars' (never imports them).
+
+    Every job's log starts with this line, so a run can be checked for jobs that use more threads than
+    Snakemake granted them (docs/architecture.md, "Jobs").
+    """
+    pools = []
+    if "torch" in sys.modules:
+        pools.append(f"torch {sys.modules['torch'].get_num_threads()}")
+    if "polars" in sys.modules:
+        pools.append(f"polars {sys.modules['polars'].thread_pool_size()}")
+    return ", ".join(pools) or "no thread pool"
+
+
+def job_threads(snakemake: Any, configured: int | None = None) -> int:
+    """Threads for this job's compute: ``configured`` capped at the job's ``threads`` (default: all of them).
+
+    A configured count above what Snakemake granted (``--cores`` below it) would oversubscribe the cores
+    other jobs were given; it is capped with a warning instead.
+    """
+    granted = max(1, int(snakemake.threads))
+    if configured is None:
+        return granted
+    if configured > granted:
+        logging.getLogger(f"saltbench.rule.{snakemake.rule}").warning(
+            "%d threads configured, %d granted to this job (--cores): using %d", configured, granted, granted
+        )
+    return min(configured, granted)
+
+
+def per_task_files(tasks: Sequence[str], *files: Sequence[str]) -> list[tuple[str, ...]]:
+    """``(task, file, ...)`` for each task of a per-(model, style) job, whose file lists follow ``tasks``.
+
+    Every per-task file is named ``{task}.parquet``; a list that is not in the order of ``tasks`` (or has
+    another length) raises ``ValueError`` instead of scoring one task against another's data.
+
+    Examples:
+        >>> per_task_files(["dna", "code"], ["g/dna.parquet", "g/code.parquet"], ["dna.pq", "code.pq"])
+        [('dna', 'g/dna.parquet', 'dna.pq'), ('code', 'g/code.parquet', 'code.pq')]
+    """
+    rows = []
+    for i, task in enumerate(tasks):
+        paths = []
+        for listed in files:
+            if len(listed) != len(tasks):
+                raise ValueError(f"{len(listed)} files for {len(tasks)} tasks: {list(listed)}")
+            if PurePath(str(listed[i])).stem != task:
+                raise ValueError(f"file {listed[i]} is not the {task!r} file of its job")
+            paths.append(str(listed[i]))
+        rows.append((task, *paths))
+    return rows
+
+
+def report_text(static: str | Path, findings: str | Path, out: str | Path) -> str:
+    """The report's front page: ``static`` (reStructuredText), followed, once a run has written ``findings``
+    (``results/findings.md``), by that page's opening section "What this run estimated".
+
+    Snakemake reads the front page when ``--report`` builds the report, after the run; the page is written to
+    ``out`` and its path returned (``static`` itself while there are no findings yet). The section is a list
+    of Markdown bullets with ``**bold**`` names, which reads the same as reStructuredText.
+    """
+    findings = Path(findings)
+    if not findings.exists():
+        return str(static)
+    from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE as title
+
+    page = findings.read_text(encoding="utf-8")
+    if f"## {title}\n" not in page:
+        return str(static)
+    section = page.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0].strip()
+    text = (
+        Path(static).read_text(encoding="utf-8").rstrip() + f"\n\n{title}\n{'-' * len(title)}\n\n{section}\n"
+    )
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    if not out.exists() or out.read_text(encoding="utf-8") != text:
+        out.write_text(text, encoding="utf-8")
+    return str(out)

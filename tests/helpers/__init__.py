@@ -1,0 +1,1 @@
+"""Shared test helpers: synthetic and sample artifacts, job-log readers, evaluation helpers."""

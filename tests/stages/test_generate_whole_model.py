@@ -1,0 +1,147 @@
+"""One inference job per model (``inference.jobs: per_model``): the same generations as the shard jobs, from
+one model load, and a rerun after a kill keeps the shards already written (docs/generation.md §5)."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+import torch
+
+from saltbench.config import InferenceConfig
+from saltbench.inference import load_model_registry
+from saltbench.stages.generation import (
+    ShardDirectory,
+    ShardJob,
+    generate_model,
+    generate_shard,
+    load_generator,
+    merge_shards,
+    n_shards,
+    shard_rows,
+)
+from saltbench.tasks import get_task
+from saltbench.training.model import build_model
+from saltbench.training.pairs import task_alphabet_corpus
+from saltbench.training.recipe import ArchitectureSpec
+from saltbench.training.tokenizer import build_char_tokenizer
+
+SIZE = 2
+INFERENCE = InferenceConfig(batch_size=2, max_new_tokens={"default": 6}, cot_factor=1.5)
+BUDGETS = {"direct": 6, "cot": 9}  # INFERENCE.max_new_tokens_for(task, style)
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    """A randomly initialised character-level Llama saved like a trained checkpoint."""
+    path = tmp_path_factory.mktemp("tiny-model")
+    tokenizer = build_char_tokenizer(task_alphabet_corpus())
+    spec = ArchitectureSpec(d_model=32, n_layers=1, n_heads=2, d_ff=64, max_positions=512)
+    model = build_model(spec, tokenizer, 5)
+    model.save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def spec(model_dir, tmp_path_factory):
+    registry = tmp_path_factory.mktemp("registry") / "models.yaml"
+    registry.write_text(
+        "models:\n  tiny@x:\n"
+        f"    source: {{kind: local, path: {model_dir}}}\n"
+        "    dtype: float32\n    chat_template: auto\n    max_context: 512\n"
+        "    resources: {gpus: 0, gpu_model: null, mem_mb: 1000, runtime_min: 5, cpus: 1}\n"
+    )
+    return load_model_registry(registry)["tiny@x"]
+
+
+@pytest.fixture(scope="module")
+def jobs() -> list[ShardJob]:
+    data = {
+        "kronecker": get_task("kronecker").generate(5, 1),
+        "dna": get_task("dna").generate(3, 1, max_codons=4),
+    }
+    return [
+        ShardJob(style, task, k, shard_rows(rows, k, SIZE), BUDGETS[style])
+        for style in ("direct", "cot")
+        for task, rows in data.items()
+        for k in range(n_shards(rows.height, SIZE))
+    ]
+
+
+def _whole(model_dir, spec, jobs, store=None):
+    torch.set_num_threads(1)
+    model = load_generator(model_dir, spec, INFERENCE)
+    return generate_model(model, jobs, model_name="tiny@x", n_shots=None, store=store, progress=False)
+
+
+def _columns(frame: pl.DataFrame) -> pl.DataFrame:
+    columns = ("sample_id", "style", "prompt", "token_ids", "token_texts", "chosen_logprob", "topk_ids")
+    return frame.select(columns)
+
+
+def test_one_job_equals_the_shard_jobs(model_dir, spec, jobs) -> None:
+    assert all(INFERENCE.max_new_tokens_for(job.task, job.style) == job.max_new_tokens for job in jobs)
+    frames = _whole(model_dir, spec, jobs)
+    assert set(frames) == {("direct", "kronecker"), ("direct", "dna"), ("cot", "kronecker"), ("cot", "dna")}
+    for (style, task), frame in frames.items():
+        parts = [
+            generate_shard(
+                job.rows, INFERENCE, model_name="tiny@x", model_path=model_dir, spec=spec, style=style,
+                n_shots=None, progress=False,
+            )
+            for job in jobs
+            if (job.style, job.task) == (style, task)
+        ]  # fmt: skip
+        assert _columns(frame).equals(_columns(merge_shards(parts)))
+
+
+class _KilledAfter(ShardDirectory):
+    """A store whose job is killed once ``limit`` shards have been saved."""
+
+    def __init__(self, root, key, limit: int) -> None:
+        super().__init__(root, key)
+        self.limit, self.saved = limit, 0
+
+    def save(self, job, frame) -> None:
+        super().save(job, frame)
+        self.saved += 1
+        if self.saved == self.limit:
+            raise KeyboardInterrupt("killed")
+
+
+class _Counting(ShardDirectory):
+    def __init__(self, root, key) -> None:
+        super().__init__(root, key)
+        self.generated: list[tuple[str, str, int]] = []
+
+    def save(self, job, frame) -> None:
+        super().save(job, frame)
+        self.generated.append((job.style, job.task, job.shard))
+
+
+def test_rerun_after_a_kill_keeps_the_finished_shards(model_dir, spec, jobs, tmp_path) -> None:
+    expected = _whole(model_dir, spec, jobs)
+    with pytest.raises(KeyboardInterrupt):
+        _whole(model_dir, spec, jobs, _KilledAfter(tmp_path, "k", limit=3))
+    rerun = _Counting(tmp_path, "k")
+    frames = _whole(model_dir, spec, jobs, rerun)
+    assert len(rerun.generated) == len(jobs) - 3
+    assert [(j.style, j.task, j.shard) for j in jobs[3:]] == rerun.generated
+    for key, frame in expected.items():
+        assert _columns(frames[key]).equals(_columns(frame))
+    rerun.clear()
+    assert not tmp_path.exists()
+
+
+def test_kept_shards_of_other_settings_or_damaged_are_regenerated(model_dir, spec, jobs, tmp_path) -> None:
+    _whole(model_dir, spec, jobs, ShardDirectory(tmp_path, "old settings"))
+    other = _Counting(tmp_path, "new settings")
+    _whole(model_dir, spec, jobs, other)
+    assert len(other.generated) == len(jobs)  # another key: nothing reused
+    damaged = other.path(jobs[0])
+    blob = bytearray(damaged.read_bytes())
+    blob[len(blob) // 3] ^= 0xFF
+    damaged.write_bytes(bytes(blob))
+    again = _Counting(tmp_path, "new settings")
+    _whole(model_dir, spec, jobs, again)
+    assert again.generated == [(jobs[0].style, jobs[0].task, jobs[0].shard)]

@@ -1,0 +1,48 @@
+"""Rule intervention_shard: atom-level interventions of one shard of a task's samples for one model."""
+
+from saltbench.interventions import InterventionOptions
+from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.stages.interventions import intervention_shard, select_shard
+from saltbench.workflow.rule_support import job_threads, setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    log = setup_logging(snakemake)
+    wc, params = snakemake.wildcards, snakemake.params
+    options = InterventionOptions.from_dict(params.options)
+    rows = select_shard(read_table(snakemake.input.dataset, "dataset"), options, int(wc.shard))
+    log.info("model %s, %s shard %s: %d samples", wc.model, wc.task, wc.shard, rows.height)
+    import torch
+
+    threads = job_threads(snakemake)
+    torch.set_num_threads(threads)
+    frame = intervention_shard(
+        rows,
+        options,
+        model_name=wc.model,
+        model_path=params.model_path,
+        spec=params.spec,
+        n_shots=params.n_shots,
+        top_k=params.top_k,
+        backend=params.backend,
+        num_threads=threads,
+    )
+    meta = provenance(
+        stage="interventions",
+        model=wc.model,
+        model_source=repr(params.spec.source),
+        task=wc.task,
+        backend=params.backend,
+        shard=int(wc.shard),
+        seed=options.seed,
+        config_hash=config_hash(options.as_dict()),
+    )
+    write_table(frame, snakemake.output[0], meta, "interventions")
+    accuracy = frame["next_correct"].mean() if frame.height else float("nan")
+    log.info(
+        "wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, snakemake.output[0]
+    )
+
+
+if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file
+    main(snakemake)  # noqa: F821
