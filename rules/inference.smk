@@ -45,6 +45,8 @@ if INFERENCE_JOBS == "per_model":
             tasks=TASKS,
             outputs=STYLE_TASKS,
             shard_dir=lambda wildcards: f"data/generations/{wildcards.model}/.shards",
+            # completed API requests (backend openai), kept until the job ends: a rerun sends only the rest
+            request_cache=lambda wildcards: f"data/generations/{wildcards.model}/.shards/requests",
         log:
             "logs/generations/{model}/generate.log",
         benchmark:
@@ -78,6 +80,11 @@ else:
             inference=config["inference"],
             n_shots=config["datasets"]["n_shots"],
             max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+            # completed API requests (backend openai), kept until the shard is written
+            request_cache=lambda wildcards: (
+                f"data/generations/{wildcards.model}/.requests/{wildcards.style}/{wildcards.task}/"
+                f"shard-{wildcards.shard}"
+            ),
         log:
             "logs/generations/{model}/{style}/{task}/shard-{shard}.log",
         benchmark:

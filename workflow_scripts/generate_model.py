@@ -48,7 +48,10 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     store = ShardDirectory(params.shard_dir, key, meta)
     log.info("model %s (%s): %d shards over %d (style, task) sets", model_name, params.backend, len(jobs),
              len(params.outputs))  # fmt: skip
-    model = load_generator(params.model_path, spec, settings, backend=params.backend, num_threads=threads)
+    model = load_generator(
+        params.model_path, spec, settings, backend=params.backend, num_threads=threads,
+        request_cache=params.request_cache,
+    )  # fmt: skip
     frames = generate_model(model, jobs, model_name=model_name, n_shots=params.n_shots, store=store)
     for (style, task), output in zip(params.outputs, snakemake.output, strict=True):
         frame = frames[(style, task)]

@@ -1,5 +1,7 @@
 """Rule generate_shard: greedy generations with per-token log-probabilities for one shard."""
 
+import shutil
+
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
@@ -38,6 +40,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         n_shots=params.n_shots,
         backend=params.backend,
         num_threads=threads,
+        request_cache=params.request_cache,
     )
     spec = params.spec
     meta = provenance(
@@ -51,6 +54,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         config_hash=config_hash(dict(inference)),
     )
     write_table(frame, snakemake.output[0], meta, "generations")
+    shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
     log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])
 

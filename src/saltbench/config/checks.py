@@ -102,7 +102,9 @@ def check_training(settings: WorkflowConfig) -> None:
 
 
 def check_models_in_registry(settings: WorkflowConfig) -> None:
-    """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry."""
+    """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry; an
+    ``inference.backend`` override fits every model (``openai`` for served models, and only for them); no
+    served model is asked for interventions."""
     named = [("models", settings.models)]
     if settings.interventions.enabled:
         named.append(("interventions.models", settings.interventions.models))
@@ -121,6 +123,23 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
                     f"{key}: unknown model {name!r}; the registry {str(registry_path)!r} defines "
                     f"{', '.join(sorted(registry))}"
                 )
+    override = settings.inference.backend
+    for name in settings.models:
+        spec = registry[name]
+        if override is not None and (override == "openai") != spec.served:
+            raise ConfigError(
+                f"inference.backend: {override!r} cannot run model {name!r} (registry backend "
+                f"{spec.backend!r}): a served model runs only on backend openai, and backend openai only a "
+                "served model"
+            )
+    if settings.interventions.enabled:
+        served = [n for n in settings.interventions.models or settings.models if registry[n].served]
+        if served:
+            raise ConfigError(
+                f"interventions.models: {', '.join(served)} run(s) on backend openai, which cannot "
+                "teacher-force an answer prefix (the interventions need prefix continuation with prompt "
+                "log-probabilities); leave them out of interventions.models (docs/backends.md §8)"
+            )
 
 
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:

@@ -87,9 +87,15 @@ FitMethod = Literal["logistic", "linear"]
 FIT_METHODS: tuple[FitMethod, ...] = get_args(FitMethod)
 """Regression fitted to the intervention outcomes (docs/interventions.md §5)."""
 
-Backend = Literal["hf", "vllm"]
+Backend = Literal["hf", "vllm", "openai"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
-"""Inference backends of the model registry (docs/generation.md §1; saltbench.inference.backends)."""
+"""Inference backends of the model registry (docs/backends.md; saltbench.inference.backends): weights
+in-process through transformers or vLLM, or a served / hosted model through its OpenAI-compatible API."""
+
+ApiEndpoint = Literal["chat", "completions"]
+API_ENDPOINTS: tuple[ApiEndpoint, ...] = get_args(ApiEndpoint)
+"""Endpoint of an OpenAI-compatible server: ``chat`` (the server applies the chat template) or
+``completions`` (a prompt rendered here, raw)."""
 
 Dtype = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
@@ -136,6 +142,8 @@ FAMILY_NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 __all__ = [
     "ALIGNMENTS",
+    "API_ENDPOINTS",
+    "ApiEndpoint",
     "BACKENDS",
     "BOUNDARIES",
     "CALIBRATION_METHODS",

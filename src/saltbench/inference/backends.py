@@ -235,16 +235,26 @@ class LoadSettings:
     """How a stage wants its model loaded: ``batch_size`` (transformers' decoding batches), ``top_k``
     (log-probabilities kept per token), ``num_threads`` (a CPU vLLM engine's threads; transformers uses
     torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
-    interventions)."""
+    interventions), ``cache_dir`` (the ``openai`` backend's on-disk cache of completed requests, so that a
+    rerun after a kill sends only the unfinished ones; ``None``: none)."""
 
     batch_size: int = 8
     top_k: int = 20
     num_threads: int | None = None
     prefix_caching: bool = False
+    cache_dir: str | Path | None = None
+
+
+def _load_openai(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
+    from saltbench.inference.openai_api import load_openai
+
+    return load_openai(
+        spec, batch_size=settings.batch_size, top_k=settings.top_k, cache_dir=settings.cache_dir
+    )
 
 
 BACKEND_LOADERS: Mapping[Backend, Callable[[str | Path, ModelSpec, LoadSettings], LoadedModel]] = (
-    MappingProxyType({"hf": _load_hf, "vllm": _load_vllm})
+    MappingProxyType({"hf": _load_hf, "vllm": _load_vllm, "openai": _load_openai})
 )
 """The loader of each backend name of the model registry."""
 

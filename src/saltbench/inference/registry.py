@@ -36,6 +36,10 @@ Source kinds:
   from its own cache.
 * ``local`` — a directory written by ``save_pretrained`` (relative paths are resolved against the
   current working directory, i.e. the workflow root).
+* ``api`` — a model served behind an OpenAI-compatible HTTP API: ``base_url`` (``http(s)://.../v1``) and the
+  served ``model`` name; with ``backend: openai`` and an ``api`` block (:class:`ApiSettings`:
+  ``api_key_env``, ``endpoint``, ``concurrency``, ``timeout_s``, ``max_retries``, ``token_ids``,
+  ``tokenizer``, prices). Nothing is loaded here (docs/backends.md §8).
 
 Backends (``backend``; a run may override it with the config key ``inference.backend``):
 
@@ -44,14 +48,18 @@ Backends (``backend``; a run may override it with the config key ``inference.bac
 * ``vllm`` — the vLLM engine (:mod:`saltbench.inference.vllm_engine`): tensor parallelism over the
   model's ``resources.gpus`` GPUs, ``max_context`` as the engine's maximum model length,
   ``gpu_memory_utilization`` of each GPU; same records except the full-vocabulary entropy, which vLLM
-  does not return (stored as NaN).
+  does not return (stored as NaN);
+* ``openai`` — requests to an OpenAI-compatible server (:mod:`saltbench.inference.openai_api`): a hosted
+  API, or ``vllm serve`` / SGLang / TGI; top-20 log-probabilities as the API returns them, entropy NaN.
 
 Unknown keys and bad values raise :class:`ValueError` naming the model and the key.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +67,15 @@ from typing import Any, Literal
 
 import yaml
 
-from saltbench.core.vocabulary import BACKENDS, DTYPES, MODEL_NAME_PATTERN, Backend, Dtype
+from saltbench.core.vocabulary import (
+    API_ENDPOINTS,
+    BACKENDS,
+    DTYPES,
+    MODEL_NAME_PATTERN,
+    ApiEndpoint,
+    Backend,
+    Dtype,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +109,41 @@ class LocalSource:
     kind: Literal["local"] = "local"
 
 
-ModelSource = GgufPackageSource | HubSource | LocalSource
+@dataclass(frozen=True)
+class ApiSource:
+    """A model behind an OpenAI-compatible HTTP API: ``base_url`` (``.../v1``) and the served ``model`` name
+    (``backend: openai``; no weights are loaded here)."""
+
+    base_url: str
+    model: str
+    kind: Literal["api"] = "api"
+
+
+ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource
+
+
+@dataclass(frozen=True)
+class ApiSettings:
+    """The ``api`` block of a ``backend: openai`` entry (docs/backends.md §8).
+
+    ``api_key_env`` names the environment variable holding the key (never the key itself; ``None``: no key,
+    as for a local server); ``endpoint``: ``chat`` or ``completions``; ``concurrency``: requests in flight;
+    ``timeout_s`` per request; ``max_retries``: the client's retries (429 honouring ``Retry-After``, 5xx,
+    timeouts, dropped connections); ``token_ids``: ask for token ids (vLLM's ``return_tokens_as_token_ids``;
+    otherwise ids are recorded as -1); ``tokenizer``: a local directory or hub id used to render the chat
+    template for the ``completions`` endpoint and to count prompt tokens for cost estimates; prices in
+    currency units per million prompt / completion tokens (``None``: unknown).
+    """
+
+    api_key_env: str | None = None
+    endpoint: ApiEndpoint = "chat"
+    concurrency: int = 8
+    timeout_s: float = 600.0
+    max_retries: int = 6
+    token_ids: bool = False
+    tokenizer: str | None = None
+    price_prompt_per_mtok: float | None = None
+    price_completion_per_mtok: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +175,7 @@ class ModelSpec:
     backend: Backend = "hf"
     gpu_memory_utilization: float = 0.9
     enforce_eager: bool = False
+    api: ApiSettings | None = None
 
     @property
     def tensor_parallel_size(self) -> int:
@@ -142,7 +193,14 @@ class ModelSpec:
             return Path(cache_dir) / self.name
         if isinstance(src, LocalSource):
             return Path(src.path)
+        if isinstance(src, ApiSource):
+            return src.base_url
         return src.id
+
+    @property
+    def served(self) -> bool:
+        """Whether the model is reached through an HTTP API (``backend: openai``) rather than loaded here."""
+        return isinstance(self.source, ApiSource)
 
     @property
     def revision(self) -> str | None:
@@ -245,12 +303,15 @@ _SPEC_KEYS = {
     "backend",
     "gpu_memory_utilization",
     "enforce_eager",
+    "api",
 }
 _SOURCE_KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, optional)
     "gguf_package": ({"package", "file"}, set()),
     "hub": ({"id"}, {"revision"}),
     "local": ({"path"}, set()),
+    "api": ({"base_url", "model"}, set()),
 }
+_API_KEYS = {f.name for f in dataclasses.fields(ApiSettings)}
 _RESOURCE_KEYS = {"gpus", "gpu_model", "mem_mb", "runtime_min", "cpus"}
 
 
@@ -294,7 +355,69 @@ def _parse_source(model: str, raw: Any) -> ModelSource:
         return GgufPackageSource(package=values["package"], file=values["file"])
     if kind == "hub":
         return HubSource(id=values["id"], revision=values.get("revision", HubSource.revision))
+    if kind == "api":
+        if not values["base_url"].startswith(("http://", "https://")):
+            raise _fail(model, "source.base_url", f"expected an http(s) URL, got {values['base_url']!r}")
+        return ApiSource(base_url=values["base_url"].rstrip("/"), model=values["model"])
     return LocalSource(path=values["path"])
+
+
+def _parse_api(model: str, raw: Any) -> ApiSettings:
+    if raw is None:
+        return ApiSettings()
+    if not isinstance(raw, Mapping):
+        raise _fail(model, "api", f"expected a mapping, got {raw!r}")
+    _check_keys(model, "api", raw, _API_KEYS)
+    values: dict[str, Any] = {}
+    env = raw.get("api_key_env")
+    if env is not None:
+        if not isinstance(env, str) or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env):
+            raise _fail(
+                model, "api.api_key_env", f"expected the name of an environment variable, got {env!r}"
+            )
+        values["api_key_env"] = env
+    if "endpoint" in raw:
+        if raw["endpoint"] not in API_ENDPOINTS:
+            raise _fail(
+                model, "api.endpoint", f"expected one of {list(API_ENDPOINTS)}, got {raw['endpoint']!r}"
+            )
+        values["endpoint"] = raw["endpoint"]
+    for key, minimum in (("concurrency", 1), ("max_retries", 0)):
+        if key in raw:
+            values[key] = _int(model, f"api.{key}", raw[key], minimum)
+    if "timeout_s" in raw:
+        t = raw["timeout_s"]
+        if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
+            raise _fail(model, "api.timeout_s", f"expected a number > 0, got {t!r}")
+        values["timeout_s"] = float(t)
+    if "token_ids" in raw:
+        if not isinstance(raw["token_ids"], bool):
+            raise _fail(model, "api.token_ids", f"expected true or false, got {raw['token_ids']!r}")
+        values["token_ids"] = raw["token_ids"]
+    if raw.get("tokenizer") is not None:
+        values["tokenizer"] = _nonempty_str(model, "api.tokenizer", raw["tokenizer"])
+    for key in ("price_prompt_per_mtok", "price_completion_per_mtok"):
+        price = raw.get(key)
+        if price is not None:
+            if isinstance(price, bool) or not isinstance(price, (int, float)) or price < 0:
+                raise _fail(model, f"api.{key}", f"expected a number >= 0, got {price!r}")
+            values[key] = float(price)
+    settings = ApiSettings(**values)
+    if settings.token_ids and settings.tokenizer is None:
+        raise _fail(
+            model,
+            "api.tokenizer",
+            "with api.token_ids the token texts are decoded from the ids: name the "
+            "tokenizer (a local directory or hub id)",
+        )
+    if settings.endpoint == "completions" and settings.tokenizer is None:
+        raise _fail(
+            model,
+            "api.tokenizer",
+            "the completions endpoint takes a rendered prompt: name the tokenizer whose "
+            "chat template renders it (a local directory or hub id)",
+        )
+    return settings
 
 
 def _parse_resources(model: str, raw: Any) -> Resources:
@@ -361,4 +484,17 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
     if raw.get("pair_with") is not None:
         values["pair_with"] = _nonempty_str(name, "pair_with", raw["pair_with"])
     values["resources"] = _parse_resources(name, raw.get("resources"))
+    served = isinstance(values["source"], ApiSource)
+    if served != (values.get("backend") == "openai"):
+        raise _fail(
+            name,
+            "backend",
+            "a source of kind 'api' needs backend: openai, and backend: openai a source of "
+            f"kind 'api' (got source kind {values['source'].kind!r}, backend "
+            f"{values.get('backend', 'hf')!r})",
+        )
+    if "api" in raw and not served:
+        raise _fail(name, "api", "only a backend: openai entry takes an api block")
+    if served:
+        values["api"] = _parse_api(name, raw.get("api"))
     return ModelSpec(**values)

@@ -1,0 +1,152 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for the ``openai`` backend's tests, with injectable faults.
+
+Answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` deterministically from the request: the
+answer is :data:`ANSWER` cut to ``max_tokens`` tokens (one token per character, except ``é``, sent as two
+byte tokens), each with log-probability ``-0.1 * (i + 1)`` and :data:`N_ALTERNATIVES` alternatives (fewer
+than the 20 asked for, so the client pads). ``faults`` is a list of what the next requests meet, one entry
+consumed per request: ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"reset"`` (the connection closed
+without an answer), ``"truncated"`` (half a body), ``"stall"`` (an answer after ``stall_s``), ``"nologprobs"``
+(a 200 without log-probabilities). Every request is counted and its ``Authorization`` header kept.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+ANSWER = "********\nCAé TAC\n********"
+N_ALTERNATIVES = 3
+
+
+def _tokens(text: str) -> list[tuple[str, list[int]]]:
+    """(token string, bytes) per token: one per character, ``é`` as two tokens of one byte each."""
+    out: list[tuple[str, list[int]]] = []
+    for ch in text:
+        raw = list(ch.encode("utf-8"))
+        if len(raw) > 1:
+            out += [(f"bytes:\\x{b:02x}", [b]) for b in raw]
+        else:
+            out.append((ch, raw))
+    return out
+
+
+def _answer(max_tokens: int) -> tuple[list[tuple[str, list[int]]], str]:
+    tokens = _tokens(ANSWER)
+    finish = "stop" if max_tokens >= len(tokens) else "length"
+    return tokens[:max_tokens], finish
+
+
+def chat_response(body: dict[str, Any], *, logprobs: bool = True) -> dict[str, Any]:
+    tokens, finish = _answer(int(body["max_tokens"]))
+    content = []
+    for i, (tok, raw) in enumerate(tokens):
+        alts = [{"token": tok, "logprob": -0.1 * (i + 1), "bytes": raw}]
+        alts += [
+            {"token": f"alt{j}", "logprob": -5.0 - j, "bytes": list(f"alt{j}".encode())}
+            for j in range(1, N_ALTERNATIVES)
+        ]
+        content.append({"token": tok, "logprob": -0.1 * (i + 1), "bytes": raw, "top_logprobs": alts})
+    text = b"".join(bytes(raw) for _, raw in tokens).decode("utf-8", errors="replace")
+    choice: dict[str, Any] = {
+        "index": 0,
+        "message": {"role": "assistant", "content": text},
+        "finish_reason": finish,
+    }
+    choice["logprobs"] = {"content": content} if logprobs else None
+    return {
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+        "choices": [choice],
+        "usage": {"prompt_tokens": 7, "completion_tokens": len(tokens), "total_tokens": 7 + len(tokens)},
+    }  # fmt: skip
+
+
+def completion_response(body: dict[str, Any]) -> dict[str, Any]:
+    chars = [c for c in ANSWER][: int(body["max_tokens"])]
+    finish = "stop" if int(body["max_tokens"]) >= len(ANSWER) else "length"
+    text = "".join(chars)
+    offsets = [len(body["prompt"]) + i for i in range(len(chars))]
+    tops = [
+        {c: -0.1 * (i + 1), **{f"alt{j}": -5.0 - j for j in range(1, N_ALTERNATIVES)}}
+        for i, c in enumerate(chars)
+    ]
+    return {
+        "id": "cmpl-1", "object": "text_completion", "created": 0, "model": body["model"],
+        "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": {
+            "tokens": chars, "token_logprobs": [-0.1 * (i + 1) for i in range(len(chars))],
+            "text_offset": offsets, "top_logprobs": tops}}],
+        "usage": {"prompt_tokens": 7, "completion_tokens": len(chars), "total_tokens": 7 + len(chars)},
+    }  # fmt: skip
+
+
+class FakeOpenAI:
+    """The server, in a thread: ``base_url``, ``requests`` (count), ``auth`` (headers seen), ``faults``."""
+
+    def __init__(self, stall_s: float = 3.0) -> None:
+        self.requests = 0
+        self.auth: list[str] = []
+        self.faults: list[str] = []
+        self.stall_s = stall_s
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+                length = int(self.headers.get("Content-Length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests += 1
+                    server.auth.append(self.headers.get("Authorization", ""))
+                    fault = server.faults.pop(0) if server.faults else None
+                if fault == "reset":
+                    self.close_connection = True
+                    self.connection.close()
+                    return
+                if fault in ("429", "500"):
+                    self.send_response(int(fault))
+                    if fault == "429":
+                        self.send_header("Retry-After", "0")
+                    payload = b'{"error": {"message": "try again"}}'
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(payload)))
+                    self.end_headers()
+                    self.wfile.write(payload)
+                    return
+                if self.path.endswith("/chat/completions"):
+                    answer = chat_response(body, logprobs=fault != "nologprobs")
+                else:
+                    answer = completion_response(body)
+                payload = json.dumps(answer).encode()
+                if fault == "stall":
+                    time.sleep(server.stall_s)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                if fault == "truncated":
+                    self.wfile.write(payload[: len(payload) // 2])
+                    self.wfile.flush()
+                    self.connection.close()
+                    return
+                self.wfile.write(payload)
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,164 @@
+"""The ``openai`` backend against a local fake OpenAI-compatible server: records, padding, faults, the
+request cache and the API key's hygiene (docs/backends.md §8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from helpers.fake_openai import ANSWER, N_ALTERNATIVES, FakeOpenAI
+
+from saltbench.inference import parse_model_registry
+from saltbench.inference.backends import LoadSettings, load_backend
+from saltbench.inference.openai_api import PAD_ID, byte_token_texts, parse_chat
+
+KEY_ENV = "SALTBENCH_TEST_API_KEY"
+SECRET = "sk-test-5a1t-never-written"
+
+
+def _spec(base_url: str, **api: object):
+    entry = {
+        "source": {"kind": "api", "base_url": base_url, "model": "served"},
+        "backend": "openai",
+        "api": {"api_key_env": KEY_ENV, "max_retries": 4, "timeout_s": 1.0, "concurrency": 2, **api},
+    }
+    return parse_model_registry({"models": {"served": entry}})["served"]
+
+
+@pytest.fixture()
+def server(monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)
+    with FakeOpenAI(stall_s=2.5) as fake:
+        yield fake
+
+
+def _load(server, tmp_path=None, **api):
+    settings = LoadSettings(top_k=20, cache_dir=None if tmp_path is None else tmp_path / "requests")
+    return load_backend(server.base_url, _spec(server.base_url, **api), settings=settings)
+
+
+def test_a_chat_generation_becomes_a_record(server):
+    model = _load(server)
+    prompts = model.render(["say it"])
+    (record,) = model.generate(prompts, [100], progress=False)
+    assert record.finish_reason == "eos" and record.text == ANSWER
+    assert "".join(record.token_texts) == record.text
+    assert record.token_texts[11:13] == ("", "é")  # the split character belongs to the completing token
+    assert record.topk_ids.shape == (record.num_generated_tokens, 20)
+    assert (record.topk_ids[:, N_ALTERNATIVES:] == PAD_ID).all()
+    assert np.isnan(record.topk_logprobs[:, N_ALTERNATIVES:]).all()
+    assert (record.topk_ids[:, 0] == record.token_ids).all()  # string ids: the chosen token is recognised
+    assert (record.token_ids < 0).all() and np.isnan(record.entropy).all()
+    assert record.chosen_logprobs[2] == pytest.approx(-0.3)
+    assert record.num_prompt_tokens == 7
+    assert server.auth == [f"Bearer {SECRET}"]
+
+
+def test_budget_cut_is_length_and_the_budget_is_sent(server):
+    model = _load(server)
+    (record,) = model.generate(model.render(["x"]), [5], progress=False)
+    assert record.finish_reason == "length" and record.num_generated_tokens == 5
+
+
+def test_completions_endpoint_slices_the_text_at_the_offsets(server, monkeypatch):
+    import saltbench.inference.loading as loading
+
+    monkeypatch.setattr(loading, "load_tokenizer", lambda name: None)
+    model = _load(server, endpoint="completions", tokenizer="unused")
+    model.render = lambda instructions: list(instructions)  # type: ignore[method-assign]
+    (record,) = model.generate(["raw prompt"], [100], progress=False)
+    assert record.text == ANSWER and record.token_texts[0] == "*"
+    assert (record.topk_ids[:, 0] == record.token_ids).all()
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "reset", "truncated", "stall"])
+def test_faults_are_retried_and_give_the_same_record(server, fault):
+    model = _load(server)
+    prompts = model.render(["a", "b"])
+    clean = model.generate(prompts, [100, 100], progress=False)
+    server.faults = [fault]
+    retried = model.generate(prompts, [100, 100], progress=False)
+    for a, b in zip(clean, retried):
+        assert a.text == b.text and a.token_texts == b.token_texts
+        np.testing.assert_array_equal(a.chosen_logprobs, b.chosen_logprobs)
+    assert model.usage.retries == 1 and model.usage.failed == 0
+
+
+def test_a_response_without_logprobs_is_asked_again_then_an_error_row(server):
+    model = _load(server, max_retries=1)
+    server.faults = ["nologprobs"]
+    (record,) = model.generate(model.render(["a"]), [100], progress=False)
+    assert record.finish_reason == "eos" and server.requests == 2  # asked again, then fine
+    server.faults = ["nologprobs", "nologprobs"]
+    (failed,) = model.generate(model.render(["a"]), [100], progress=False)
+    assert failed.finish_reason == "error" and "malformed" in (failed.error or "")
+    assert failed.num_generated_tokens == 0
+
+
+def test_a_rerun_sends_only_the_unfinished_requests(server, tmp_path):
+    first = _load(server, tmp_path)
+    prompts = first.render([f"q{i}" for i in range(6)])
+    first.generate(prompts[:4], [100] * 4, progress=False)  # the job was killed after four
+    assert server.requests == 4
+    again = _load(server, tmp_path)
+    records = again.generate(prompts, [100] * 6, progress=False)
+    assert server.requests == 6 and again.usage.cached == 4 and len(records) == 6
+    assert all(r.text == ANSWER for r in records)
+
+
+def test_the_key_is_in_no_file_and_no_error(server, tmp_path, caplog):
+    model = _load(server, tmp_path)
+    server.faults = ["500"] * 6  # more than the retries: the client gives up
+    with caplog.at_level("DEBUG"):
+        (record,) = model.generate(model.render(["a"]), [100], progress=False)
+    assert record.finish_reason == "error" and SECRET not in (record.error or "")
+    assert SECRET not in caplog.text
+    model.generate(model.render(["b"]), [100], progress=False)
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_a_missing_key_variable_is_named(monkeypatch):
+    from saltbench.inference.openai_api import ApiKeyMissing
+
+    monkeypatch.delenv(KEY_ENV, raising=False)
+    spec = _spec("http://127.0.0.1:9/v1")
+    with pytest.raises(ApiKeyMissing, match=KEY_ENV):
+        load_backend("unused", spec)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}}, "needs backend: openai"),
+        ({"source": {"kind": "local", "path": "x"}, "backend": "openai"}, "needs backend: openai"),
+        ({"source": {"kind": "api", "base_url": "h/v1", "model": "m"}, "backend": "openai"}, "http"),
+        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
+          "api": {"api_key_env": "sk-abc def"}}, "name of an environment variable"),
+        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
+          "api": {"endpoint": "completions"}}, "api.tokenizer"),
+        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
+          "api": {"secret": 1}}, "unknown keys"),
+        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
+          "api": {"token_ids": True}}, "decoded from the ids"),
+    ],
+)  # fmt: skip
+def test_registry_refuses_bad_api_entries(entry, message):
+    with pytest.raises(ValueError, match=message):
+        parse_model_registry({"models": {"m": entry}})
+
+
+def test_byte_texts_keep_a_cut_character_on_the_last_token():
+    assert byte_token_texts([[0xC3]], ["x"]) == ["\ufffd"]
+    assert byte_token_texts([[0x61], None], ["a", "b"]) == ["a", "b"]
+
+
+def test_parse_chat_refuses_texts_that_do_not_add_up():
+    from saltbench.inference.openai_api import MalformedResponse
+
+    content = [{"token": "a", "logprob": -1.0, "bytes": [97], "top_logprobs": []}]
+    response = {
+        "choices": [{"message": {"content": "ab"}, "finish_reason": "stop", "logprobs": {"content": content}}]
+    }
+    with pytest.raises(MalformedResponse, match="join to"):
+        parse_chat(response, token_ids=False)
