@@ -11,7 +11,7 @@ from saltbench.config import check_config_files, resolve_config
 from saltbench.core.outputs import target_files
 from saltbench.interventions import InterventionOptions
 from saltbench.workflow.rule_support import report_text
-from saltbench.workflow.runlock import acquire_run_lock, remove_stale_temporaries
+from saltbench.workflow.runlock import acquire_run_lock, remove_stale_job_scripts, remove_stale_temporaries
 
 # config/config.yaml is the default; a --configfile given on the command line replaces it entirely
 # (Snakemake would otherwise deep-merge the two, leaking small-config keys into e.g. config/paper.yaml).
@@ -58,6 +58,7 @@ onstart:
     # this process exits (saltbench.workflow.runlock); then the temporary files of interrupted writers are removed.
     acquire_run_lock()
     remove_stale_temporaries(["data", "results", "figures"])
+    remove_stale_job_scripts()
 
 
 include: "rules/common.smk"

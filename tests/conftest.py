@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PAPER_DATA = Path(os.environ.get("SALT_PAPER_DATA", REPO.parent / "shared" / "reference" / "paper_data"))
+PAPER_DATA = Path(os.environ.get("SALT_PAPER_DATA", REPO / "reference" / "paper_data"))
+"""The authors' reproduction data, shipped in the repository (reference/paper_data/README.md)."""
 
 
 @pytest.fixture(scope="session")

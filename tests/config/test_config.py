@@ -307,6 +307,7 @@ def test_paper_path_without_a_task_folder_is_named(default_cfg, tmp_path):
     with pytest.raises(ConfigError, match=r"paper_path: .* lacks .*NeedlesInHaystack_dataset \(task words"):
         validate_config(default_cfg, check_models=False)
     default_cfg["tasks"] = ["dna", "code"]  # words not needed
+    default_cfg["interventions"]["tasks"] = []  # (the run's tasks)
     validate_config(default_cfg, check_models=False)
 
 
@@ -451,6 +452,7 @@ def test_generated_source_needs_a_count_for_every_task(default_cfg):
     with pytest.raises(ConfigError, match=r"n_samples: a sample count is required .*missing for logic"):
         validate_config(default_cfg, check_models=False)
     default_cfg["tasks"] = ["dna", "code"]
+    default_cfg["interventions"]["tasks"] = []  # (the run's tasks)
     validate_config(default_cfg, check_models=False)
 
 
@@ -759,3 +761,43 @@ def test_max_samples_names_models_of_the_run(default_cfg):
     cfg["inference"]["max_samples"] = {"smollm2-13m": 4}
     with pytest.raises(ConfigError, match=r"inference\.max_samples: 'smollm2-13m' not in models"):
         validate_config(cfg, check_models=False)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda cfg: cfg["inference"].update(cot_factor=float("nan")), r"^inference\.cot_factor: nan is not"),
+        (lambda cfg: cfg["metrics"].update(ci_level=float("inf")), r"^metrics\.ci_level: inf is not a"),
+        (lambda cfg: cfg.update(tasks=["dna", "words"]), r"^interventions\.tasks: logic, matmul, k"),
+        (lambda cfg: cfg.update(models=[]), r"^models: the run names no model"),
+    ],
+)  # fmt: skip
+def test_configurations_that_were_accepted_in_silence_are_refused(
+    default_cfg, repo_root, monkeypatch, change, message
+):
+    """NaN/inf numbers, intervention tasks outside `tasks`, and a run without models stop before any job."""
+    monkeypatch.chdir(repo_root)
+    default_cfg.setdefault("inference", {})
+    default_cfg.setdefault("metrics", {})
+    change(default_cfg)
+    with pytest.raises(ConfigError, match=message):
+        resolve_config(default_cfg)
+
+
+def test_intervention_models_outside_models_are_a_feature(default_cfg, repo_root, monkeypatch):
+    """interventions.models may name a registry model the run does not generate with."""
+    monkeypatch.chdir(repo_root)
+    default_cfg["interventions"]["models"] = ["smollm2-135m"]
+    default_cfg["models"] = ["salt-tiny@final"]
+    default_cfg["inference"]["max_samples"] = {}
+    assert resolve_config(default_cfg).interventions.models == ("smollm2-135m",)
+
+
+def test_a_model_defined_twice_in_the_registry_is_refused(tmp_path):
+    from saltbench.inference import load_model_registry
+
+    path = tmp_path / "models.yaml"
+    entry = "    source: {kind: local, path: x}\n"
+    path.write_text(f"models:\n  m:\n{entry}  other:\n{entry}  m:\n{entry}")
+    with pytest.raises(ValueError, match=r"model 'm' is defined twice \(lines 2 and 6\)"):
+        load_model_registry(path)

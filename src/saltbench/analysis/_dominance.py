@@ -60,7 +60,11 @@ def _aspect_rows(metrics: pl.DataFrame, aspect: Aspect, calibration: str) -> pl.
     )
     if aspect != "rejection":
         return rows
-    ranked = _aspect_rows(metrics, "ranking", calibration).select(*CELL_KEYS, "confidence").unique()
+    ranked = (
+        _aspect_rows(metrics, "ranking", calibration)
+        .select(*CELL_KEYS, "confidence")
+        .unique(maintain_order=True)
+    )
     return rows.join(ranked, on=[*CELL_KEYS, "confidence"], how="semi", nulls_equal=True)
 
 
@@ -174,10 +178,10 @@ def dominance(
         cells.with_columns(pl.col("winners").str.split("+").alias("confidence"))
         .explode("confidence")
         .with_columns((1.0 / pl.col("n_tied")).alias("credit"))
-        .group_by([*group, "confidence"])
+        .group_by([*group, "confidence"], maintain_order=True)
         .agg(pl.col("credit").sum().alias("wins"), pl.col("margin").mean().alias("mean_margin"))
     )
-    n_cells = cells.group_by(group).agg(pl.len().cast(pl.Int64).alias("n_cells"))
+    n_cells = cells.group_by(group, maintain_order=True).agg(pl.len().cast(pl.Int64).alias("n_cells"))
     # Ranks and mean values over all defined functions.
     ranked = []
     for aspect in aspects:
@@ -186,14 +190,14 @@ def dominance(
         if sub.is_empty():
             continue
         signed = pl.col("value") if metric in LOWER_IS_BETTER else -pl.col("value")
-        per_fn = sub.group_by([*CELL_KEYS, "confidence"]).agg(pl.col("value").mean())
+        per_fn = sub.group_by([*CELL_KEYS, "confidence"], maintain_order=True).agg(pl.col("value").mean())
         ranked.append(
             per_fn.with_columns(
                 pl.lit(aspect).alias("aspect"),
                 pl.lit(metric).alias("metric"),
                 signed.rank("min").over(list(CELL_KEYS)).cast(pl.Float64).alias("rank"),
             )
-            .group_by([*group, "confidence"])
+            .group_by([*group, "confidence"], maintain_order=True)
             .agg(pl.col("rank").mean().alias("mean_rank"), pl.col("value").mean().alias("mean_value"))
         )
     ranks = pl.concat(ranked)

@@ -55,8 +55,12 @@ def granularity_table(
         schema={"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String()},
         orient="row",
     )
-    per_model = rows.group_by(["task", "style", "granularity", "metric", "model"]).agg(pl.col("value").mean())
-    grouped = per_model.group_by(["task", "style", "granularity", "metric"]).agg(pl.col("value"))
+    per_model = rows.group_by(["task", "style", "granularity", "metric", "model"], maintain_order=True).agg(
+        pl.col("value").mean()
+    )
+    grouped = per_model.group_by(["task", "style", "granularity", "metric"], maintain_order=True).agg(
+        pl.col("value")
+    )
     out = []
     for rec in grouped.iter_rows(named=True):
         v = np.asarray(rec["value"], dtype=np.float64)

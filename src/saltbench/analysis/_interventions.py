@@ -268,7 +268,7 @@ def fit_intervention_effects(
 
 def _accuracy(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     out = (
-        frame.group_by(list(keys))
+        frame.group_by(list(keys), maintain_order=True)
         .agg(
             pl.len().cast(pl.Int64).alias("n"),
             pl.col("next_correct").cast(pl.Int64).sum().alias("n_correct"),

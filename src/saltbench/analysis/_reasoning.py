@@ -324,8 +324,8 @@ def _paired_samples(
     a = sel.filter((pl.col("model") == cmp.model_a) & (pl.col("style") == cmp.style_a))
     b = sel.filter((pl.col("model") == cmp.model_b) & (pl.col("style") == cmp.style_b))
     keys = (
-        a.select("task", "sample_id").unique()
-        .join(b.select("task", "sample_id").unique(), on=["task", "sample_id"])
+        a.select("task", "sample_id").unique(maintain_order=True)
+        .join(b.select("task", "sample_id").unique(maintain_order=True), on=["task", "sample_id"])
         .sort("task", "sample_id")
         .with_row_index("pair")
     )  # fmt: skip

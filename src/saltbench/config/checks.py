@@ -105,11 +105,11 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry; an
     ``inference.backend`` override fits every model (``openai`` for served models, and only for them); no
     served model is asked for interventions."""
+    if not settings.models:
+        raise ConfigError("models: the run names no model (every table would be empty); name at least one")
     named = [("models", settings.models)]
     if settings.interventions.enabled:
         named.append(("interventions.models", settings.interventions.models))
-    if not any(names for _, names in named):
-        return
     from saltbench.inference import load_model_registry
 
     registry_path = Path(settings.model_registry)
@@ -152,6 +152,7 @@ def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) 
     settings.check_analysis()
     check_training(settings)
     settings.interventions.check_grid()
+    settings.check_interventions()
     if check_models:
         check_models_in_registry(settings)
     settings.inference.check_max_samples(settings.models)

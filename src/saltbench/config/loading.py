@@ -26,6 +26,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
@@ -132,8 +133,22 @@ def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
     return message
 
 
+def _check_finite(data: Any, where: str) -> None:
+    """Raise :class:`ConfigError` naming the key of a NaN or infinite number (YAML ``.nan``, ``.inf``): JSON
+    schema bounds compare false with NaN, so ``cot_factor: .nan`` would otherwise pass and fail in a job."""
+    if isinstance(data, float) and not math.isfinite(data):
+        raise ConfigError(f"{where or 'config'}: {data!r} is not a finite number")
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            _check_finite(value, f"{where}.{key}" if where else str(key))
+    elif isinstance(data, (list, tuple)):
+        for i, value in enumerate(data):
+            _check_finite(value, f"{where}[{i}]")
+
+
 def _check_schema(data: Any, path: str | None = None) -> None:
     """Raise :class:`ConfigError` listing (up to five) schema errors of ``data``, each with its key path."""
+    _check_finite(data, path or "")
     prefix = (path,) if path is not None else ()
     errors = sorted(_validator(path).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     if errors:

@@ -81,6 +81,25 @@ class WorkflowConfig(Block):
             return n
         return PAPER_ROWS[task] if n is None else min(n, PAPER_ROWS[task])
 
+    def check_interventions(self) -> None:
+        """With interventions enabled, every task of ``interventions.tasks`` is one of ``tasks`` (a task
+        outside them has no dataset: its interventions would be dropped in silence).
+
+        ``interventions.models`` may name registry models that are not in ``models``: those run the
+        interventions without the inference stage (docs/configuration.md §3).
+
+        Raises:
+            ConfigError: naming ``interventions.tasks`` and the tasks outside ``tasks``.
+        """
+        if not self.interventions.enabled:
+            return
+        outside = [t for t in self.interventions.tasks if t not in self.tasks]
+        if outside:
+            raise ConfigError(
+                f"interventions.tasks: {', '.join(outside)} not in tasks ({', '.join(self.tasks)}); the "
+                "interventions run on the datasets of the configured tasks"
+            )
+
     def check_datasets(self) -> None:
         """With ``datasets.source: generated``, ``n_samples`` gives a count for every task in ``tasks`` (a
         missing count would otherwise fail when the DAG is built).

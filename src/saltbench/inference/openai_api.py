@@ -133,7 +133,9 @@ class RequestCache:
         """Keep ``response`` under ``key`` (atomically)."""
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=path.parent, suffix=".tmp", delete=False) as handle:
+        # ".*.tmp": what saltbench.workflow.runlock removes after a kill
+        temporary = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".", suffix=".tmp", delete=False)
+        with temporary as handle:
             json.dump(response, handle)
         os.replace(handle.name, path)
 

@@ -268,12 +268,29 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
     """Read and validate a registry YAML file (format in the module docstring)."""
     path = Path(path)
-    with path.open(encoding="utf-8") as handle:
-        raw = yaml.safe_load(handle)
+    text = path.read_text(encoding="utf-8")
+    raw = yaml.safe_load(text)
     try:
+        _reject_repeated_names(yaml.compose(text))
         return parse_model_registry(raw)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
+
+
+def _reject_repeated_names(root: Any) -> None:
+    """A model name written twice under ``models`` is an error (YAML would keep the last one silently)."""
+    if not isinstance(root, yaml.MappingNode):
+        return
+    for key, value in root.value:
+        if key.value == "models" and isinstance(value, yaml.MappingNode):
+            seen: dict[str, int] = {}
+            for name, _ in value.value:
+                if name.value in seen:
+                    raise ValueError(
+                        f"model {name.value!r} is defined twice (lines {seen[name.value]} and "
+                        f"{name.start_mark.line + 1}); YAML would keep the last one"
+                    )
+                seen[name.value] = name.start_mark.line + 1
 
 
 def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:

@@ -88,3 +88,16 @@ def remove_stale_temporaries(roots: Iterable[str | os.PathLike[str]]) -> list[Pa
     for path in removed:
         log.warning("removed %s, left by an interrupted run", path)
     return removed
+
+
+def remove_stale_job_scripts(folder: str | os.PathLike[str] = ".snakemake/scripts") -> list[Path]:
+    """Delete the job scripts Snakemake writes for ``script:`` rules (``tmp*.py``) and removes when a job
+    ends — those of killed jobs stay behind. Call it only while holding the run lock, before any job
+    starts."""
+    root = Path(folder)
+    removed = sorted(root.glob("tmp*.py")) if root.is_dir() else []
+    for path in removed:
+        path.unlink(missing_ok=True)
+    if removed:
+        log.info("removed %d job script(s) of interrupted jobs from %s", len(removed), root)
+    return removed
