@@ -91,3 +91,21 @@ def test_build_dataset_generated_is_deterministic():
 def test_missing_folder_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_paper_datasets(tmp_path / "nowhere")
+
+
+def test_the_shipped_paper_data_matches_its_manifest(repo_root):
+    """reference/paper_data/SHA256SUMS names every file of the shipped reproduction data with its digest."""
+    import hashlib
+
+    root = repo_root / "reference" / "paper_data"
+    listed = {}
+    for line in (root / "SHA256SUMS").read_text().splitlines():
+        digest, name = line.split(maxsplit=1)
+        listed[name.removeprefix("./")] = digest
+    files = {p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()} - {
+        "README.md",
+        "SHA256SUMS",
+    }
+    assert set(listed) == files and len(files) == 18
+    for name, digest in listed.items():
+        assert hashlib.sha256((root / name).read_bytes()).hexdigest() == digest, name
