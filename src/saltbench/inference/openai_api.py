@@ -42,7 +42,6 @@ import codecs
 import hashlib
 import json
 import logging
-import math
 import os
 import tempfile
 import threading
@@ -349,9 +348,9 @@ class OpenAIModel:
 
     spec: ModelSpec
     tokenizer: Any
+    client: Any
     batch_size: int
     top_k: int
-    client: Any
     cache: RequestCache | None = None
     secret: str | None = None
     usage: Usage = field(default_factory=Usage)
@@ -538,13 +537,12 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
 
         tokenizer = load_tokenizer(settings.tokenizer)
     cache = RequestCache(Path(cache_dir)) if cache_dir is not None else None
-    if math.isfinite(settings.timeout_s):
-        log.info(
-            "%s: %s endpoint of %s, %d in flight, timeout %.0f s, %d retries",
-            spec.name, settings.endpoint, spec.source.base_url, settings.concurrency,  # type: ignore[union-attr]
-            settings.timeout_s, settings.max_retries,
-        )  # fmt: skip
-    return OpenAIModel(spec, tokenizer, batch_size, top_k, client, cache, secret)
+    log.info(
+        "%s: %s endpoint of %s, %d in flight, timeout %.0f s, %d retries",
+        spec.name, settings.endpoint, spec.source.base_url, settings.concurrency,  # type: ignore[union-attr]
+        settings.timeout_s, settings.max_retries,
+    )  # fmt: skip
+    return OpenAIModel(spec, tokenizer, client, batch_size, top_k, cache, secret)
 
 
 __all__ = [

@@ -268,10 +268,14 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
     """Read and validate a registry YAML file (format in the module docstring)."""
     path = Path(path)
-    text = path.read_text(encoding="utf-8")
-    raw = yaml.safe_load(text)
+    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
     try:
-        _reject_repeated_names(yaml.compose(text))
+        node = loader.get_single_node()  # parsed once: checked for repeated names, then constructed
+        raw = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    try:
+        _reject_repeated_names(node)
         return parse_model_registry(raw)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None

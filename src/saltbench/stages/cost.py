@@ -20,6 +20,7 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from saltbench.config import WorkflowConfig
 from saltbench.inference.registry import ModelSpec
@@ -59,40 +60,45 @@ def estimate(settings: WorkflowConfig) -> list[RequestEstimate]:
     )
     out = []
     for spec in served:
-        count = _counter(spec)
+        tokenizer = _tokenizer(spec)
+        count = _counter(tokenizer)
         for style in settings.prompt_styles:
             for task in settings.tasks:
                 rows = answered_rows(datasets[task], settings.inference.max_samples.get(spec.name))
-                prompts = _rendered(spec, build_prompts(rows, style, settings.datasets.n_shots))
+                prompts = _rendered(spec, tokenizer, build_prompts(rows, style, settings.datasets.n_shots))
                 budget = spec.max_new_tokens(settings.inference.max_new_tokens_for(task, style))
                 prompt_tokens = sum(count(p) for p in prompts)
                 completion = budget * len(prompts)
                 out.append(
                     RequestEstimate(
                         spec.name, style, task, len(prompts), prompt_tokens, completion,
-                        counted=spec.api is not None and spec.api.tokenizer is not None,
+                        counted=tokenizer is not None,
                         cost=_cost(spec, prompt_tokens, completion),
                     )
                 )  # fmt: skip
     return out
 
 
-def _counter(spec: ModelSpec) -> Callable[[str], int]:
-    if spec.api is not None and spec.api.tokenizer is not None:
-        from saltbench.inference.loading import load_tokenizer
+def _tokenizer(spec: ModelSpec) -> Any:
+    """The entry's ``api.tokenizer``, loaded once per model (``None`` when it names none)."""
+    if spec.api is None or spec.api.tokenizer is None:
+        return None
+    from saltbench.inference.loading import load_tokenizer
 
-        tokenizer = load_tokenizer(spec.api.tokenizer)
+    return load_tokenizer(spec.api.tokenizer)
+
+
+def _counter(tokenizer: Any) -> Callable[[str], int]:
+    if tokenizer is not None:
         return lambda text: len(tokenizer(text, add_special_tokens=False)["input_ids"])
     return lambda text: math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
-def _rendered(spec: ModelSpec, instructions: Sequence[str]) -> list[str]:
+def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> list[str]:
     """The text of each request: the rendered prompt (``completions``) or system prompt + instruction."""
     if spec.api is not None and spec.api.endpoint == "completions":
         from saltbench.inference.chat import render_prompts
-        from saltbench.inference.loading import load_tokenizer
 
-        tokenizer = load_tokenizer(spec.api.tokenizer)  # type: ignore[arg-type]
         return render_prompts(tokenizer, instructions, system_prompt=spec.system_prompt,
                               chat_template=spec.chat_template, thinking=spec.thinking)  # fmt: skip
     return [f"{spec.system_prompt}\n{text}" if spec.system_prompt else text for text in instructions]
