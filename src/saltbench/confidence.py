@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Mapping, Sequence
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from operator import mul
 from types import MappingProxyType
@@ -54,6 +55,9 @@ SENTINEL_THRESHOLD = -1000.0
 """A chosen-token log-prob below this is treated as a sentinel (e.g. ``-inf``, ``-9999``) and repaired."""
 PAD_LOGPROB = -1e9
 """Padding value for missing top-k entries (softmax weight 0)."""
+ROUNDING_TOLERANCE = 1e-5
+"""How far a log-probability may lie above 0, and an entropy below 0, before it is refused: float32
+log-softmax and entropy kernels round to a few 1e-7 either side of the bound."""
 _CHUNK = 1 << 14  # rows per block: temporaries stay small
 _EXP_FLOOR = -700.0
 """Shifted logits ``s = d - m`` below this (absent entries: -inf) are raised to it before ``e^s``.
@@ -173,6 +177,27 @@ def _check_parameters(top_k: int, eps: float) -> None:
         raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
     if not 0.0 < eps < 1.0:
         raise ValueError(f"eps must lie in (0, 1), got {eps!r}")
+
+
+def _check_logprobs(values: npt.NDArray[Any], name: str) -> None:
+    """``ValueError`` naming ``name`` and the first entry above 0 (+inf included; NaN and -inf pass)."""
+    bad = values > ROUNDING_TOLERANCE
+    if bad.any():
+        where = tuple(np.argwhere(bad)[0])
+        raise ValueError(
+            f"{name} must be log-probabilities (<= 0; -inf and NaN allowed), got {values[where].item()!r} "
+            f"at [{', '.join(map(str, where))}]"
+        )
+
+
+def _check_entropies(values: FloatArray, name: str) -> None:
+    """``ValueError`` naming ``name`` and the first negative or infinite entry (NaN passes: not recorded)."""
+    bad = (values < -ROUNDING_TOLERANCE) | np.isinf(values)
+    if bad.any():
+        first = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"{name} must be finite or NaN (not recorded) and >= 0, got {values[first].item()!r} at [{first}]"
+        )
 
 
 def _repaired_sentinels(others: npt.NDArray[Any], absent: BoolArray) -> FloatArray:
@@ -310,10 +335,8 @@ def token_signals(
             raise ValueError(f"full_entropy must have shape ({n},), got {ent.shape}")
         if np.isnan(chosen).any():
             raise ValueError("chosen_logprob must not contain NaN for flavour='full'")
-        if np.isinf(ent).any():
-            raise ValueError(
-                f"full_entropy must be finite or NaN (not recorded), got {ent[np.isinf(ent)][0]!r}"
-            )
+        _check_logprobs(chosen, "chosen_logprob")
+        _check_entropies(ent, "full_entropy")
         return np.log(np.clip(np.exp(np.minimum(chosen, 0.0)), eps, 1.0)), ent.copy()
     # Kept in the caller's dtype (e.g. float32 from Parquet); converted chunk by chunk to bound memory.
     others = np.full((n, 0), np.nan) if topk_logprobs is None else np.asarray(topk_logprobs)
@@ -326,6 +349,8 @@ def token_signals(
         mask = np.asarray(chosen_in_topk, dtype=bool)
         if mask.shape != others.shape:
             raise ValueError(f"chosen_in_topk must have shape {others.shape}, got {mask.shape}")
+    _check_logprobs(chosen, "chosen_logprob")
+    _check_logprobs(others, "topk_logprobs")
     log_p = np.empty(n)
     entropy = np.empty(n)
     for lo in range(0, n, _CHUNK):
@@ -562,6 +587,50 @@ def unit_confidences(
 # -- one-unit convenience API --------------------------------------------------------------------------
 
 
+def _check_vectors(vectors: object) -> None:
+    """``TypeError`` / ``ValueError`` naming the entry of ``token_logprob_vectors`` that is not a
+    log-probability vector (docs/confidence.md §1.3). Per token one ``max``; the entry-by-entry diagnosis
+    runs only for a vector that fails it (or holds NaN first, which ``max`` cannot see past)."""
+    if isinstance(vectors, (str, bytes)) or not isinstance(vectors, (Sequence, np.ndarray)):
+        raise TypeError(
+            "token_logprob_vectors must be a sequence with one entry per token, "
+            f"got {type(vectors).__name__} {vectors!r:.60}"
+        )
+    for i, vector in enumerate(vectors):
+        if vector is None:
+            continue
+        try:
+            if len(vector) == 0 or max(vector) <= ROUNDING_TOLERANCE:
+                continue
+        except TypeError:
+            pass
+        _diagnose_vector(i, vector)
+
+
+def _diagnose_vector(i: int, vector: object) -> None:
+    """Raise for the first entry of ``token_logprob_vectors[i]`` that is not a log-probability."""
+    if isinstance(vector, (str, bytes)) or not isinstance(vector, Iterable):
+        hint = (
+            "; one log-probability per token is written [[-0.5], [-1.0]]"
+            if isinstance(vector, numbers.Real)
+            else ""
+        )
+        raise TypeError(
+            f"token_logprob_vectors[{i}] must be None or a sequence of log-probabilities, "
+            f"got {type(vector).__name__} {vector!r:.60}{hint}"
+        )
+    for j, x in enumerate(vector):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise TypeError(
+                f"token_logprob_vectors[{i}][{j}] must be a number, got {type(x).__name__} {x!r:.60}"
+            )
+        if float(x) > ROUNDING_TOLERANCE:
+            raise ValueError(
+                f"token_logprob_vectors[{i}][{j}] must be a log-probability (<= 0; -inf and NaN allowed), "
+                f"got {x!r}"
+            )
+
+
 def _repaired_chosen(alternatives: Sequence[float]) -> float:
     """docs/confidence.md §2.1 step 2 for one token (as :func:`_repaired_sentinels` for rows)."""
     finite = [x for x in alternatives if -math.inf < x < math.inf]
@@ -657,10 +726,8 @@ def _full_unit_signals(
         entropy = []
     if len(entropy) != len(vectors):
         raise ValueError(f"full_entropy must have shape ({len(vectors)},), got {np.shape(full_entropy)}")
-    if not math.isfinite(sum(entropy)):  # an infinite entry, or NaN ones (allowed) that may hide one
-        infinite = [h for h in entropy if math.isinf(h)]
-        if infinite:
-            raise ValueError(f"full_entropy must be finite or NaN (not recorded), got {infinite[0]!r}")
+    if not math.isfinite(sum(entropy)) or min(entropy) < -ROUNDING_TOLERANCE:  # NaN entries (allowed)
+        _check_entropies(np.asarray(entropy), "full_entropy")  # may hide an infinite or negative one
     return log_p, entropy
 
 
@@ -710,7 +777,10 @@ def unit_confidence(
         ``{name: value}`` for the nine names of :data:`CONFIDENCE_FUNCTIONS` and ``"num_tokens"``.
 
     Raises:
-        ValueError: zero tokens, an unknown flavour, or invalid ``top_k``/``eps``/``full_entropy``.
+        TypeError: ``token_logprob_vectors`` or one of its entries is not a sequence of numbers (the message
+            names the entry, e.g. ``token_logprob_vectors[0]``).
+        ValueError: zero tokens, a log-probability above 0 (or +inf), an unknown flavour, or invalid
+            ``top_k``/``eps``/``full_entropy`` (negative or infinite entropies).
 
     Example:
         >>> c = unit_confidence([[0, -1], [-1, -2]])
@@ -720,6 +790,7 @@ def unit_confidence(
         20.0
     """
     _check_flavour(flavour)
+    _check_vectors(token_logprob_vectors)
     if len(token_logprob_vectors) == 0:
         raise ValueError("token_logprob_vectors must contain at least one token, got 0")
     if flavour == "full":

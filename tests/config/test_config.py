@@ -799,5 +799,20 @@ def test_a_model_defined_twice_in_the_registry_is_refused(tmp_path):
     path = tmp_path / "models.yaml"
     entry = "    source: {kind: local, path: x}\n"
     path.write_text(f"models:\n  m:\n{entry}  other:\n{entry}  m:\n{entry}")
-    with pytest.raises(ValueError, match=r"model 'm' is defined twice \(lines 2 and 6\)"):
+    with pytest.raises(
+        ValueError, match=r"models.yaml, line 6: duplicate key 'models.m' \(first defined on line 2\)"
+    ):
+        load_model_registry(path)
+
+
+def test_a_key_written_twice_in_a_registry_entry_is_refused(tmp_path):
+    from saltbench.inference import load_model_registry
+
+    path = tmp_path / "models.yaml"
+    path.write_text(
+        "models:\n  m:\n    source: {kind: local, path: x}\n    dtype: float32\n    dtype: float16\n"
+    )
+    with pytest.raises(
+        ValueError, match=rf"{path}, line 5: duplicate key 'models.m.dtype' \(first defined on line 4\)"
+    ):
         load_model_registry(path)

@@ -157,3 +157,12 @@ def test_surrogate_example():
         ("incorrect", "\ufffd", "\ufffd", 4),
         ("correct", "\ufffd", "\ufffd", 6),
     ]
+
+
+@pytest.mark.parametrize("reference", [None, 3, b"AGA"])
+def test_a_reference_that_is_not_a_string_is_a_type_error(reference):
+    """A missing reference is a caller's error, not an empty answer scoring precision 0."""
+    with pytest.raises(TypeError, match=rf"reference must be a string, got {type(reference).__name__}"):
+        evaluate("AGA GCT", reference, "dna")
+    with pytest.raises(TypeError, match="reference must be a string"):
+        evaluate_many(["AGA GCT"], [reference], "dna")

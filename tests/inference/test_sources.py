@@ -9,6 +9,7 @@ import pytest
 
 from saltbench.inference import SOURCE_RECORD, convert_gguf_to_safetensors, file_sha256, resolve_gguf
 from saltbench.inference.sources import CONVERSION_FORMAT
+from saltbench.io import write_manifest
 
 
 def test_existing_conversion_with_same_sha_is_reused(tmp_path):
@@ -17,7 +18,18 @@ def test_existing_conversion_with_same_sha_is_reused(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     (out / SOURCE_RECORD).write_text(json.dumps({"sha256": file_sha256(gguf), "format": CONVERSION_FORMAT}))
+    write_manifest(out, rule="convert_gguf_model")
     assert convert_gguf_to_safetensors(gguf, out) == out  # returns without loading anything
+
+
+def test_existing_conversion_whose_files_do_not_verify_is_redone(tmp_path):
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"not really a gguf")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / SOURCE_RECORD).write_text(json.dumps({"sha256": file_sha256(gguf), "format": CONVERSION_FORMAT}))
+    with pytest.raises(Exception, match="GGUF"):  # noqa: B017 - no manifest: it converts (and fails on the fake)
+        convert_gguf_to_safetensors(gguf, out)
 
 
 def test_conversion_of_an_older_format_is_redone(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import roc_auc_score
 
-from saltbench.metrics import auroc, auroc_per_group, auroc_per_response
+from saltbench.metrics import aurc, auroc, auroc_per_group, auroc_per_response, prr
 
 
 @pytest.mark.parametrize(
@@ -31,15 +32,27 @@ def test_worked_values(scores, correct, expected):
 
 @pytest.mark.parametrize(
     ("scores", "correct"),
-    [([0.88], [0]), ([0.3, 0.4], [1, 1]), ([0.3, 0.4], [0, 0]), ([], []), ([float("nan"), 0.5], [1, 0])],
+    [([0.88], [0]), ([0.3, 0.4], [1, 1]), ([0.3, 0.4], [0, 0])],
 )
 def test_undefined_is_nan(scores, correct):
     assert math.isnan(auroc(scores, correct))
 
 
-def test_nonfinite_entries_are_dropped():
-    assert auroc([float("nan"), 0.9, float("inf"), 0.1], [0, 1, 0, 0]) == 1.0
-    assert auroc([0.2, 0.9, 0.1], [float("nan"), 1, 0]) == 1.0
+@pytest.mark.parametrize(
+    ("scores", "correct", "message"),
+    [
+        ([], [], "scores must not be empty"),
+        ([float("nan"), 0.5], [1, 0], "scores must be finite, got nan"),
+        ([0.9, float("inf")], [1, 0], "scores must be finite, got inf"),
+        ([0.2, 0.9], [float("nan"), 1], "correct must contain only 0/1 (or bools), got nan"),
+    ],
+)
+def test_empty_or_nonfinite_input_is_refused_as_by_every_metric(scores, correct, message):
+    for metric in (auroc, prr, aurc):
+        with pytest.raises(ValueError, match=re.escape(message)):
+            metric(scores, correct)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        auroc_per_response(scores, correct, [0] * len(scores))
 
 
 def test_validation():
@@ -70,7 +83,6 @@ def test_per_response_undefined_groups():
     assert auroc_per_response(scores, correct, groups, paper_micro=True) == pytest.approx(2 / 3)
     assert math.isnan(auroc_per_response([0.5], [1], [0]))
     assert auroc_per_response([0.5], [1], [0], paper_micro=True) == 0.0
-    assert math.isnan(auroc_per_response([], [], []))
 
 
 def _sklearn_or_nan(y, s):

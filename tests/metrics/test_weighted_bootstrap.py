@@ -27,28 +27,28 @@ from saltbench.metrics._bootstrap import _batched, _resample_indices, mean_score
 
 TOL = 1e-12
 
-# (name, metric, scores may be NaN); confidences lie in [0, 1] for every metric
+# (name, metric); confidences lie in [0, 1] for every metric
 POOLED = [
-    ("auroc", auroc, True),
-    ("prr", prr, False),
-    ("prr_atol0", functools.partial(prr, atol=0.0), False),
-    ("prr_average", functools.partial(prr, ties="average"), False),
-    ("aurc", aurc, False),
-    ("aurc_average", functools.partial(aurc, ties="average"), False),
-    ("ece", ece, False),
-    ("ece_bins4", functools.partial(ece, n_bins=4), False),
-    ("ece_corrected", functools.partial(ece, n_bins=15, binning="corrected"), False),
-    ("mce", mce, False),
-    ("mce_corrected", functools.partial(mce, n_bins=3, binning="corrected"), False),
-    ("brier", brier, False),
-    ("mean_score", mean_score, False),
+    ("auroc", auroc),
+    ("prr", prr),
+    ("prr_atol0", functools.partial(prr, atol=0.0)),
+    ("prr_average", functools.partial(prr, ties="average")),
+    ("aurc", aurc),
+    ("aurc_average", functools.partial(aurc, ties="average")),
+    ("ece", ece),
+    ("ece_bins4", functools.partial(ece, n_bins=4)),
+    ("ece_corrected", functools.partial(ece, n_bins=15, binning="corrected")),
+    ("mce", mce),
+    ("mce_corrected", functools.partial(mce, n_bins=3, binning="corrected")),
+    ("brier", brier),
+    ("mean_score", mean_score),
 ]
 PER_RESPONSE = [
-    ("auroc_per_response", auroc_per_response, True),
-    ("auroc_per_response_micro", functools.partial(auroc_per_response, paper_micro=True), True),
-    ("prr_per_response", prr_per_response, False),
-    ("prr_per_response_size", functools.partial(prr_per_response, group_weighting="size"), False),
-    ("prr_per_response_paper", functools.partial(prr_per_response, ties="paper"), False),
+    ("auroc_per_response", auroc_per_response),
+    ("auroc_per_response_micro", functools.partial(auroc_per_response, paper_micro=True)),
+    ("prr_per_response", prr_per_response),
+    ("prr_per_response_size", functools.partial(prr_per_response, group_weighting="size")),
+    ("prr_per_response_paper", functools.partial(prr_per_response, ties="paper")),
 ]
 
 
@@ -83,31 +83,28 @@ def inputs(draw):
     s = np.array(draw(st.lists(st.sampled_from(pool), min_size=n, max_size=n)), dtype=np.float64)
     label = st.sampled_from([0, 1])
     y = np.array(draw(st.one_of(st.lists(label, min_size=n, max_size=n), label.map(lambda v: [v] * n))))
-    nan_mask = np.array(draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     n_resamples = draw(st.integers(1, 25))
     seed = draw(st.integers(0, 2**32 - 1))
     draws = np.random.default_rng(seed).integers(0, codes.max() + 1, size=(n_resamples, codes.max() + 1))
-    return s, y.astype(np.float64), codes, nan_mask, draws
+    return s, y.astype(np.float64), codes, draws
 
 
 @pytest.mark.parametrize("dense_groups", [_weighted.DENSE_GROUPS, 0])  # block sums: matrix product, unit sums
 @settings(max_examples=100, deadline=None)
 @given(data=inputs())
 def test_every_batched_metric_equals_the_per_resample_path(data, dense_groups):
-    s, y, codes, nan_mask, draws = data
+    s, y, codes, draws = data
     counts = _weighted.group_counts(draws, codes.max() + 1)
     previous, _weighted.DENSE_GROUPS = _weighted.DENSE_GROUPS, dense_groups
     try:
-        for name, metric, may_nan in POOLED:
-            scores = np.where(nan_mask, np.nan, s) if may_nan else s
-            batched = _batched(metric, False, scores, y, codes)
+        for name, metric in POOLED:
+            batched = _batched(metric, False, s, y, codes)
             assert batched is not None, name
-            assert_same(batched(counts), per_resample(metric, scores, y, codes, draws, False))
-        for name, metric, may_nan in PER_RESPONSE:
-            scores = np.where(nan_mask, np.nan, s) if may_nan else s
-            batched = _batched(metric, True, scores, y, codes)
+            assert_same(batched(counts), per_resample(metric, s, y, codes, draws, False))
+        for name, metric in PER_RESPONSE:
+            batched = _batched(metric, True, s, y, codes)
             assert batched is not None, name
-            assert_same(batched(counts), per_resample(metric, scores, y, codes, draws, True))
+            assert_same(batched(counts), per_resample(metric, s, y, codes, draws, True))
     finally:
         _weighted.DENSE_GROUPS = previous
 
@@ -115,9 +112,9 @@ def test_every_batched_metric_equals_the_per_resample_path(data, dense_groups):
 @settings(max_examples=40, deadline=None)
 @given(inputs())
 def test_row_chunks_do_not_change_values(data):
-    s, y, codes, _, draws = data
+    s, y, codes, draws = data
     counts = _weighted.group_counts(draws, codes.max() + 1)
-    for _, metric, _ in POOLED:
+    for _, metric in POOLED:
         whole = _batched(metric, False, s, y, codes)(counts)
         previous = _weighted.ROW_CHUNK_ELEMENTS
         _weighted.ROW_CHUNK_ELEMENTS = 1  # one resample per chunk
@@ -161,8 +158,8 @@ def _data(seed, n_groups=30, rounding=1):
     return scores, correct, groups.astype(str)
 
 
-METRICS = {name: (metric, False) for name, metric, _ in POOLED} | {
-    name: (metric, True) for name, metric, _ in PER_RESPONSE
+METRICS = {name: (metric, False) for name, metric in POOLED} | {
+    name: (metric, True) for name, metric in PER_RESPONSE
 }
 
 

@@ -86,3 +86,31 @@ def test_findings_page_estimates_the_tiny_family_everywhere(run_dir: Path) -> No
     figures = run_dir / "figures"
     for name in ("reasoning_tradeoff", "interventions_propagation", "interventions_context_length"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
+
+
+def test_a_damaged_model_file_fails_its_job_by_name_and_the_next_run_rebuilds_it(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    """4096 bytes overwritten in the middle of the converted SmolLM2 weights (in a copy of the finished run):
+    the generation job refuses them naming the file, and the next run plans the conversion again."""
+    import shutil
+
+    work = Path(shutil.copytree(run_dir, tmp_path / "run", symlinks=True))
+    weights = work / "data" / "models" / "converted" / "smollm2-135m" / "model.safetensors"
+    with open(weights, "r+b") as handle:
+        handle.seek(weights.stat().st_size // 2)
+        handle.write(b"\xa5" * 4096)
+    snakemake = [sys.executable, "-m", "snakemake", "--cores", "2", "--profile", "profiles/local"]
+    forced = subprocess.run(
+        [*snakemake, "--forcerun", "data/generations/smollm2-135m/direct/dna.parquet"],
+        cwd=work, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert forced.returncode != 0
+    log = (work / "logs" / "generations" / "smollm2-135m" / "generate.log").read_text()
+    assert f"{weights.relative_to(work)}: SHA-256 differs from the manifest" in log + forced.stderr, log[
+        -2000:
+    ]
+    assert "the rule convert_gguf_model rebuilds it" in log + forced.stderr
+    assert not weights.parent.exists()  # moved aside
+    plan = subprocess.run([*snakemake, "--dry-run"], cwd=work, capture_output=True, text=True, timeout=600)
+    assert plan.returncode == 0 and "convert_gguf_model" in plan.stdout, plan.stdout[-2000:]

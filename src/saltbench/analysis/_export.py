@@ -5,14 +5,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import polars as pl
 
 from saltbench.core.contracts import Artifact, ContractError
 from saltbench.core.contracts import artifact as artifact_spec
-from saltbench.io import write_table
+from saltbench.io import write_atomic, write_table
 
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}",
@@ -104,7 +103,8 @@ def write_table_outputs(
     The frame is checked against its artifact before anything is written: a frame that breaks the contract
     raises :class:`saltbench.core.contracts.ContractError` naming the file and the column, and no format is
     written. Parquet goes through :func:`saltbench.io.write_table` (atomic, provenance and the artifact in
-    the metadata); CSV is written by polars (full precision, NaN as ``NaN``); TeX by :func:`to_latex`.
+    the metadata); CSV is rendered by polars (full precision, NaN as ``NaN``), TeX by :func:`to_latex`, both
+    written atomically by :func:`saltbench.io.write_atomic`.
     """
     unknown = set(paths) - set(TABLE_FORMATS)
     if unknown:
@@ -115,11 +115,7 @@ def write_table_outputs(
     except ContractError as exc:
         raise ContractError(f"{paths.get('parquet', next(iter(paths.values()), ''))}: {exc}") from None
     for kind, path in paths.items():
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "parquet":
-            write_table(frame, target, meta, spec)
-        elif kind == "csv":
-            frame.write_csv(target)
-        else:
-            target.write_text(to_latex(frame, digits=digits), encoding="utf-8")
+            write_table(frame, path, meta, spec)
+        else:  # rendered in memory, then written atomically (a write error names the file)
+            write_atomic(path, frame.write_csv() if kind == "csv" else to_latex(frame, digits=digits))

@@ -94,8 +94,11 @@ units' comparison keys (§4.1) and DK flags (§4.2), and the reference units' ke
 
 
 def _clean_reference(reference: object) -> str:
-    """The reference's clean text: ``*`` removed, stripped (docs/evaluation.md §3.1)."""
-    return _as_text(reference, "reference").replace("*", "").strip()
+    """The reference's clean text: ``*`` removed, stripped (docs/evaluation.md §3.1); a reference is
+    required (``None`` is a ``TypeError``, unlike a response, where it means "no text")."""
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be a string, got {type(reference).__name__} {reference!r:.60}")
+    return reference.replace("*", "").strip()
 
 
 def _dk_flags(units: Sequence[str], text: str) -> list[bool]:

@@ -272,12 +272,19 @@ def load_backend(
     """Load the registry model ``spec`` (its files at ``model_path``) on ``backend`` (default: the entry's
     ``backend`` key).
 
+    The files at ``model_path`` are checked against their digest manifest first
+    (:func:`~saltbench.inference.registry.verify_model_files`).
+
     Raises:
         ValueError: ``backend`` is not one of :data:`BACKEND_LOADERS`.
+        saltbench.io.CorruptFileError: a model file differs from the manifest (the message names it).
     """
+    from saltbench.inference.registry import verify_model_files
+
     name = backend or spec.backend
     if name not in BACKEND_LOADERS:
         raise ValueError(f"backend {name!r} is not one of {', '.join(BACKEND_LOADERS)}")
+    verify_model_files(model_path, spec)
     loaded = BACKEND_LOADERS[name](model_path, spec, settings)
     log.info("%s loaded on %s", spec.name, name)
     return loaded

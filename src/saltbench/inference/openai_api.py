@@ -43,7 +43,6 @@ import hashlib
 import json
 import logging
 import os
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -57,6 +56,7 @@ from tqdm.auto import tqdm
 
 from saltbench.core.vocabulary import Backend, FinishReason
 from saltbench.inference.records import GenerationRecord, TokenScores
+from saltbench.io import write_atomic
 
 if TYPE_CHECKING:
     from saltbench.inference.forced import ForcedContinuation, StopRule
@@ -130,13 +130,8 @@ class RequestCache:
 
     def put(self, key: str, response: Mapping[str, Any]) -> None:
         """Keep ``response`` under ``key`` (atomically)."""
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # ".*.tmp": what saltbench.workflow.runlock removes after a kill
-        temporary = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".", suffix=".tmp", delete=False)
-        with temporary as handle:
-            json.dump(response, handle)
-        os.replace(handle.name, path)
+        # temporary ".{name}.*.tmp": what saltbench.workflow.runlock removes after a kill
+        write_atomic(self._path(key), json.dumps(response))
 
 
 def _string_ids(

@@ -244,7 +244,7 @@ def prepare_model(spec: ModelSpec, cache_dir: str | Path) -> str | Path:
     target = spec.resolve_path(cache_dir)
     if isinstance(src, GgufPackageSource):
         gguf_path = resolve_gguf(src.package, src.file)
-        return convert_gguf_to_safetensors(gguf_path, Path(target))
+        return convert_gguf_to_safetensors(gguf_path, Path(target))  # verified when reused
     if isinstance(src, LocalSource):
         path = Path(target)
         if not (path / "config.json").is_file():
@@ -253,8 +253,40 @@ def prepare_model(spec: ModelSpec, cache_dir: str | Path) -> str | Path:
                 f"(no config.json there{'' if path.exists() else '; the path does not exist'}); "
                 "train or copy the model first, or fix config/models.yaml"
             )
+        verify_model_files(path, spec)
         return path
     return target
+
+
+def verify_model_files(model_path: str | Path, spec: ModelSpec) -> None:
+    """Check a model directory against its digest manifest before it is loaded (docs/reliability.md §2.1).
+
+    A ``gguf_package`` conversion must carry a manifest (the conversion writes one); a ``local`` directory
+    is checked when it has one (the workflow's trained checkpoints do; a directory of your own may not);
+    hub ids and served models have no local directory to check. A directory that fails is moved aside
+    (:func:`saltbench.io.quarantine`) when the workflow built it, so that the next run rebuilds it.
+
+    Raises:
+        saltbench.io.CorruptFileError: a listed file is missing, of another size or with other bytes (or the
+            conversion's manifest is missing); the message names the file, the rule that rebuilds the
+            directory and where the directory was moved.
+    """
+    from saltbench.io import CorruptDirectoryError, CorruptFileError, quarantine, verify_manifest
+
+    path = Path(model_path)
+    if isinstance(spec.source, ApiSource) or not path.is_dir():
+        return
+    try:
+        verify_manifest(path, required=isinstance(spec.source, GgufPackageSource))
+    except CorruptDirectoryError as exc:
+        rule = exc.rule or ("convert_gguf_model" if isinstance(spec.source, GgufPackageSource) else "")
+        if not rule:  # not built by the workflow: left where it is
+            raise
+        moved = quarantine(path)
+        raise CorruptFileError(
+            f"model {spec.name!r}: {exc}; the directory was moved to {moved}, so the next run of the "
+            "workflow rebuilds it"
+        ) from None
 
 
 def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
@@ -266,35 +298,23 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
 
 
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
-    """Read and validate a registry YAML file (format in the module docstring)."""
+    """Read and validate a registry YAML file (format in the module docstring).
+
+    Read with :class:`saltbench.io.yaml_files.StrictYAMLLoader`: a key written twice anywhere — a model name,
+    or a key inside one model's spec — is a ``ValueError`` naming the file and both lines (YAML would keep
+    the last one silently).
+    """
+    from saltbench.io.yaml_files import StrictYAMLLoader, yaml_error_message
+
     path = Path(path)
-    loader = yaml.SafeLoader(path.read_text(encoding="utf-8"))
     try:
-        node = loader.get_single_node()  # parsed once: checked for repeated names, then constructed
-        raw = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
+        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
+    except yaml.YAMLError as exc:
+        raise ValueError(yaml_error_message(path, exc)) from None
     try:
-        _reject_repeated_names(node)
         return parse_model_registry(raw)
     except ValueError as exc:
         raise ValueError(f"{path}: {exc}") from None
-
-
-def _reject_repeated_names(root: Any) -> None:
-    """A model name written twice under ``models`` is an error (YAML would keep the last one silently)."""
-    if not isinstance(root, yaml.MappingNode):
-        return
-    for key, value in root.value:
-        if key.value == "models" and isinstance(value, yaml.MappingNode):
-            seen: dict[str, int] = {}
-            for name, _ in value.value:
-                if name.value in seen:
-                    raise ValueError(
-                        f"model {name.value!r} is defined twice (lines {seen[name.value]} and "
-                        f"{name.start_mark.line + 1}); YAML would keep the last one"
-                    )
-                seen[name.value] = name.start_mark.line + 1
 
 
 def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:

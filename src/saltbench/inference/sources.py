@@ -26,15 +26,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from saltbench.io import file_sha256
+from saltbench.io import CorruptFileError, file_sha256, naming_write_errors, verify_manifest, write_manifest
 
 logger = logging.getLogger(__name__)
 
 SOURCE_RECORD = "saltbench_source.json"
+"""File written into every converted directory: the source GGUF's name, size and sha256."""
 CONVERSION_FORMAT = 2
 """Version of the conversion recipe; a directory converted by another version is converted again
 (2: plain float32 model without a GGUF quantizer, fast tokenizer class, for transformers 5)."""
-"""File written into every converted directory: the source GGUF's name, size and sha256."""
 
 
 def resolve_gguf(package: str, file: str) -> Path:
@@ -175,23 +175,50 @@ def _declare_fast_tokenizer(model_dir: Path) -> None:
         config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
+def _convert_into(gguf_path: Path, sha: str, tmp: Path, rule: str) -> None:
+    """Write the converted model, its source record and its digest manifest into the empty folder ``tmp``."""
+    import torch
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    with _gguf_parsed_once():
+        tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
+        _repair_tokenizer(tokenizer, _gguf_tokenizer_metadata(gguf_path))
+        model = AutoModelForCausalLM.from_pretrained(
+            gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
+        )
+    if tokenizer.eos_token_id is not None and model.generation_config.eos_token_id is None:
+        model.generation_config.eos_token_id = tokenizer.eos_token_id
+    _plain_model(model).save_pretrained(tmp, safe_serialization=True)
+    tokenizer.save_pretrained(tmp)
+    _declare_fast_tokenizer(tmp)
+    record = {
+        "source_file": gguf_path.name,
+        "size": gguf_path.stat().st_size,
+        "sha256": sha,
+        "format": CONVERSION_FORMAT,
+        "transformers_version": transformers.__version__,
+    }
+    (tmp / SOURCE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_manifest(tmp, rule=rule)
+    os.chmod(tmp, 0o755)
+
+
 def convert_gguf_to_safetensors(
-    gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False
+    gguf_path: str | Path, out_dir: str | Path, *, overwrite: bool = False, rule: str = "convert_gguf_model"
 ) -> Path:
     """Convert a GGUF checkpoint to a float32 safetensors ``save_pretrained`` directory.
 
     Writes config, generation config, ``model.safetensors``, the tokenizer files (with special
     tokens repaired from the GGUF metadata, see the module docstring) and ``saltbench_source.json``
-    (``{"source_file", "size", "sha256", "format", "transformers_version"}``). The directory is built in a
-    temporary sibling and renamed into place, so ``out_dir`` is either complete or absent.
+    (``{"source_file", "size", "sha256", "format", "transformers_version"}``) and, last, the digest manifest
+    (:func:`saltbench.io.write_manifest`, naming ``rule`` as the rule that rebuilds it). The directory is
+    built in a temporary sibling and renamed into place, so ``out_dir`` is either complete or absent; a write
+    error (disk full, permission) is an :class:`~saltbench.io.OutputWriteError` naming ``out_dir``.
 
-    If ``out_dir`` already holds a conversion of a file with the same sha256 it is returned as is
-    (unless ``overwrite``); any other existing ``out_dir`` is replaced.
+    If ``out_dir`` already holds a conversion of a file with the same sha256 whose files match its manifest
+    it is returned as is (unless ``overwrite``); any other existing ``out_dir`` is replaced.
     """
-    import torch
-    import transformers
-    from transformers import AutoModelForCausalLM, AutoTokenizer
-
     gguf_path = Path(gguf_path).resolve()
     out_dir = Path(out_dir)
     if not gguf_path.is_file():
@@ -200,38 +227,25 @@ def convert_gguf_to_safetensors(
     existing = read_source_record(out_dir)
     current = existing is not None and existing.get("format") == CONVERSION_FORMAT
     if current and existing.get("sha256") == sha and not overwrite:  # type: ignore[union-attr]
-        logger.info("reusing converted model in %s (sha256 %s)", out_dir, sha[:12])
-        return out_dir
+        try:
+            verify_manifest(out_dir)
+        except CorruptFileError as exc:
+            logger.warning("converting again: %s", exc)
+        else:
+            logger.info("reusing converted model in %s (sha256 %s, files verified)", out_dir, sha[:12])
+            return out_dir
 
     started = time.perf_counter()
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.tmp-", dir=out_dir.parent))
     try:
-        with _gguf_parsed_once():
-            tokenizer = AutoTokenizer.from_pretrained(gguf_path.parent, gguf_file=gguf_path.name)
-            _repair_tokenizer(tokenizer, _gguf_tokenizer_metadata(gguf_path))
-            model = AutoModelForCausalLM.from_pretrained(
-                gguf_path.parent, gguf_file=gguf_path.name, dtype=torch.float32
-            )
-        if tokenizer.eos_token_id is not None and model.generation_config.eos_token_id is None:
-            model.generation_config.eos_token_id = tokenizer.eos_token_id
-        _plain_model(model).save_pretrained(tmp, safe_serialization=True)
-        tokenizer.save_pretrained(tmp)
-        _declare_fast_tokenizer(tmp)
-        record = {
-            "source_file": gguf_path.name,
-            "size": gguf_path.stat().st_size,
-            "sha256": sha,
-            "format": CONVERSION_FORMAT,
-            "transformers_version": transformers.__version__,
-        }
-        (tmp / SOURCE_RECORD).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        os.chmod(tmp, 0o755)
-        if out_dir.exists():
-            trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
-            os.replace(out_dir, trash / "old")
-            shutil.rmtree(trash)
-        os.replace(tmp, out_dir)
+        with naming_write_errors(out_dir):
+            _convert_into(gguf_path, sha, tmp, rule)
+            if out_dir.exists():
+                trash = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+                os.replace(out_dir, trash / "old")
+                shutil.rmtree(trash)
+            os.replace(tmp, out_dir)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._rejection import Ties, check_ties, rejection_losses, validate_scores_correct
-from .validation import ArrayLike
+from ._rejection import Ties, check_ties, rejection_losses
+from .validation import ArrayLike, validate_scores_correct
 
 
 def aurc(scores: ArrayLike, correct: ArrayLike, *, ties: Ties = "average") -> float:

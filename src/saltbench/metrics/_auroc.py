@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import ArrayLike, as_1d_float, as_groups, as_labels, check_same_length
+from .validation import ArrayLike, as_groups, check_same_length, validate_scores_correct
 
 
 def _grouped_auroc(scores: np.ndarray, labels: np.ndarray, codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -59,12 +59,12 @@ def auroc(scores: ArrayLike, correct: ArrayLike) -> float:
 
     with :math:`P` correct and :math:`N` incorrect units. Direction: scores are higher = more
     confident (negate uncertainty-style scores first); higher AUROC is better, 0.5 is chance.
-    Entries whose score is non-finite or whose label is NaN are dropped; if either class is then
-    empty the result is NaN.
+    Input policy of every metric (docs/metrics.md §1): empty input, a non-finite score or a label other
+    than 0/1 is a ``ValueError``; if either class is empty the result is NaN.
 
     Args:
         scores: shape ``(n,)`` confidence scores.
-        correct: shape ``(n,)`` 0/1, bools, or NaN (dropped).
+        correct: shape ``(n,)`` 0/1 or bools.
 
     Example:
         >>> round(auroc([1, 1, .8, .8, .8], [1, 1, 0, 1, 0]), 6)  # 5/6
@@ -72,9 +72,7 @@ def auroc(scores: ArrayLike, correct: ArrayLike) -> float:
         >>> auroc([.5, .5], [1, 0]), auroc([.9, .1], [0, 1]), auroc([.88], [0])
         (0.5, 0.0, nan)
     """
-    s = as_1d_float(scores, "scores", allow_nonfinite=True)
-    y = as_labels(correct, allow_nan=True)
-    check_same_length(scores=s, correct=y)
+    s, y = validate_scores_correct(scores, correct)
     return float(_grouped_auroc(s, y, np.zeros(s.size, dtype=np.intp), 1)[0])
 
 
@@ -90,8 +88,7 @@ def auroc_per_group(
         >>> labels.tolist(), values.tolist()
         (['a', 'b'], [1.0, 1.0])
     """
-    s = as_1d_float(scores, "scores", allow_nonfinite=True)
-    y = as_labels(correct, allow_nan=True)
+    s, y = validate_scores_correct(scores, correct)
     g = np.asarray(groups)
     check_same_length(scores=s, correct=y, groups=g)
     codes, n_groups = as_groups(g)
@@ -124,8 +121,6 @@ def auroc_per_response(
         0.5
     """
     _, values = auroc_per_group(scores, correct, groups)
-    if values.size == 0:
-        return float("nan")
     defined = ~np.isnan(values)
     if paper_micro:
         return float(values[defined].sum() / values.size)

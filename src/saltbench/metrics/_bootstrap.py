@@ -77,8 +77,7 @@ def _per_response_values(
 ) -> tuple[FloatArray, FloatArray | None] | None:
     """Per-group values and weights behind a per-response mean, or ``None`` for no batched path."""
     if fn is auroc_per_response:
-        scores = as_1d_float(s, "scores", allow_nonfinite=True)
-        return _grouped_auroc(scores, as_labels(y, allow_nan=True), codes, n), None
+        return _grouped_auroc(as_1d_float(s, "scores"), as_labels(y), codes, n), None
     if fn is prr_per_response:
         scores, labels = as_1d_float(s, "scores"), as_labels(y)
         values = _grouped_prr(scores, labels, codes, n, options["ties"], float(options["atol"]))
@@ -119,11 +118,9 @@ def _batched(
     if fn is mean_score:
         scores = np.asarray(s, dtype=np.float64)
         return lambda c: _weighted.weighted_mean(scores, codes, c)
-    if fn is auroc:
-        scores = as_1d_float(s, "scores", allow_nonfinite=True)
-        labels = as_labels(y, allow_nan=True)
-        return lambda c: _weighted.weighted_auroc(scores, labels, codes, c)
     scores, labels = as_1d_float(s, "scores"), as_labels(y)
+    if fn is auroc:
+        return lambda c: _weighted.weighted_auroc(scores, labels, codes, c)
     if fn in (prr, aurc):
         if opts["ties"] != "average":
             return None

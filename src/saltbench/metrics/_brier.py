@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import (
-    ArrayLike,
-    as_1d_float,
-    as_labels,
-    check_nonempty,
-    check_same_length,
-    check_unit_interval,
-)
+from .validation import ArrayLike, check_unit_interval, validate_scores_correct
 
 
 def brier(confidences: ArrayLike, correct: ArrayLike) -> float:
@@ -30,9 +23,6 @@ def brier(confidences: ArrayLike, correct: ArrayLike) -> float:
         >>> brier([.5, .5], [1, 0])
         0.25
     """
-    c = as_1d_float(confidences, "confidences")
-    y = as_labels(correct)
-    check_same_length(confidences=c, correct=y)
-    check_nonempty(c, "confidences")
+    c, y = validate_scores_correct(confidences, correct, "confidences")
     check_unit_interval(c, "confidences")
     return float(np.mean((c - y) ** 2))

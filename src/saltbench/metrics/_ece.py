@@ -6,14 +6,7 @@ import numpy as np
 
 from saltbench.core.vocabulary import ECE_BINNINGS, EceBinning
 
-from .validation import (
-    ArrayLike,
-    as_1d_float,
-    as_labels,
-    check_nonempty,
-    check_same_length,
-    check_unit_interval,
-)
+from .validation import ArrayLike, check_unit_interval, validate_scores_correct
 
 Binning = EceBinning
 BINNINGS = ECE_BINNINGS
@@ -27,10 +20,7 @@ def _bin_stats(
         raise ValueError(f"n_bins must be a positive integer, got {n_bins!r}")
     if binning not in BINNINGS:
         raise ValueError(f"binning must be one of {BINNINGS}, got {binning!r}")
-    conf = as_1d_float(confidences, "confidences")
-    acc = as_labels(correct)
-    check_same_length(confidences=conf, correct=acc)
-    check_nonempty(conf, "confidences")
+    conf, acc = validate_scores_correct(confidences, correct, "confidences")
     check_unit_interval(conf, "confidences")
     n_bins = int(n_bins)
     # Boundaries j / m (floating division, as upstream); bin j holds (b[j-1], b[j]].

@@ -12,9 +12,8 @@ from ._rejection import (
     Ties,
     check_ties,
     curves_from_arrays,
-    validate_scores_correct,
 )
-from .validation import ArrayLike, FloatArray, as_groups, check_same_length
+from .validation import ArrayLike, FloatArray, as_groups, check_same_length, validate_scores_correct
 
 GroupWeighting = Literal["uniform", "size"]
 GROUP_WEIGHTINGS: tuple[GroupWeighting, ...] = ("uniform", "size")

@@ -26,7 +26,7 @@ import numpy as np
 
 from saltbench.core.vocabulary import REJECTION_TIES, RejectionTies
 
-from .validation import ArrayLike, FloatArray, as_1d_float, as_labels, check_nonempty, check_same_length
+from .validation import ArrayLike, FloatArray, validate_scores_correct
 
 Ties = RejectionTies
 TIES = REJECTION_TIES
@@ -59,15 +59,6 @@ class RejectionCurves:
     oracle: RejectionCurve
     random: RejectionCurve
     base_error: float
-
-
-def validate_scores_correct(scores: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, FloatArray]:
-    """Finite 1-D scores and 0/1 correctness of equal, non-zero length."""
-    s = as_1d_float(scores, "scores")
-    y = as_labels(correct)
-    check_same_length(scores=s, correct=y)
-    check_nonempty(s, "scores")
-    return s, y
 
 
 def check_ties(ties: str) -> None:

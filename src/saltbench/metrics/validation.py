@@ -38,7 +38,7 @@ def as_1d_float(values: ArrayLike, name: str, *, allow_nonfinite: bool = False) 
 
 def as_labels(correct: ArrayLike, name: str = "correct", *, allow_nan: bool = False) -> FloatArray:
     """Binary correctness as a float64 array of 0.0/1.0 (bools accepted; NaN kept if ``allow_nan``)."""
-    arr = as_1d_float(correct, name, allow_nonfinite=allow_nan)
+    arr = as_1d_float(correct, name, allow_nonfinite=True)  # a NaN or inf label is named as not 0/1 below
     nan = np.isnan(arr)
     bad = ~(nan | (arr == 0.0) | (arr == 1.0))
     if not allow_nan:
@@ -80,3 +80,16 @@ def as_groups(groups: ArrayLike, name: str = "groups") -> tuple[np.ndarray, int]
     _, codes = np.unique(arr, return_inverse=True)
     codes = codes.reshape(-1).astype(np.intp, copy=False)
     return codes, int(codes.max()) + 1
+
+
+def validate_scores_correct(
+    scores: ArrayLike, correct: ArrayLike, scores_name: str = "scores"
+) -> tuple[FloatArray, FloatArray]:
+    """Finite 1-D scores and 0/1 correctness of equal, non-zero length: the input policy of every metric
+    (docs/metrics.md §1): empty input, a non-finite score and a label other than 0/1 are ``ValueError``s
+    naming the argument; a valid input on which the metric is undefined (one class) gives NaN."""
+    s = as_1d_float(scores, scores_name)
+    y = as_labels(correct)
+    check_same_length(**{scores_name: s, "correct": y})
+    check_nonempty(s, scores_name)
+    return s, y

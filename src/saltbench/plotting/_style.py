@@ -7,6 +7,7 @@ Figures are built on :class:`matplotlib.figure.Figure` objects directly (no pypl
 from __future__ import annotations
 
 import functools
+import io
 import math
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -20,6 +21,8 @@ from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
+
+from saltbench.io import write_atomic
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -197,12 +200,16 @@ def color_map(keys: Sequence[object], palette: Sequence[Any] | None = None) -> d
 def save_figure(fig: Figure, paths: Sequence[str | os.PathLike[str]], *, dpi: int = 300) -> None:
     """Save ``fig`` to every path (format from the suffix: ``.pdf``, ``.png``, ``.svg``).
 
-    PDF metadata omit the creation date so that reruns give identical files.
+    PDF metadata omit the creation date so that reruns give identical files. Each file is rendered in memory
+    and written atomically (:func:`saltbench.io.write_atomic`: no half-written figure, a write error names
+    the file).
     """
     with style_context():
         for path in paths:
-            target = Path(path)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            suffix = target.suffix.lower()
+            suffix = Path(path).suffix.lower()
             metadata: dict[str, Any] | None = {"CreationDate": None} if suffix == ".pdf" else None
-            fig.savefig(target, dpi=dpi, metadata=metadata, bbox_inches="tight", pad_inches=0.02)
+            buffer = io.BytesIO()
+            fig.savefig(
+                buffer, format=suffix[1:], dpi=dpi, metadata=metadata, bbox_inches="tight", pad_inches=0.02
+            )
+            write_atomic(path, buffer.getvalue())

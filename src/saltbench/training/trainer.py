@@ -41,7 +41,14 @@ import saltbench
 from saltbench.core.contracts import TRAIN_LOG
 from saltbench.core.seeds import derive_seed
 from saltbench.core.vocabulary import DEVICES, PRECISIONS, Device
-from saltbench.io import file_sha256, provenance, write_table
+from saltbench.io import (
+    file_sha256,
+    naming_write_errors,
+    provenance,
+    write_atomic,
+    write_manifest,
+    write_table,
+)
 from saltbench.training.model import build_model, count_parameters, greedy_generate
 from saltbench.training.pairs import (
     IGNORE_INDEX,
@@ -164,9 +171,13 @@ def _optimizer(model: torch.nn.Module, optim: OptimSpec) -> torch.optim.AdamW:
 
 
 def _save_checkpoint(model: PreTrainedModel, tokenizer: Any, path: Path) -> str:
-    path.mkdir(parents=True, exist_ok=True)
-    model.save_pretrained(path, safe_serialization=True)
-    tokenizer.save_pretrained(path)
+    """Save a checkpoint directory with its digest manifest (verified before every load,
+    docs/reliability.md §2.1); the SHA-256 of its weights."""
+    with naming_write_errors(path):
+        path.mkdir(parents=True, exist_ok=True)
+        model.save_pretrained(path, safe_serialization=True)
+        tokenizer.save_pretrained(path)
+        write_manifest(path, rule="train_tiny_models")
     return file_sha256(path / "model.safetensors")
 
 
@@ -355,7 +366,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
     frame = log.frame()
     log_path = out / "train_log.parquet"
     write_table(frame, log_path, provenance(stage="training", seed=config.seed), "train_log")
-    frame.write_csv(out / "train_log.csv")
+    write_atomic(out / "train_log.csv", frame.write_csv())
     losses = frame["loss"].to_numpy()
     window = min(100, len(losses))
     final_loss = float(losses[-window:].mean())
@@ -384,7 +395,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
         },
     }
     summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    write_atomic(summary_path, json.dumps(summary, indent=2, sort_keys=True) + "\n")
     logger.info("trained %d steps in %.1f s; final loss %.4f", config.steps, wall, final_loss)
     return TrainResult(
         out_dir=out,

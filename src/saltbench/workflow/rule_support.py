@@ -103,6 +103,7 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
     if not findings.exists():
         return str(static)
     from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE as title
+    from saltbench.io import write_atomic
 
     page = findings.read_text(encoding="utf-8")
     if f"## {title}\n" not in page:
@@ -112,7 +113,6 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
         Path(static).read_text(encoding="utf-8").rstrip() + f"\n\n{title}\n{'-' * len(title)}\n\n{section}\n"
     )
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     if not out.exists() or out.read_text(encoding="utf-8") != text:
-        out.write_text(text, encoding="utf-8")
+        write_atomic(out, text)
     return str(out)

@@ -1,4 +1,4 @@
-"""Parquet I/O with provenance, atomic writes, content digests and contract checks.
+"""Parquet tables with provenance, atomic writes, content digests and contract checks.
 
 Every table the workflow writes goes through :func:`write_table` and is read back by :func:`read_table`
 (``docs/architecture.md``, "Artifacts"):
@@ -31,7 +31,6 @@ import io
 import json
 import os
 import subprocess
-import tempfile
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -43,16 +42,13 @@ from polars.exceptions import PanicException
 import saltbench
 from saltbench.core.contracts import Artifact, ContractError
 from saltbench.core.contracts import artifact as artifact_spec
+from saltbench.io.files import CorruptFileError, write_atomic
 
 PROVENANCE_KEY = "saltbench"
 INTEGRITY_KEY = "saltbench.integrity"
 INTEGRITY_FORMAT = 1
 _PLACEHOLDER = "0" * 64
 _MAGIC = b"PAR1"
-
-
-class CorruptFileError(RuntimeError):
-    """A workflow file exists but cannot be trusted: truncated, damaged, of another kind, or not ours."""
 
 
 @lru_cache(maxsize=1)
@@ -74,15 +70,6 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def file_sha256(path: str | os.PathLike[str], chunk_size: int = 1 << 20) -> str:
-    """SHA-256 hex digest of a file's bytes, read in chunks."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(chunk_size), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def provenance(**fields: Any) -> dict[str, Any]:
     """A provenance record: package version and git commit plus the caller's fields (seed, model, ...)."""
     record: dict[str, Any] = {
@@ -92,12 +79,6 @@ def provenance(**fields: Any) -> dict[str, Any]:
     }
     record.update({k: v for k, v in fields.items() if v is not None})
     return record
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def _data_end(blob: bytes | bytearray | memoryview) -> int:
@@ -157,23 +138,15 @@ def write_table(
     """Write ``frame`` as the artifact ``artifact`` to ``path`` atomically (module docstring).
 
     A frame that breaks the artifact's contract raises :class:`saltbench.core.contracts.ContractError`
-    naming the file and the column, and nothing is written.
+    naming the file and the column, and nothing is written; a write error (disk full, read-only, permission)
+    is an :class:`~saltbench.io.files.OutputWriteError` naming the file and the free space.
     """
     target = Path(path)
     try:
         blob = encode_table(frame, meta, artifact)
     except ContractError as exc:
         raise ContractError(f"{target}: {exc}") from None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(blob)
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(target, blob)
 
 
 def _footer_metadata(blob: bytes) -> dict[str, str]:
