@@ -28,9 +28,10 @@ from _timing import timed
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.artifact_samples import generation_record  # noqa: E402  (the tests' builder: realistic per-token columns)
 
-from saltbench.core.contracts import CONFIDENCE_COLUMNS, UNIT_COLUMNS  # noqa: E402
+from saltbench.core.contracts import UNIT_COLUMNS  # noqa: E402
 from saltbench.inference import records_to_frame  # noqa: E402
 from saltbench.io import PROVENANCE_KEY, read_table, write_table  # noqa: E402
+from saltbench.stages.interventions import CONFIDENCE_COLUMNS  # noqa: E402
 
 logger = logging.getLogger("bench_io")
 

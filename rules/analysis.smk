@@ -182,6 +182,7 @@ rule table_reliability:
         **table_outputs("reliability", report),
     params:
         flavour=ANALYSIS["flavour"],
+        functions=config["scoring"]["confidence_functions"],
         method=ANALYSIS["ece_calibration"],
         calibration_fraction=config["metrics"]["calibration_fraction"],
         n_bins=config["metrics"]["n_bins"],
@@ -207,6 +208,7 @@ rule table_rejection:
         **table_outputs("rejection", report),
     params:
         flavour=ANALYSIS["flavour"],
+        functions=config["scoring"]["confidence_functions"],
         n_points=ANALYSIS["rejection_points"],
     log:
         "logs/tables/rejection.log",

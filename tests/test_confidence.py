@@ -18,7 +18,7 @@ from saltbench.confidence import (
     unit_confidence,
     unit_confidences,
 )
-from saltbench.core.vocabulary import CONFIDENCE_NAMES
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES as CONFIDENCE_NAMES
 
 SIGMA1 = 1 / (1 + math.exp(-1))  # 0.73106
 
@@ -49,7 +49,7 @@ def test_spec_table():
 def test_ranking_scores():
     assert ranking_scores("perplexity", [1, 1.5]).tolist() == [-1, -1.5]
     assert ranking_scores("mean_probability", [0.2]).tolist() == [0.2]
-    with pytest.raises(ValueError, match="name must be one of"):
+    with pytest.raises(ValueError, match="unknown confidence function 'ppl'; installed: mean_probability, "):
         ranking_scores("ppl", [1.0])
 
 

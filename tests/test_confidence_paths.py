@@ -17,14 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saltbench.confidence import (
-    _confidence_values,
-    _selection_network,
-    token_signals,
-    unit_confidence,
-    unit_confidences,
-)
-from saltbench.core.vocabulary import CONFIDENCE_NAMES
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES as CONFIDENCE_NAMES
+from saltbench.confidence import token_signals, unit_confidence, unit_confidences
+from saltbench.confidence._paper import _confidence_values, _selection_network
 
 LOGPROB = st.one_of(  # log-probabilities: <= 0 (docs/confidence.md §1.3), -inf and NaN included
     st.floats(-60.0, 0.0),

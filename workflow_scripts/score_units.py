@@ -22,6 +22,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
             keyword_filter=scoring["keyword_filter"],
             flavours=scoring["flavours"],
             top_k=snakemake.params.top_k,
+            functions=scoring["confidence_functions"],
         )
         units = units.select(
             pl.lit(wc.model).alias("model"),

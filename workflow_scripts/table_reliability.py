@@ -1,7 +1,7 @@
 """Rule table_reliability: results/tables/reliability.{parquet,csv} (reliability-diagram bins)."""
 
 from saltbench.analysis import reliability_table
-from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.confidence import scored_columns
 from saltbench.core.contracts import TABLES
 from saltbench.core.vocabulary import GRANULARITIES
 from saltbench.workflow.rule_io import iter_units, write_rule_tables
@@ -11,10 +11,12 @@ from saltbench.workflow.rule_support import setup_logging
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     p = snakemake.params
+    functions = [name for _, name in scored_columns(p.functions, [p.flavour])]
     columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
-               *(f"{p.flavour}.{fn}" for fn in CONFIDENCE_FUNCTIONS)]  # fmt: skip
+               *(f"{p.flavour}.{fn}" for fn in functions)]  # fmt: skip
     table = reliability_table(
         iter_units(list(snakemake.input), columns),
+        confidences=functions,
         flavour=p.flavour,
         granularities=GRANULARITIES,
         method=p.method,

@@ -125,7 +125,7 @@ BROKEN = [
     ("accuracy_by_task", "granularity", "token", "granularity is a known granularity"),
     ("accuracy_by_task", "n_units", -1, "n_units >= 0"),
     ("dominance", "metric", "accuracy", "metric is a known metric"),
-    ("dominance", "confidence", "vibes", "confidence is a known confidence function"),
+    ("dominance", "confidence", "Vibes!", "confidence is a confidence function name"),
     ("dominance_cells", "n_tied", 0, "n_tied >= 1"),
     ("granularity", "q25", 0.99, "q25 <= median <= q75"),
     ("reasoning_tradeoff", "p_precision", 1.5, "p_precision is in [0, 1]"),

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from saltbench import config as config_model
-from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES
 from saltbench.config import (
     MAX_INFERENCE_JOBS,
     MAX_SAMPLES_PER_TASK,
@@ -351,8 +351,10 @@ def test_schema_names_match_the_registries():
 
     props = load_schema()["properties"]
     metrics, analysis, scoring = (props[k]["properties"] for k in ("metrics", "analysis", "scoring"))
-    assert metrics["default_confidence"]["enum"] == list(CONFIDENCE_FUNCTIONS)
+    assert metrics["default_confidence"]["$ref"] == "#/$defs/confidence_function"
+    assert load_schema()["$defs"]["confidence_function"]["enum"] == list(CONFIDENCE_FUNCTIONS)
     assert metrics["default_confidence"]["default"] in CONFIDENCE_FUNCTIONS
+    assert scoring["confidence_functions"]["default"] == list(PAPER_CONFIDENCE_NAMES)
     assert sorted(metrics["calibration_methods"]["items"]["enum"]) == sorted(CALIBRATION_METHODS)
     assert analysis["ece_calibration"]["enum"] == list(CALIBRATION_METHODS)
     assert scoring["flavours"]["items"]["enum"] == analysis["flavour"]["enum"] == list(FLAVOURS)

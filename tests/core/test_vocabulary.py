@@ -32,7 +32,7 @@ def _literal_sets(path: Path) -> list[tuple[int, frozenset[object]]]:
 
 def test_vocabularies_are_their_tuples():
     for name, tuple_name in [("PromptStyle", "STYLES"), ("Granularity", "GRANULARITIES"),
-                             ("Backend", "BACKENDS"), ("ConfidenceName", "CONFIDENCE_NAMES")]:  # fmt: skip
+                             ("Backend", "BACKENDS")]:  # fmt: skip
         assert get_args(getattr(vocabulary, name)) == getattr(vocabulary, tuple_name)
 
 

@@ -11,8 +11,9 @@ import polars as pl
 from helpers.synthetic_tables import synthetic_units
 from helpers.table_samples import TABLE_BUILDERS, realistic
 from saltbench.config import MetricsConfig
-from saltbench.core.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS, TABLES
+from saltbench.core.contracts import ARTIFACTS, INTERVENTION_COLUMNS, TABLES
 from saltbench.inference import GenerationRecord, TokenScores, records_to_frame
+from saltbench.stages.interventions import CONFIDENCE_COLUMNS
 from saltbench.stages.metrics import compute_metrics
 from saltbench.tasks import get_task
 

@@ -14,9 +14,10 @@ import numpy as np
 import polars as pl
 
 from saltbench.analysis import INTERVENTIONS_SCHEMA, METRICS_SCHEMA, TRAIN_LOG_SCHEMA
-from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.core.contracts import ARTIFACTS, CONFIDENCE_COLUMNS, UNIT_COLUMNS
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES
+from saltbench.core.contracts import ARTIFACTS, UNIT_COLUMNS
 from saltbench.core.vocabulary import FLAVOURS, GRANULARITIES
+from saltbench.stages.interventions import CONFIDENCE_COLUMNS
 from saltbench.tasks import TASK_SLUGS as TASKS
 
 _CALIBRATED = frozenset({"ece", "mce", "brier"})
@@ -66,7 +67,7 @@ def synthetic_metrics(
     Generation-level per-response AUROC is NaN (one unit per response).
     """
     rng = np.random.default_rng(seed)
-    fn_names = list(CONFIDENCE_FUNCTIONS)
+    fn_names = list(PAPER_CONFIDENCE_NAMES)
     auroc_offset = dict(zip(fn_names, [0.06, 0.02, 0.0, -0.02, -0.01, 0.03, 0.03, 0.05, 0.04]))
     ece_offset = dict(zip(fn_names, [0.04, 0.06, 0.07, 0.03, 0.05, 0.02, 0.01, 0.04, 0.05]))
     gran_drop = {"atom": 0.0, "line": 0.15, "generation": 0.35}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from saltbench.core.vocabulary import CONFIDENCE_NAMES
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES as CONFIDENCE_NAMES
 from saltbench.inference import get_model_spec, load_model_registry
 from saltbench.inference.backends import HfModel, VllmModel
 from saltbench.interventions import InterventionOptions

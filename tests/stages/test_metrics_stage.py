@@ -8,8 +8,8 @@ import pytest
 from helpers.synthetic_tables import synthetic_units
 
 from saltbench.config import MetricsConfig
-from saltbench.core.contracts import CONFIDENCE_COLUMNS
 from saltbench.metrics import _bootstrap
+from saltbench.stages.interventions import CONFIDENCE_COLUMNS
 from saltbench.stages.metrics import compute_metrics
 
 FLOATS = ["value", "ci_low", "ci_high"]

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES as CONFIDENCE_NAMES
 from saltbench.confidence import unit_confidence
 from saltbench.config import MetricsConfig
-from saltbench.core.vocabulary import CONFIDENCE_NAMES
 from saltbench.inference.records import GenerationRecord, TokenScores, records_to_frame
 from saltbench.stages.metrics import compute_metrics, response_accuracy
 from saltbench.stages.scoring import confidence_column, score_generations, token_unit_pairs

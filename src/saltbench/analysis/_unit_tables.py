@@ -16,7 +16,7 @@ import numpy as np
 import polars as pl
 
 from saltbench.calibration import fit_calibrator, split_by_sample
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES, ranking_scores
 from saltbench.core.contracts import REJECTION_TABLE, RELIABILITY_TABLE
 from saltbench.core.vocabulary import CALIBRATION_METHODS, GRANULARITIES, CalibrationMethod
 from saltbench.metrics import rejection_curve
@@ -68,7 +68,7 @@ def _cells(units: UnitsInput, granularities: Sequence[str], columns: Sequence[st
 def reliability_table(
     units: UnitsInput,
     *,
-    confidences: Sequence[str] = tuple(CONFIDENCE_FUNCTIONS),
+    confidences: Sequence[str] = PAPER_CONFIDENCE_NAMES,
     flavour: str = "topk",
     granularities: Sequence[str] = ("atom",),
     method: CalibrationMethod = "zscore_sigmoid",
@@ -164,7 +164,7 @@ def _risk_on_grid(curve_coverage: np.ndarray, risk: np.ndarray, grid: np.ndarray
 def rejection_table(
     units: UnitsInput,
     *,
-    confidences: Sequence[str] = tuple(CONFIDENCE_FUNCTIONS),
+    confidences: Sequence[str] = PAPER_CONFIDENCE_NAMES,
     flavour: str = "topk",
     granularities: Sequence[str] = GRANULARITIES,
     n_points: int = 101,

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from saltbench.config.loading import load_config, write_schema
 from saltbench.config.schema import ConfigError
+from saltbench.core.plugins import PluginError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -30,6 +31,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             load_config(path)
         except ConfigError as exc:
             print(f"{path}: {exc}" if not str(exc).startswith(str(path)) else str(exc), file=sys.stderr)
+            status = 1
+        except PluginError as exc:  # an installed plugin that cannot be loaded: the package is named
+            print(f"{path}: {exc}", file=sys.stderr)
             status = 1
         else:
             print(f"{path}: valid")

@@ -1,5 +1,6 @@
-"""The configuration's checks against the outside world: the task generators' parameters, the paper data
-folder, the number of inference jobs, the training recipe and the model registry (docs/configuration.md §2).
+"""The configuration's checks against the outside world: the plugins it selects, the task generators'
+parameters, the paper data folder, the number of inference jobs, the training recipe and the model registry
+(docs/configuration.md §2).
 
 The checks between keys of the configuration itself are the blocks' ``check_*`` methods; these need the
 task registry, the file system, the training recipe or the model registry, each imported when its check
@@ -35,6 +36,49 @@ def check_task_params(settings: WorkflowConfig) -> None:
             get_task(slug).check_params(dict(kwargs))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: {exc}") from exc
+
+
+def check_plugins(settings: WorkflowConfig) -> None:
+    """The plugins a configuration selects pass their conformance checks (docs/extending.md §4); plugin tasks
+    have no reproduction data (``datasets.source: paper``) and join the interventions only when they
+    declare a corruption; every selected confidence function supports one of ``scoring.flavours``."""
+    from saltbench.confidence import CONFIDENCE_PLUGINS, confidence_spec
+    from saltbench.conformance import ConformanceError, check_confidence_function, check_task
+    from saltbench.tasks import TASK_PLUGINS, TASKS, declares_corruption
+
+    for slug in settings.tasks:
+        if slug not in TASK_PLUGINS:
+            continue
+        if settings.datasets.source == "paper":
+            raise ConfigError(
+                f"tasks: {slug!r} (a plugin task, {TASK_PLUGINS[slug].describe()}) has no reproduction data; "
+                "datasets.source: paper runs only the six paper tasks"
+            )
+        try:
+            check_task(TASKS[slug])
+        except ConformanceError as exc:
+            raise ConfigError(f"tasks: {exc} (plugin {TASK_PLUGINS[slug].describe()})") from None
+    if settings.interventions.enabled:
+        for slug in settings.interventions.tasks or settings.tasks:
+            if slug in TASKS and not declares_corruption(TASKS[slug]):
+                raise ConfigError(
+                    f"interventions.tasks: {slug!r} declares no corruption of an atom (Task.corrupt_atom), "
+                    "so it cannot be intervened on; list the other tasks in interventions.tasks"
+                )
+    for name in settings.scoring.confidence_functions:
+        spec = confidence_spec(name)
+        if not set(spec.flavours) & set(settings.scoring.flavours):
+            raise ConfigError(
+                f"scoring.confidence_functions: {name!r} supports the flavour(s) {', '.join(spec.flavours)}, "
+                f"none of scoring.flavours ({', '.join(settings.scoring.flavours)})"
+            )
+        if name in CONFIDENCE_PLUGINS:
+            try:
+                check_confidence_function(spec)
+            except ConformanceError as exc:
+                raise ConfigError(
+                    f"scoring.confidence_functions: {exc} (plugin {CONFIDENCE_PLUGINS[name].describe()})"
+                ) from None
 
 
 def check_paper_data(settings: WorkflowConfig) -> None:
@@ -145,6 +189,7 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:
     """Every check of this module, in the order :func:`saltbench.config.resolve_config` runs them (between
     the blocks' own checks)."""
+    check_plugins(settings)
     check_task_params(settings)
     settings.check_datasets()
     check_paper_data(settings)

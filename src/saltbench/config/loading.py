@@ -38,7 +38,7 @@ import yaml
 
 from saltbench.config.checks import check_outside_world
 from saltbench.config.schema import Block, ConfigError, build
-from saltbench.config.workflow import BLOCKS, WorkflowConfig, json_schema
+from saltbench.config.workflow import BLOCKS, WorkflowConfig, json_schema, registry_defs
 from saltbench.io.yaml_files import DuplicateKeyError, StrictYAMLLoader, yaml_error_message
 
 SCHEMA_FILE = "schema/config.schema.json"
@@ -95,7 +95,7 @@ def _validator(path: str | None = None) -> Any:
         jsonschema.Draft202012Validator,
         type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
     )
-    schema = _schema(_schema_text())
+    schema = {**_schema(_schema_text()), "$defs": registry_defs()}  # the installed plugins' names too
     if path is not None:
         schema = {**schema["properties"][path], "$defs": schema["$defs"]}
     return strict(schema)

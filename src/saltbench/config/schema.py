@@ -67,6 +67,9 @@ class Ref:
 
 TaskSlug = Annotated[str, Ref("task")]
 """A task slug: the schema's ``$defs/task``, whose names are ``saltbench.tasks.TASK_SLUGS``."""
+ConfidenceFunctionName = Annotated[str, Ref("confidence_function")]
+"""A confidence function: the schema's ``$defs/confidence_function``, the names of
+``saltbench.confidence.CONFIDENCE_FUNCTIONS``."""
 FamilyName = Annotated[str, Keywords(pattern=f"^{FAMILY_NAME_REGEX}$")]
 """A trained family's name (:data:`saltbench.core.vocabulary.FAMILY_NAME_REGEX`)."""
 ModelName = Annotated[str, Keywords(pattern=f"^{MODEL_NAME_REGEX}$")]

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES
 from saltbench.config.schema import (
     Block,
+    ConfidenceFunctionName,
     Count,
     OpenUnit,
     PositiveInt,
@@ -15,7 +17,6 @@ from saltbench.config.schema import (
 from saltbench.core.vocabulary import (
     Alignment,
     CalibrationMethod,
-    ConfidenceName,
     EceBinning,
     Flavour,
     Granularity,
@@ -35,6 +36,13 @@ class ScoringConfig(Block):
     flavours: tuple[Flavour, ...] = setting(
         ("topk", "full"), "Confidence flavours scored.", minItems=1, uniqueItems=True
     )
+    confidence_functions: tuple[ConfidenceFunctionName, ...] = setting(
+        PAPER_CONFIDENCE_NAMES,
+        "Confidence functions scored, each in every flavour it supports (names of "
+        "saltbench.confidence.CONFIDENCE_FUNCTIONS, plugins included; default: the paper's nine).",
+        minItems=1,
+        uniqueItems=True,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,8 +60,8 @@ class MetricsConfig(Block):
     prr_ties: RejectionTies = setting("average", "Tie handling of the PRR.")
     n_bootstrap: Count = setting(200, "Bootstrap resamples of the confidence intervals.")
     ci_level: OpenUnit = setting(0.95, "Level of the confidence intervals.")
-    default_confidence: ConfidenceName = setting(
+    default_confidence: ConfidenceFunctionName = setting(
         "mean_probability",
-        "Confidence function of the leaderboard, granularity and reasoning tables: a name of "
-        "saltbench.confidence.CONFIDENCE_FUNCTIONS.",
+        "Confidence function of the leaderboard, granularity and reasoning tables: one of "
+        "scoring.confidence_functions.",
     )

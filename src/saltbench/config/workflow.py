@@ -127,6 +127,11 @@ class WorkflowConfig(Block):
             ConfigError: naming the analysis key and the key that lacks its value.
         """
         analysis, metrics, scoring = self.analysis, self.metrics, self.scoring
+        if metrics.default_confidence not in scoring.confidence_functions:
+            raise ConfigError(
+                f"metrics.default_confidence: {metrics.default_confidence!r} is not scored; "
+                f"scoring.confidence_functions is {', '.join(scoring.confidence_functions)}"
+            )
         computed = [*metrics.calibration_methods, "none"]
         if analysis.ece_calibration not in computed:
             raise ConfigError(
@@ -148,13 +153,27 @@ class WorkflowConfig(Block):
                 )
 
 
-def json_schema() -> dict[str, Any]:
-    """The JSON schema (Draft 2020-12) of a workflow config file, generated from :class:`WorkflowConfig`.
+def registry_defs() -> dict[str, Any]:
+    """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``)
+    and ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``), installed plugins included.
 
-    ``$defs/task`` lists ``saltbench.tasks.TASK_SLUGS`` (imported here, not when this module is).
-    """
+    Validation uses these, not the committed file's copy, so a plugin's task or function is a valid name
+    wherever it is installed (imported here, not when this module is)."""
+    from saltbench.confidence import CONFIDENCE_FUNCTIONS
     from saltbench.tasks import TASK_SLUGS
 
+    return {
+        "task": {"enum": list(TASK_SLUGS), "description": "A task slug (saltbench.tasks.TASK_SLUGS)."},
+        "confidence_function": {
+            "enum": list(CONFIDENCE_FUNCTIONS),
+            "description": "A confidence function (saltbench.confidence.CONFIDENCE_FUNCTIONS).",
+        },
+    }
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON schema (Draft 2020-12) of a workflow config file, generated from :class:`WorkflowConfig`,
+    with the registries' names in ``$defs`` (:func:`registry_defs`)."""
     return {
         "$schema": SCHEMA_ID,
         "title": "saltbench workflow configuration",
@@ -164,9 +183,7 @@ def json_schema() -> dict[str, Any]:
             "'integer' means a real integer: 2.0 and true are rejected."
         ),
         **object_schema(WorkflowConfig),
-        "$defs": {
-            "task": {"enum": list(TASK_SLUGS), "description": "A task slug (saltbench.tasks.TASK_SLUGS)."}
-        },
+        "$defs": registry_defs(),
     }
 
 

@@ -22,6 +22,7 @@ does, or that holds another artifact (see ``docs/architecture.md``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -29,7 +30,7 @@ import polars as pl
 
 from saltbench.core.outputs import TABLE_OUTPUTS
 from saltbench.core.vocabulary import (
-    CONFIDENCE_NAMES,
+    CONFIDENCE_NAME_PATTERN,
     FLAVOURS,
     GRANULARITIES,
     PLACEMENT_LABELS,
@@ -53,10 +54,19 @@ def confidence_column(flavour: str, function: str) -> str:
     return f"{flavour}.{function}"
 
 
-CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(
-    confidence_column(f, n) for f in FLAVOURS for n in CONFIDENCE_NAMES
-)
-"""Every confidence column name, flavour by flavour (units and interventions tables)."""
+CONFIDENCE_COLUMN_PATTERN = re.compile(rf"(?:{'|'.join(FLAVOURS)})\.{CONFIDENCE_NAME_PATTERN.pattern}")
+"""A confidence column of the units and interventions tables: ``{flavour}.{function}`` for any function of
+the registry (:data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`, plugins included), so the contract does not
+list them."""
+
+
+def is_confidence_column(name: str) -> bool:
+    """Whether ``name`` is a confidence column (:data:`CONFIDENCE_COLUMN_PATTERN`).
+
+    >>> is_confidence_column("topk.mean_probability"), is_confidence_column("n_tokens")
+    (True, False)
+    """
+    return CONFIDENCE_COLUMN_PATTERN.fullmatch(name) is not None
 
 
 class ContractError(ValueError):
@@ -103,7 +113,7 @@ class Artifact:
         for name, dtype in schema.items():
             if name in self.columns:
                 continue
-            if self.confidence_columns and name in CONFIDENCE_COLUMNS:
+            if self.confidence_columns and is_confidence_column(name):
                 if dtype != pl.Float64:
                     raise ContractError(
                         f"{where}: {self.name} column {name!r} has type {dtype}, expected Float64"
@@ -360,7 +370,17 @@ def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Art
 _KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
 _KNOWN_METRIC = _known("metric", METRIC_NAMES, "metric")
 _KNOWN_FLAVOUR = _known("flavour", FLAVOURS, "flavour")
-_KNOWN_CONFIDENCE = _known("confidence", CONFIDENCE_NAMES, "confidence function")
+
+
+def _confidence_name(column: str) -> Check:
+    """A confidence function's name (the registry is not known here: the naming rule is checked)."""
+    pattern = f"^{CONFIDENCE_NAME_PATTERN.pattern}$"
+    return _check(
+        f"{column} is a confidence function name", lambda: pl.col(column).str.contains(pattern), column
+    )
+
+
+_KNOWN_CONFIDENCE = _confidence_name("confidence")
 
 _LEADERBOARD_METRICS: tuple[str, ...] = (
     *(f"precision_{g}" for g in GRANULARITIES), "ece", "auroc_pooled", "auroc_per_response", "aurc",
@@ -411,7 +431,7 @@ DOMINANCE_CELLS_TABLE = _table(
      "runner_up": pl.String(), "runner_up_value": pl.Float64(), "margin": pl.Float64(),
      "n_functions": pl.Int64()},
     _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR,
-    _known("winner", CONFIDENCE_NAMES, "confidence function"),
+    _confidence_name("winner"),
     *_at_least(1, "n_tied"),
     _check("n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied",
            "n_functions"),

@@ -45,19 +45,9 @@ FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
 """Where a token's distribution comes from: the renormalised top-20 or the full vocabulary
 (docs/confidence.md §2)."""
 
-ConfidenceName = Literal[
-    "mean_probability",
-    "median_probability",
-    "max_probability",
-    "log_probability_sum",
-    "max_log_probability",
-    "log_perplexity",
-    "perplexity",
-    "max_entropy",
-    "mean_entropy",
-]
-CONFIDENCE_NAMES: tuple[ConfidenceName, ...] = get_args(ConfidenceName)
-"""The nine paper confidence functions, in paper order (formulas and directions: saltbench.confidence)."""
+CONFIDENCE_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+"""The name of a confidence function (column ``{flavour}.{name}``). The functions themselves are listed
+once, in the registry :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS` (plugins join it)."""
 
 CalibrationMethod = Literal["zscore_sigmoid", "platt", "isotonic", "histogram", "none"]
 CALIBRATION_METHODS: tuple[CalibrationMethod, ...] = get_args(CalibrationMethod)
@@ -141,13 +131,13 @@ FAMILY_NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 """A trained family's name (``data/models/{name}/{checkpoint}``; registry entries ``{name}@{checkpoint}``)."""
 
 __all__ = [
+    "CONFIDENCE_NAME_PATTERN",
     "ALIGNMENTS",
     "API_ENDPOINTS",
     "ApiEndpoint",
     "BACKENDS",
     "BOUNDARIES",
     "CALIBRATION_METHODS",
-    "CONFIDENCE_NAMES",
     "DATASET_SOURCES",
     "DEVICES",
     "DTYPES",
@@ -173,7 +163,6 @@ __all__ = [
     "Backend",
     "Boundary",
     "CalibrationMethod",
-    "ConfidenceName",
     "DatasetSource",
     "Device",
     "Dtype",

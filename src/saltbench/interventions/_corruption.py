@@ -20,6 +20,7 @@ kind                   rule
                        last decimal place, same number of decimals), the rest kept verbatim
 ``word_typo``          reverse_words — two adjacent different characters swapped; a word without
                        such a pair becomes another (reversed) word of the Code vocabulary
+``task_defined``       a plugin task — its own ``Task.corrupt_atom`` (docs/extending.md)
 =====================  ==========================================================================
 
 Every result is checked (:meth:`AtomCorruptor.__call__`): it differs from the atom after the evaluator's
@@ -46,7 +47,7 @@ from saltbench.tasks.base import NUMBER_PATTERN
 
 CorruptionKind = Literal[
     "codon", "integer", "index", "truth_value", "digit_run", "capital_letter", "vocabulary_word",
-    "number_list", "word_typo",
+    "number_list", "word_typo", "task_defined",
 ]  # fmt: skip
 CORRUPTION_KINDS: tuple[CorruptionKind, ...] = get_args(CorruptionKind)
 
@@ -165,13 +166,20 @@ class AtomCorruptor:
         kind: the rule (module docstring).
         rule: the task's unit rule (delimiter / atom regex) used to check results.
         vocabulary: candidate words of the ``vocabulary_word`` rule (empty otherwise).
+        custom: the task's own rule for ``task_defined`` (``Task.corrupt_atom``).
     """
 
     kind: CorruptionKind
     rule: UnitRule
     vocabulary: tuple[str, ...] = ()
+    custom: Callable[[str, random.Random], str | None] | None = None
 
     def _draw(self, atom: str, rng: random.Random) -> str:
+        if self.kind == "task_defined" and self.custom is not None:
+            new = self.custom(atom, rng)
+            if not isinstance(new, str):
+                raise ValueError(f"the task's corrupt_atom gave {new!r} for atom {atom!r}, not a string")
+            return new
         if self.kind == "vocabulary_word":
             choices = [w for w in self.vocabulary if w != atom]
             if not choices:
@@ -229,7 +237,11 @@ def corruptor_for(task: str, variant: str | None = None) -> AtomCorruptor:
 
         single = tuple(w for w in VOCABULARIES[variant] if re.fullmatch(r"[a-z]+", w))
         return AtomCorruptor("vocabulary_word", rule, single)
-    raise ValueError(f"no corruption rule for task {task!r}")
+    from saltbench.tasks import declares_corruption
+
+    if declares_corruption(type(task_obj)):
+        return AtomCorruptor("task_defined", rule, custom=task_obj.corrupt_atom)
+    raise ValueError(f"no corruption rule for task {task!r} (its Task.corrupt_atom is not defined)")
 
 
 def choose_positions(

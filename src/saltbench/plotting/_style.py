@@ -22,7 +22,9 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from saltbench.confidence import CONFIDENCE_FUNCTIONS
 from saltbench.io import write_atomic
+from saltbench.tasks import TASKS
 
 if TYPE_CHECKING:
     from matplotlib.typing import RcKeyType
@@ -39,27 +41,15 @@ PALETTE: list[tuple[float, float, float]] = list(sns.color_palette(PALETTE_NAME)
 MISSING_COLOR = "0.55"
 MISSING_HATCH = "////"
 
-TASK_LABELS: Mapping[str, str] = {
-    "dna": "DNA",
-    "code": "Code",
-    "logic": "Logic",
-    "matmul": "MatMul",
-    "kronecker": "Kronecker",
-    "words": "Words",
-}
+TASK_LABELS: Mapping[str, str] = {slug: cls.short_label() for slug, cls in TASKS.items()}
+"""Short task names of the figures, from the task registry (plugins included)."""
 CONFIDENCE_LABELS: Mapping[str, str] = {
-    "mean_probability": "mean prob.",
-    "median_probability": "median prob.",
-    "max_probability": "max prob.",
-    "log_probability_sum": "log-prob. sum",
-    "max_log_probability": "max log-prob.",
-    "log_perplexity": "log-perplexity",
-    "perplexity": "perplexity",
-    "mean_entropy": "mean entropy",
-    "max_entropy": "max entropy",
+    **{name: spec.short_label() for name, spec in CONFIDENCE_FUNCTIONS.items()},
     "oracle": "oracle",
     "random": "random",
 }
+"""Short names of the confidence functions (from the registry, plugins included) and the rejection
+baselines."""
 METRIC_LABELS: Mapping[str, str] = {
     "auroc_pooled": "AUROC (pooled)",
     "auroc_per_response": "AUROC (per response)",

@@ -37,7 +37,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import polars as pl
 
-from saltbench.core.contracts import CONFIDENCE_COLUMNS, INTERVENTION_COLUMNS, confidence_column
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES, scored_columns
+from saltbench.core.contracts import INTERVENTION_COLUMNS, confidence_column
 from saltbench.core.vocabulary import FLAVOURS, Backend, Boundary
 from saltbench.evaluation import UnitRule, decompose, evaluate, resolve_task
 from saltbench.inference.backends import LoadedModel, LoadSettings, load_backend
@@ -59,6 +60,11 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _FENCE_TOKEN = re.compile(r"\*{4,}")
+
+CONFIDENCE_COLUMNS: tuple[str, ...] = tuple(
+    confidence_column(f, n) for f, n in scored_columns(PAPER_CONFIDENCE_NAMES, FLAVOURS)
+)
+"""The confidence columns of an intervention row: the paper's nine in both flavours, of the next atom."""
 
 INTERVENTION_FILE_COLUMNS: dict[str, pl.DataType] = {
     **INTERVENTION_COLUMNS,

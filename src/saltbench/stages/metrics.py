@@ -28,7 +28,7 @@ import polars as pl
 from saltbench.calibration import fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.config import MetricsConfig
-from saltbench.core.contracts import METRIC_ROW_COLUMNS
+from saltbench.core.contracts import METRIC_ROW_COLUMNS, is_confidence_column
 from saltbench.core.vocabulary import RESPONSE_STATUSES
 from saltbench.metrics import aurc, auroc, auroc_per_response, bootstrap_ci, brier, ece, mce, mean_score, prr
 
@@ -117,20 +117,34 @@ def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def scored_functions(columns: Sequence[str]) -> list[str]:
+    """The confidence functions with a column among ``columns`` (``{flavour}.{name}``), first seen first.
+
+    >>> scored_functions(["n_tokens", "topk.perplexity", "topk.mean_margin", "full.perplexity"])
+    ['perplexity', 'mean_margin']
+    """
+    names = [c.split(".", 1)[1] for c in columns if is_confidence_column(c)]
+    return list(dict.fromkeys(names))
+
+
 def compute_metrics(
     units: pl.DataFrame,
     *,
-    confidences: Sequence[str] = tuple(CONFIDENCE_FUNCTIONS),
+    confidences: Sequence[str] | None = None,
     flavours: Sequence[str] = ("topk", "full"),
     settings: MetricsConfig | None = None,
     seed: int = 0,
 ) -> pl.DataFrame:
     """All metrics of one units table (see the module docstring for the protocol).
 
-    ``settings``: the ``metrics`` block (default: its defaults); ``seed``: of the calibration split and the
-    bootstrap. Returns a frame with :data:`METRIC_ROW_SCHEMA`; undefined values are NaN, never an exception.
+    ``confidences``: the functions to evaluate (default: every function with a column in ``units``, in
+    column order); a function is evaluated in each of ``flavours`` that has its column. ``settings``: the
+    ``metrics`` block (default: its defaults); ``seed``: of the calibration split and the bootstrap. Returns
+    a frame with :data:`METRIC_ROW_SCHEMA`; undefined values are NaN, never an exception.
     """
     settings = settings or MetricsConfig()
+    if confidences is None:
+        confidences = scored_functions(units.columns)
     rows: list[dict[str, object]] = []
     acc = response_accuracy(units)
     for granularity in units["granularity"].unique(maintain_order=True).cast(pl.String).to_list():
@@ -186,6 +200,8 @@ def _granularity_rows(
     for flavour in flavours:
         for name in confidences:
             column = f"{flavour}.{name}"
+            if column not in scored.columns:  # not scored in this flavour (e.g. a topk-only function)
+                continue
             raw = scored[column].to_numpy().astype(np.float64)
             defined = np.isfinite(raw)
             if not defined.any():

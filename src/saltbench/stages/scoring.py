@@ -31,9 +31,17 @@ from typing import cast
 import numpy as np
 import polars as pl
 
-from saltbench.confidence import token_signals, unit_confidences
+from saltbench.confidence import (
+    PAPER_CONFIDENCE_NAMES,
+    confidence_spec,
+    extended_confidences,
+    scored_columns,
+    token_distributions,
+    token_signals,
+    unit_confidences,
+)
 from saltbench.core.contracts import UNIT_COLUMNS, confidence_column
-from saltbench.core.vocabulary import CONFIDENCE_NAMES, FLAVOURS, GRANULARITIES, Flavour, Granularity
+from saltbench.core.vocabulary import FLAVOURS, GRANULARITIES, Flavour, Granularity
 from saltbench.evaluation import evaluate_many
 
 log = logging.getLogger(__name__)
@@ -123,6 +131,7 @@ def score_generations(
     keyword_filter: bool = True,
     flavours: Sequence[Flavour] = FLAVOURS,
     top_k: int = 20,
+    functions: Sequence[str] = PAPER_CONFIDENCE_NAMES,
 ) -> pl.DataFrame:
     """The units table of one (model, style, task) generations file.
 
@@ -135,6 +144,8 @@ def score_generations(
         flavours: ``"topk"`` (renormalised top-k, the paper's) and/or ``"full"`` (true probabilities,
             full-vocabulary entropy).
         top_k: length of the renormalised vector of the ``topk`` flavour.
+        functions: the confidence functions scored (names of
+            :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`), each in the flavours it supports.
 
     Returns:
         One row per unit and granularity: ``sample_id, variant, granularity, unit_index, status,
@@ -167,7 +178,7 @@ def score_generations(
         )
     units = pl.concat(parts).sort("row", "granularity", "unit_index") if parts else None
     if units is None or units.height == 0:
-        return _empty_units(granularities, flavours)
+        return _empty_units(flavours, functions)
 
     tok_parts: list[np.ndarray] = []
     unit_parts: list[np.ndarray] = []
@@ -190,7 +201,9 @@ def score_generations(
 
     if "full" in flavours:
         _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
-    columns = confidence_columns(tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k)
+    columns = confidence_columns(
+        tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k, functions=functions
+    )
     out = units.join(gens.select("row", "sample_id", "variant"), on="row", how="left").with_columns(
         **{name: pl.Series(values) for name, values in columns.items()}
     )
@@ -205,10 +218,14 @@ def confidence_columns(
     *,
     flavours: Sequence[Flavour],
     top_k: int,
+    functions: Sequence[str] = PAPER_CONFIDENCE_NAMES,
 ) -> dict[str, np.ndarray]:
-    """Every confidence column of ``n_units`` units: ``n_tokens``, then ``{flavour}.{function}`` per flavour.
+    """Every confidence column of ``n_units`` units: ``n_tokens``, then ``{flavour}.{function}`` for each
+    pair of :func:`saltbench.confidence.scored_columns` (flavour by flavour, in the order of ``functions``).
 
-    The one span → confidence path of the package (the scoring stage and the interventions both use it).
+    The one span → confidence path of the package (the scoring stage and the interventions both use it):
+    the paper's nine from :func:`~saltbench.confidence.unit_confidences`, functions with a ``token_score``
+    from :func:`~saltbench.confidence.extended_confidences`.
 
     Args:
         tokens: flat per-token arrays of all responses: ``chosen`` (T,),
@@ -217,22 +234,30 @@ def confidence_columns(
             flat token numbering); a unit without pairs gets ``n_tokens`` 0 and NaN confidences.
         n_units: number of units.
         flavours, top_k: see :func:`saltbench.confidence.token_signals`.
+        functions: the confidence functions scored.
     """
-    columns: dict[str, np.ndarray] = {}
+    columns: dict[str, np.ndarray] = {"n_tokens": np.bincount(unit_index, minlength=n_units).astype(np.int64)}
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
+    pairs = scored_columns(functions, flavours)
     for flavour in flavours:
-        log_p, entropy = token_signals(
-            tokens["chosen"],
-            tokens["topk"],
-            tokens["entropy"],
-            flavour,
-            chosen_in_topk=chosen_in_topk,
-            top_k=top_k,
-        )
-        conf = unit_confidences(log_p, entropy, token_index, unit_index, n_units)
-        columns["n_tokens"] = conf["num_tokens"]
-        for name in CONFIDENCE_NAMES:
-            columns[confidence_column(flavour, name)] = conf[name]
+        names = [n for f, n in pairs if f == flavour]
+        paper = [n for n in names if confidence_spec(n).token_score is None]
+        extended = tuple(confidence_spec(n) for n in names if n not in paper)
+        values: dict[str, np.ndarray] = {}
+        if paper:
+            log_p, entropy = token_signals(
+                tokens["chosen"], tokens["topk"], tokens["entropy"], flavour,
+                chosen_in_topk=chosen_in_topk, top_k=top_k,
+            )  # fmt: skip
+            values.update(unit_confidences(log_p, entropy, token_index, unit_index, n_units))
+        if extended:
+            distributions = token_distributions(
+                tokens["chosen"], tokens["topk"], tokens["entropy"], flavour,
+                chosen_in_topk=chosen_in_topk, top_k=top_k,
+            )  # fmt: skip
+            values.update(extended_confidences(distributions, token_index, unit_index, n_units, extended))
+        for name in names:
+            columns[confidence_column(flavour, name)] = values[name]
     return columns
 
 
@@ -245,9 +270,8 @@ def _row_groups(rows: np.ndarray) -> list[tuple[tuple[int], np.ndarray]]:
     return [((int(rows[a]),), np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _empty_units(granularities: Sequence[str], flavours: Sequence[str]) -> pl.DataFrame:
+def _empty_units(flavours: Sequence[Flavour], functions: Sequence[str]) -> pl.DataFrame:
     schema = {name: UNIT_COLUMNS[name] for name in _UNIT_ORDER}
-    for flavour in flavours:
-        for name in CONFIDENCE_NAMES:
-            schema[confidence_column(flavour, name)] = pl.Float64()
+    for flavour, name in scored_columns(functions, flavours):
+        schema[confidence_column(flavour, name)] = pl.Float64()
     return pl.DataFrame(schema=schema)

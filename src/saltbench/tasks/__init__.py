@@ -1,7 +1,11 @@
-"""The six SALT tasks (docs/tasks.md §2–7) and the registry ``get_task(slug, variant=None)``."""
+"""The six SALT tasks (docs/tasks.md §2–7), tasks of installed plugins (docs/extending.md) and the registry
+``get_task(slug, variant=None)``."""
 
 from __future__ import annotations
 
+import re
+
+from saltbench.core.plugins import TASK_GROUP, Plugin, PluginError, discover
 from saltbench.core.vocabulary import STYLES, PromptStyle
 from saltbench.tasks.base import (
     DATASET_COLUMNS,
@@ -16,24 +20,56 @@ from saltbench.tasks.logic import LogicTask
 from saltbench.tasks.matrix import KroneckerTask, MatmulTask
 from saltbench.tasks.words import WORDS_SUBJECTS, WordsTask
 
-TASKS: dict[str, type[Task]] = {
-    "dna": DnaTask,
-    "code": CodeTask,
-    "logic": LogicTask,
-    "matmul": MatmulTask,
-    "kronecker": KroneckerTask,
-    "words": WordsTask,
-}
-"""Task slug -> task class, in the order used by tables and figures."""
+BUILTIN_TASKS: tuple[type[Task], ...] = (DnaTask, CodeTask, LogicTask, MatmulTask, KroneckerTask, WordsTask)
+"""The six SALT tasks, in the paper's order."""
+
+SLUG_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
+"""A task slug: it names files (``data/datasets/{slug}.parquet``) and wildcards."""
+
+TASK_PLUGINS: dict[str, Plugin] = {}
+"""Task slug -> the entry point of the installed package that contributes it (docs/extending.md)."""
+
+
+def _registry() -> dict[str, type[Task]]:
+    """The built-in tasks, then the plugins of the ``saltbench.tasks`` entry-point group, each checked for
+    its type and slug (the conformance check runs when a configuration selects the task)."""
+    tasks: dict[str, type[Task]] = {cls.slug: cls for cls in BUILTIN_TASKS}
+    for plugin in discover(TASK_GROUP):
+        cls = plugin.value
+        if not (isinstance(cls, type) and issubclass(cls, Task)):
+            raise PluginError(f"task plugin {plugin.describe()} is not a saltbench.tasks.Task subclass")
+        if plugin.name in tasks:
+            raise PluginError(f"task plugin {plugin.describe()} reuses the slug of a built-in task")
+        slug = getattr(cls, "slug", None)
+        if not SLUG_PATTERN.fullmatch(plugin.name) or slug != plugin.name:
+            raise PluginError(
+                f"task plugin {plugin.describe()}: the entry-point name must be the class's slug, a "
+                f"lower-case name matching {SLUG_PATTERN.pattern} (the class says {slug!r})"
+            )
+        tasks[plugin.name] = cls
+        TASK_PLUGINS[plugin.name] = plugin
+    return tasks
+
+
+TASKS: dict[str, type[Task]] = _registry()
+"""Task slug -> task class: the one registry of tasks (built-ins first, then installed plugins), in the
+order used by tables and figures. The configuration schema, the rules' wildcards and the figure labels read
+it."""
 
 TASK_SLUGS: tuple[str, ...] = tuple(TASKS)
+
+
+def declares_corruption(task_class: type[Task]) -> bool:
+    """Whether the interventions can corrupt the task's atoms: a built-in task (its rule is in
+    :mod:`saltbench.interventions`), or a plugin overriding :meth:`Task.corrupt_atom`."""
+    return task_class in BUILTIN_TASKS or task_class.corrupt_atom is not Task.corrupt_atom
 
 
 def get_task(slug: str, variant: str | None = None) -> Task:
     """Return a fresh task object.
 
     Args:
-        slug: one of ``dna, code, logic, matmul, kronecker, words``.
+        slug: a key of :data:`TASKS` (``dna, code, logic, matmul, kronecker, words`` and the plugins').
         variant: the Code variant (``two_sum`` ...) or the Words subject (``numbers`` ...); required to
             build prompts and solve for those two tasks, optional for generation (then all variants).
 
@@ -50,12 +86,14 @@ def get_task(slug: str, variant: str | None = None) -> Task:
 
 
 __all__ = [
+    "BUILTIN_TASKS",
     "CODE_VARIANTS",
     "DATASET_COLUMNS",
     "FENCE",
     "FENCE_INSTRUCTION",
     "STYLES",
     "TASKS",
+    "TASK_PLUGINS",
     "TASK_SLUGS",
     "WORDS_SUBJECTS",
     "CodeTask",
@@ -67,5 +105,6 @@ __all__ = [
     "PromptStyle",
     "Task",
     "WordsTask",
+    "declares_corruption",
     "get_task",
 ]

@@ -25,6 +25,7 @@ Prompts follow the structure of docs/tasks.md §1.3–1.5, in our own words::
 from __future__ import annotations
 
 import abc
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, TypeVar, cast
@@ -144,6 +145,7 @@ class Task(abc.ABC):
     Attributes:
         slug: task name used everywhere in the workflow (``dna``, ``code``, ...).
         display_name: the paper's task name (``DNA Translation``, ...).
+        label: the short name of tables and figures (``DNA``, ``MatMul``, ...; default: ``display_name``).
         legacy_names: the upstream class names found in the reproduction data's ``task`` column.
         delimiter: atom delimiter; wins over ``atom_regex`` when truthy.
         atom_regex: pattern whose matches are atoms (used only when ``delimiter`` is falsy).
@@ -156,6 +158,7 @@ class Task(abc.ABC):
 
     slug: ClassVar[str]
     display_name: ClassVar[str]
+    label: ClassVar[str] = ""
     legacy_names: ClassVar[tuple[str, ...]] = ()
     delimiter: str | None = " "
     atom_regex: str | None = None
@@ -183,7 +186,24 @@ class Task(abc.ABC):
     def test_block(self, input: str) -> str:
         """The prompt's tail presenting the test input (task-specific layout, docs/tasks.md §2–7)."""
 
+    # -- optional -------------------------------------------------------------------------------
+
+    def corrupt_atom(self, atom: str, rng: random.Random) -> str | None:
+        """A wrong but well-formed replacement of the answer atom ``atom`` (for the interventions).
+
+        ``None`` (the default): the task declares no corruption, and a configuration that runs interventions
+        on it is refused. The six built-in tasks have their rules in :mod:`saltbench.interventions`; a
+        plugin task overrides this method to join the interventions.
+        """
+        return None
+
     # -- shared ---------------------------------------------------------------------------------
+
+    @classmethod
+    def short_label(cls) -> str:
+        """:attr:`label`, or :attr:`display_name` when no label is set."""
+        return cls.label or cls.display_name
+
     def check_params(self, params: Mapping[str, object]) -> None:
         """Raise ``ValueError`` naming any unknown generator parameter.
 

@@ -442,6 +442,7 @@ class CodeTask(Task):
 
     slug = "code"
     display_name = "Code"
+    label = "Code"
     legacy_names = tuple(v.legacy_name for v in _VARIANT_LIST)
     params_class = CodeParams
 

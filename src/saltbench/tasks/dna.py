@@ -82,6 +82,7 @@ class DnaTask(Task):
 
     slug = "dna"
     display_name = "DNA Translation"
+    label = "DNA"
     legacy_names = ("DNAProblem",)
     params_class = DnaParams
     delimiter = " "

@@ -544,6 +544,7 @@ class LogicTask(Task):
 
     slug: ClassVar[str] = "logic"
     display_name: ClassVar[str] = "First-Order Logic"
+    label: ClassVar[str] = "Logic"
     legacy_names: ClassVar[tuple[str, ...]] = ("LogicProblem",)
     delimiter = "\n"
     atom_regex = None

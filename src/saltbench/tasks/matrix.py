@@ -289,6 +289,7 @@ class MatmulTask(_MatrixTask):
 
     slug = "matmul"
     display_name = "Matrix Multiplication"
+    label = "MatMul"
     legacy_names = ("MatrixMultiplicationProblem",)
     params_class = MatmulParams
     few_shots = (
@@ -342,6 +343,7 @@ class KroneckerTask(_MatrixTask):
 
     slug = "kronecker"
     display_name = "Kronecker Product"
+    label = "Kronecker"
     legacy_names = ("KroneckerProductProblem",)
     params_class = KroneckerParams
     few_shots = (

@@ -576,6 +576,7 @@ class WordsTask(Task):
 
     slug: ClassVar[str] = "words"
     display_name: ClassVar[str] = "Words Collection"
+    label: ClassVar[str] = "Words"
     legacy_names: ClassVar[tuple[str, ...]] = ("NeedlesInHaystackProblem",)
     delimiter = " "
     atom_regex = None

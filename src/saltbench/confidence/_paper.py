@@ -1,4 +1,4 @@
-"""Unit confidence from token log-probabilities (docs/confidence.md §2, §4).
+"""The paper's nine confidence functions from token log-probabilities (docs/confidence.md §2, §4).
 
 Two layers, both vectorised over all tokens / units of a run:
 
@@ -18,7 +18,8 @@ Two layers, both vectorised over all tokens / units of a run:
 
 2. :func:`unit_confidences` aggregates tokens into units given ``(token, unit)`` pairs — a token may
    belong to several units (it then counts fully for each, docs/confidence.md §3.4) — and returns every
-   confidence function of :data:`CONFIDENCE_FUNCTIONS` per unit (NaN for units without tokens).
+   paper confidence function (:data:`~saltbench.confidence.specs.PAPER_FUNCTIONS`) per unit (NaN for
+   units without tokens).
 
 :func:`unit_confidence` is the one-unit convenience API on ragged Python lists. It works on Python
 floats (numpy's per-call overhead would dominate a unit of a few tokens) but shares the nine formulas
@@ -32,16 +33,14 @@ from __future__ import annotations
 import functools
 import math
 import numbers
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
 from operator import mul
-from types import MappingProxyType
 from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from saltbench.core.vocabulary import CONFIDENCE_NAMES, FLAVOURS, Flavour
+from saltbench.core.vocabulary import FLAVOURS, Flavour
 
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
@@ -70,53 +69,6 @@ _UNSHIFTED_MIN, _UNSHIFTED_MAX = math.exp(-40.0), math.exp(40.0)  # Σ e^d in th
 _SMALL_SEGMENT = 16  # units of at most this many tokens: selection network; longer ones: one sort
 
 
-@dataclass(frozen=True)
-class ConfidenceSpec:
-    """A confidence function: its name, direction and whether its range needs calibration.
-
-    Attributes:
-        name: the function's name (a key of :data:`CONFIDENCE_FUNCTIONS`).
-        higher_is_confident: ``True`` if larger values mean more confident.
-        needs_calibration: ``True`` if values are not probabilities in [0, 1].
-        formula: the definition over the unit's tokens ``t = 1..T``.
-    """
-
-    name: str
-    higher_is_confident: bool
-    needs_calibration: bool
-    formula: str
-
-
-CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(
-    {
-        spec.name: spec
-        for spec in (
-            ConfidenceSpec("mean_probability", True, False, "(1/T) Σ p_t"),
-            ConfidenceSpec("median_probability", True, False, "median_t p_t (mean of the two middle values)"),
-            ConfidenceSpec("max_probability", True, False, "max_t p_t"),
-            ConfidenceSpec("log_probability_sum", True, True, "Σ ℓ_t"),
-            ConfidenceSpec("max_log_probability", True, True, "max_t ℓ_t"),
-            ConfidenceSpec("log_perplexity", False, True, "-(1/T) Σ ℓ_t"),
-            ConfidenceSpec("perplexity", False, True, "exp(-(1/T) Σ ℓ_t)"),
-            ConfidenceSpec("max_entropy", False, True, "max_t H_t"),
-            ConfidenceSpec("mean_entropy", False, True, "(1/T) Σ H_t"),
-        )
-    }
-)
-"""The nine paper confidence functions (docs/confidence.md §4.1) with their directions, in paper order."""
-
-if tuple(CONFIDENCE_FUNCTIONS) != CONFIDENCE_NAMES:  # the formulas here, the names in the vocabulary
-    raise RuntimeError(f"confidence functions {tuple(CONFIDENCE_FUNCTIONS)} differ from {CONFIDENCE_NAMES}")
-
-
-def ranking_scores(name: str, values: npt.ArrayLike) -> FloatArray:
-    """Values of confidence function ``name`` oriented so that higher = more confident (negated if needed)."""
-    if name not in CONFIDENCE_FUNCTIONS:
-        raise ValueError(f"name must be one of {CONFIDENCE_NAMES}, got {name!r}")
-    arr = np.asarray(values, dtype=np.float64)
-    return arr if CONFIDENCE_FUNCTIONS[name].higher_is_confident else -arr
-
-
 # -- the nine functions from a unit summary (shared by both paths) ---------------------------------------
 
 _Value = TypeVar("_Value", float, FloatArray)
@@ -143,8 +95,9 @@ def _confidence_values(
     * ``middle_log_p``: the order statistics ``(T-1)//2`` and ``T//2`` (0-based) of ``ℓ``, whose
       probabilities average to the median of ``p`` (equal for odd ``T``).
 
-    Directions (:data:`CONFIDENCE_FUNCTIONS`): higher is more confident for the five probability and
-    log-probability functions, less confident for ``log_perplexity``, ``perplexity`` and the entropies.
+    Directions (:data:`~saltbench.confidence.specs.PAPER_FUNCTIONS`): higher is more confident for the five
+    probability and log-probability functions, less confident for ``log_perplexity``, ``perplexity`` and
+    the entropies.
     """
     lo, hi = middle_log_p
     log_perplexity = -sum_log_p / count
@@ -774,7 +727,8 @@ def unit_confidence(
         top_k, eps: as in :func:`token_signals`.
 
     Returns:
-        ``{name: value}`` for the nine names of :data:`CONFIDENCE_FUNCTIONS` and ``"num_tokens"``.
+        ``{name: value}`` for the nine paper names (:data:`~saltbench.confidence.specs.PAPER_FUNCTIONS`) and
+        ``"num_tokens"``.
 
     Raises:
         TypeError: ``token_logprob_vectors`` or one of its entries is not a sequence of numbers (the message
@@ -800,16 +754,11 @@ def unit_confidence(
 
 
 __all__ = [
-    "CONFIDENCE_FUNCTIONS",
-    "CONFIDENCE_NAMES",
     "EPS",
-    "FLAVOURS",
     "PAD_LOGPROB",
+    "ROUNDING_TOLERANCE",
     "SENTINEL_THRESHOLD",
     "TOP_K",
-    "ConfidenceSpec",
-    "Flavour",
-    "ranking_scores",
     "token_signals",
     "unit_confidence",
     "unit_confidences",

@@ -1,0 +1,82 @@
+"""The registry of confidence functions: the paper's nine, the four beyond the paper, then the plugins'
+(docs/confidence.md §4, docs/extending.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+import numpy as np
+import numpy.typing as npt
+
+from saltbench.confidence._extended import EXTENDED_FUNCTIONS
+from saltbench.confidence._paper import FloatArray
+from saltbench.confidence.specs import PAPER_FUNCTIONS, ConfidenceSpec
+from saltbench.core.plugins import CONFIDENCE_GROUP, Plugin, PluginError, discover
+from saltbench.core.vocabulary import CONFIDENCE_NAME_PATTERN, Flavour
+
+NAME_PATTERN = CONFIDENCE_NAME_PATTERN
+"""A confidence function's name: it becomes the column ``{flavour}.{name}`` of the units table."""
+
+CONFIDENCE_PLUGINS: dict[str, Plugin] = {}
+"""Function name -> the entry point of the installed package that contributes it."""
+
+
+def _registry() -> dict[str, ConfidenceSpec]:
+    functions = {spec.name: spec for spec in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)}
+    for plugin in discover(CONFIDENCE_GROUP):
+        spec = plugin.value
+        if not isinstance(spec, ConfidenceSpec):
+            raise PluginError(
+                f"confidence plugin {plugin.describe()} is not a saltbench.confidence.ConfidenceSpec "
+                f"(got {type(spec).__name__})"
+            )
+        if plugin.name in functions:
+            raise PluginError(f"confidence plugin {plugin.describe()} reuses the name of a built-in function")
+        if spec.name != plugin.name or not NAME_PATTERN.fullmatch(spec.name):
+            raise PluginError(
+                f"confidence plugin {plugin.describe()}: the entry-point name must be the spec's name, "
+                f"matching {NAME_PATTERN.pattern} (the spec says {spec.name!r})"
+            )
+        if spec.token_score is None:
+            raise PluginError(f"confidence plugin {plugin.describe()} has no token_score")
+        functions[spec.name] = spec
+        CONFIDENCE_PLUGINS[spec.name] = plugin
+    return functions
+
+
+CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(_registry())
+"""Every confidence function, by name: the paper's nine, the four of :data:`EXTENDED_FUNCTIONS`, then the
+plugins' (docs/confidence.md §4, docs/extending.md)."""
+
+
+def confidence_spec(name: str) -> ConfidenceSpec:
+    """The function called ``name``; ``ValueError`` naming the installed ones otherwise."""
+    try:
+        return CONFIDENCE_FUNCTIONS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown confidence function {name!r}; installed: {', '.join(CONFIDENCE_FUNCTIONS)}"
+        ) from None
+
+
+def scored_columns(names: Sequence[str], flavours: Sequence[Flavour]) -> list[tuple[Flavour, str]]:
+    """The ``(flavour, function)`` pairs a run scores: each selected function in each selected flavour it
+    supports, flavour by flavour (the column order of the units table)."""
+    return [(f, n) for f in flavours for n in names if f in confidence_spec(n).flavours]
+
+
+def ranking_scores(name: str, values: npt.ArrayLike) -> FloatArray:
+    """Values of confidence function ``name`` oriented so that higher = more confident (negated if needed)."""
+    arr = np.asarray(values, dtype=np.float64)
+    return arr if confidence_spec(name).higher_is_confident else -arr
+
+
+__all__ = [
+    "CONFIDENCE_FUNCTIONS",
+    "CONFIDENCE_PLUGINS",
+    "NAME_PATTERN",
+    "confidence_spec",
+    "ranking_scores",
+    "scored_columns",
+]
