@@ -24,6 +24,7 @@ from helpers.synthetic_tables import (
 from test_analysis_findings import assert_numbers_come_from_tables
 
 from saltbench.analysis import FINDINGS_TABLES
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES
 from saltbench.core.contracts import TABLES as TABLE_ARTIFACTS
 from saltbench.io import read_provenance, read_table, write_table
 from saltbench.plotting import FIGURES
@@ -82,7 +83,8 @@ def _write_workflow(root: Path, level: str) -> None:
                     "n_bootstrap": 20, "ci_level": 0.95},
         "analysis": {"paired_bootstrap": 100, "intervention_bootstrap": 10, "reasoning_level": level,
                      "label_noise_epsilons": [0.0, 0.2], "label_noise_replicates": 3},
-        "scoring": {"granularities": ["atom", "line", "generation"]},
+        "scoring": {"granularities": ["atom", "line", "generation"],
+                    "confidence_functions": list(PAPER_CONFIDENCE_NAMES)},
         "interventions": {"models": [MODELS[0]], "tasks": list(TASKS)},
         "training": {"models": ["salt-tiny", "salt-small"]},
     }  # fmt: skip

@@ -9,7 +9,13 @@ from helpers.fake_openai import ANSWER, N_ALTERNATIVES, FakeOpenAI
 
 from saltbench.inference import parse_model_registry
 from saltbench.inference.backends import LoadSettings, load_backend
-from saltbench.inference.openai_api import PAD_ID, byte_token_texts, parse_chat
+from saltbench.inference.openai_api import (
+    PAD_ID,
+    MalformedResponse,
+    byte_token_texts,
+    parse_chat,
+    prompt_target_logprobs,
+)
 
 KEY_ENV = "SALTBENCH_TEST_API_KEY"
 SECRET = "sk-test-5a1t-never-written"
@@ -162,3 +168,30 @@ def test_parse_chat_refuses_texts_that_do_not_add_up():
     }
     with pytest.raises(MalformedResponse, match="join to"):
         parse_chat(response, token_ids=False)
+
+
+def test_prompt_log_probabilities_of_a_target_are_read_by_token_id() -> None:
+    """vLLM's ``prompt_logprobs``: one entry per prompt token (the first ``None``), keyed by token id."""
+    entries = [
+        None,
+        {"7": {"logprob": -1.5, "rank": 2}},
+        {"9": {"logprob": -0.25, "rank": 1}, "4": {"logprob": -2.0}},
+    ]
+    response = {"choices": [{"text": "", "prompt_logprobs": entries}]}
+    assert prompt_target_logprobs(response, 1, [7, 9]).tolist() == [-1.5, -0.25]
+    with pytest.raises(MalformedResponse, match="no prompt log-probability of token 8 at position 2"):
+        prompt_target_logprobs(response, 1, [7, 8])
+    with pytest.raises(MalformedResponse, match="no prompt log-probabilities for positions 2..3"):
+        prompt_target_logprobs(response, 2, [9, 9])
+    with pytest.raises(MalformedResponse, match="no prompt log-probabilities"):
+        prompt_target_logprobs({"choices": [{"text": ""}]}, 0, [1])
+
+
+def test_a_model_without_prompt_logprobs_cannot_teacher_force() -> None:
+    from saltbench.inference.openai_api import OpenAIModel
+
+    model = OpenAIModel(_spec("http://127.0.0.1:9/v1"), None, None, 1, 20)
+    with pytest.raises(
+        NotImplementedError, match=r"need a completions endpoint with prompt log-probabilities"
+    ):
+        model.force_and_continue([1, 2], [([3], [4])], max_new_tokens=2)

@@ -61,14 +61,20 @@ def server(smollm2_dir: Path, tmp_path_factory):
         proc.wait(timeout=60)
 
 
-def _served_spec(base_url: str, smollm2_dir: Path, endpoint: str):
+def _served_spec(base_url: str, smollm2_dir: Path, endpoint: str, **api):
     local = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
     entry = {
         "source": {"kind": "api", "base_url": base_url, "model": "smollm2"},
         "backend": "openai",
         "system_prompt": local.system_prompt,
         "chat_template": local.chat_template,
-        "api": {"endpoint": endpoint, "token_ids": True, "tokenizer": str(smollm2_dir), "concurrency": 4},
+        "api": {
+            "endpoint": endpoint,
+            "token_ids": True,
+            "tokenizer": str(smollm2_dir),
+            "concurrency": 4,
+            **api,
+        },
     }
     return parse_model_registry({"models": {"smollm2-served": entry}})["smollm2-served"]
 
@@ -112,3 +118,36 @@ def test_chat_through_the_server_gives_texts_that_add_up(server, smollm2_dir, ro
         assert record.finish_reason in ("eos", "length") and record.num_generated_tokens > 0
         assert "".join(record.token_texts) == record.text
         assert (record.token_ids >= 0).all() and np.isfinite(record.topk_logprobs).all()
+
+
+def test_an_intervention_shard_through_the_completions_endpoint_matches_the_offline_engine(
+    server, smollm2_dir, smollm2_vllm, tmp_path
+):
+    """The interventions of two samples (clean and corrupted prefixes) through the server's completions
+    endpoint with prompt log-probabilities: the same rows as the offline vLLM runner, continuations identical,
+    teacher-forced log-probabilities within 1e-3; a rerun is served from the request cache."""
+    from saltbench.interventions import InterventionOptions
+    from saltbench.stages.interventions import run_interventions
+
+    rows = get_task("dna").generate(2, seed=11, min_codons=4, max_codons=5)
+    options = InterventionOptions(position_fractions=(0.5, 1.0), corruption_counts=(0, 1),
+                                  placements=("local",), max_new_tokens=8, seed=3, next_atoms=2)  # fmt: skip
+    spec = _served_spec(server, smollm2_dir, "completions", prompt_logprobs=True)
+    cache = tmp_path / "requests"
+    served = load_backend(server, spec, settings=LoadSettings(cache_dir=cache))
+    offline = VllmModel(spec, smollm2_vllm.tokenizer, smollm2_vllm, 16, 20)
+    online = run_interventions(served, rows, options, model_name="smollm2", n_shots=1)
+    local = run_interventions(offline, rows, options, model_name="smollm2", n_shots=1)
+    assert online.height == local.height >= 4
+    same = ["sample_id", "position", "placement", "corrupted_positions", "prefix", "continuation",
+            "next_atom", "next_status", "next_correct", "finish_reason", "tf_n_tokens"]  # fmt: skip
+    assert online.select(same).equals(local.select(same))
+    for column in ("tf_logprob_correct", "tf_logprob_with_gap", "next_confidence"):
+        np.testing.assert_allclose(
+            online[column].to_numpy(), local[column].to_numpy(), atol=1e-3, equal_nan=True
+        )
+    sent = served.usage.requests
+    again = load_backend(server, spec, settings=LoadSettings(cache_dir=cache))
+    rerun = run_interventions(again, rows, options, model_name="smollm2", n_shots=1)
+    assert again.usage.requests == 0 and again.usage.cached == sent  # nothing sent twice
+    assert rerun.equals(online)

@@ -20,12 +20,12 @@ KEY_ENV = "SALTBENCH_WORKFLOW_TEST_KEY"
 SECRET = "sk-workflow-test-key-0042"
 
 
-def _registry(path: Path, base_url: str) -> Path:
+def _registry(path: Path, base_url: str, **api) -> Path:
     path.write_text(yaml.safe_dump({"models": {"served": {
         "source": {"kind": "api", "base_url": base_url, "model": "fake"},
         "backend": "openai",
         "api": {"api_key_env": KEY_ENV, "concurrency": 2, "timeout_s": 5, "max_retries": 2,
-                "price_prompt_per_mtok": 1.0, "price_completion_per_mtok": 2.0},
+                "price_prompt_per_mtok": 1.0, "price_completion_per_mtok": 2.0, **api},
     }}}))  # fmt: skip
     return path
 
@@ -81,3 +81,17 @@ def test_interventions_and_backend_overrides_are_refused_for_a_served_model(tmp_
     cfg["inference"]["backend"] = "vllm"
     with pytest.raises(ConfigError, match=r"^inference\.backend: 'vllm' cannot run model 'served'"):
         resolve_config(cfg)
+
+
+def test_a_server_with_prompt_log_probabilities_runs_the_interventions(tmp_path, repo_root):
+    """api.prompt_logprobs (completions endpoint, token ids) admits a served model to the interventions;
+    without the completions endpoint and token ids the registry refuses the key, naming what it needs."""
+    tokenizer = str(repo_root / "data" / "models" / "converted" / "smollm2-135m")
+    api = {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer, "prompt_logprobs": True}
+    registry = _registry(tmp_path / "served.yaml", "http://127.0.0.1:9/v1", **api)
+    cfg = _config(repo_root, registry, interventions={"enabled": True, "tasks": ["dna"]})
+    assert resolve_config(cfg).interventions.enabled
+    registry = _registry(tmp_path / "chat.yaml", "http://127.0.0.1:9/v1", prompt_logprobs=True)
+    message = r"key 'api\.prompt_logprobs': teacher-forcing through the server sends token-id prompts"
+    with pytest.raises(ValueError, match=message):
+        resolve_config(_config(repo_root, registry))

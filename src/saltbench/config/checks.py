@@ -177,12 +177,18 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
                 "served model"
             )
     if settings.interventions.enabled:
-        served = [n for n in settings.interventions.models or settings.models if registry[n].served]
+        served = [
+            n
+            for n in settings.interventions.models or settings.models
+            if registry[n].served and not (registry[n].api and registry[n].api.prompt_logprobs)  # type: ignore[union-attr]
+        ]
         if served:
             raise ConfigError(
-                f"interventions.models: {', '.join(served)} run(s) on backend openai, which cannot "
-                "teacher-force an answer prefix (the interventions need prefix continuation with prompt "
-                "log-probabilities); leave them out of interventions.models (docs/backends.md §8)"
+                f"interventions.models: {', '.join(served)} run(s) on backend openai without "
+                "api.prompt_logprobs: the interventions teacher-force an answer prefix, which needs the "
+                "completions endpoint with token-id prompts and prompt log-probabilities (vLLM, SGLang, TGI; "
+                "not the OpenAI chat API); set api.prompt_logprobs where the server has them, or leave the "
+                "model out of interventions.models (docs/backends.md §8)"
             )
 
 

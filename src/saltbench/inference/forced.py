@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from saltbench.inference import GenerationRecord, PromptCache, eos_token_ids, token_texts
+from saltbench.inference import GenerationRecord, PromptCache, TokenScores, eos_token_ids, token_texts
 from saltbench.inference._decoding import Finish, StopRule, force, greedy_decode, prefill
 from saltbench.inference.generation import pad_token_id
 
@@ -63,6 +63,22 @@ class ForcedContinuation:
     target_logprobs: np.ndarray
     generation: GenerationRecord
     finish_reason: FinishReason
+
+
+def cut_continuation(
+    scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None
+) -> tuple[int, FinishReason]:
+    """Length and finish reason of a continuation decoded with per-token stopping (EOS, then the rule),
+    for engines that cannot ask the rule after every token (vLLM, a server): the continuation is decoded to
+    its budget and cut here, which gives the same tokens and finish reason as stopping there."""
+    ids = scores.token_ids.tolist()
+    eos = set(eos_ids)
+    for t, token in enumerate(ids, start=1):
+        if token in eos:
+            return t, "eos"
+        if stop is not None and stop(row, ids[:t]):
+            return t, "stop"
+    return len(ids), "length"
 
 
 def force_and_continue(
@@ -136,4 +152,11 @@ def force_and_continue(
     return results
 
 
-__all__ = ["CHUNK_TOKENS", "FinishReason", "ForcedContinuation", "StopRule", "force_and_continue"]
+__all__ = [
+    "CHUNK_TOKENS",
+    "FinishReason",
+    "ForcedContinuation",
+    "StopRule",
+    "cut_continuation",
+    "force_and_continue",
+]

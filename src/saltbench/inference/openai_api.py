@@ -45,11 +45,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -58,7 +58,10 @@ from saltbench.core.vocabulary import Backend, FinishReason
 from saltbench.inference.records import GenerationRecord, TokenScores
 from saltbench.io import write_atomic
 
+T = TypeVar("T")
+
 if TYPE_CHECKING:
+    from saltbench.inference.forced import FinishReason as ForcedFinish
     from saltbench.inference.forced import ForcedContinuation, StopRule
     from saltbench.inference.registry import ApiSettings, ModelSpec
 
@@ -284,6 +287,9 @@ def _usage(response: Mapping[str, Any], n_tokens: int) -> tuple[int, int]:
     return int(usage.get("prompt_tokens") or 0), int(completion if completion is not None else n_tokens)
 
 
+EXTRA_BODY = frozenset({"return_tokens_as_token_ids", "prompt_logprobs"})
+"""Request keys of vLLM's server beyond the OpenAI API, sent in the client's ``extra_body``."""
+
 FINISH: Mapping[str, FinishReason] = {"stop": "eos", "length": "length"}
 """API finish reasons -> the generations table's (any other reason is an error row naming it)."""
 
@@ -295,20 +301,46 @@ def record_from(parsed: ParsedChoice, k: int) -> GenerationRecord:
         return GenerationRecord.failed(
             f"finish_reason {parsed.finish!r} from the API", num_prompt_tokens=parsed.prompt_tokens, k=k
         )
+    return GenerationRecord.from_scores(
+        scores_from(parsed, k), parsed.texts, finish_reason=finish, num_prompt_tokens=parsed.prompt_tokens
+    )
+
+
+def scores_from(parsed: ParsedChoice, k: int) -> TokenScores:
+    """The per-token scores of a parsed response (alternatives padded to ``k``, entropy NaN)."""
     alt_ids, alt_lps = _pad(parsed.alt_ids, parsed.alt_logprobs, k)
-    scores = TokenScores(
+    return TokenScores(
         token_ids=np.asarray(parsed.token_ids, dtype=np.int32),
         chosen_logprobs=np.asarray(parsed.chosen, dtype=np.float32),
         topk_ids=alt_ids,
         topk_logprobs=alt_lps,
         entropy=np.full(len(parsed.token_ids), np.nan, dtype=np.float32),
     )
-    return GenerationRecord.from_scores(
-        scores,
-        parsed.texts,
-        finish_reason=finish,
-        num_prompt_tokens=parsed.prompt_tokens,
-    )
+
+
+def prompt_target_logprobs(response: Mapping[str, Any], start: int, target: Sequence[int]) -> np.ndarray:
+    """``log p(y_j | prompt, y_<j)`` of the target tokens at prompt positions ``start …`` from a completions
+    response with vLLM's ``prompt_logprobs`` (one entry per prompt token, the first ``None``; each a mapping
+    from token id to ``{"logprob", ...}``).
+
+    Raises:
+        MalformedResponse: no prompt log-probabilities, too few, or none for a target token.
+    """
+    entries = _first_choice(response).get("prompt_logprobs")
+    if not isinstance(entries, list) or len(entries) < start + len(target):
+        raise MalformedResponse(
+            f"the response has no prompt log-probabilities for positions {start}..{start + len(target) - 1}"
+        )
+    values = []
+    for j, token in enumerate(target):
+        entry = entries[start + j] or {}
+        found = entry.get(str(int(token))) if isinstance(entry, Mapping) else None
+        if not isinstance(found, Mapping) or "logprob" not in found:
+            raise MalformedResponse(
+                f"no prompt log-probability of token {int(token)} at position {start + j}"
+            )
+        values.append(float(found["logprob"]))
+    return np.asarray(values, dtype=np.float64)
 
 
 @dataclass
@@ -349,6 +381,7 @@ class OpenAIModel:
     cache: RequestCache | None = None
     secret: str | None = None
     usage: Usage = field(default_factory=Usage)
+    eos_ids: list[int] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _add(self, **counts: int) -> None:
@@ -394,8 +427,8 @@ class OpenAIModel:
 
     def _send(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
         """One request through the client (its retries): the response as plain data, and retries taken."""
-        standard = {k: v for k, v in body.items() if k != "return_tokens_as_token_ids"}
-        extra = {k: v for k, v in body.items() if k == "return_tokens_as_token_ids"}
+        standard = {k: v for k, v in body.items() if k not in EXTRA_BODY}
+        extra = {k: v for k, v in body.items() if k in EXTRA_BODY}
         api = self.client.chat.completions if self.settings.endpoint == "chat" else self.client.completions
         raw = api.with_raw_response.create(**standard, extra_body=extra or None)
         return raw.parse().model_dump(), int(getattr(raw, "retries_taken", 0))
@@ -416,24 +449,26 @@ class OpenAIModel:
             return parse_chat(response, token_ids=self.settings.token_ids, detokenize=detok)
         return parse_completion(response, token_ids=self.settings.token_ids, detokenize=detok)
 
-    def _one(self, prompt: str, budget: int) -> GenerationRecord:
-        body = self.request(prompt, budget)
+    def _fetch(self, body: Mapping[str, Any], parse: Callable[[Mapping[str, Any]], T]) -> T | str:
+        """``parse(response)`` of one request: from the request cache, else sent (the client's retries for
+        429/5xx/timeouts/dropped connections, then ``max_retries`` more for a malformed response); what went
+        wrong, key scrubbed, when no attempt gave a parsable response."""
         base_url = self.spec.source.base_url  # type: ignore[union-attr]
         key = RequestCache.key(base_url, self.settings.endpoint, body)
         response = self.cache.get(key) if self.cache is not None else None
         if response is not None:
             try:
-                parsed = self._parse(response, prompt)
+                parsed = parse(response)
                 self._add(cached=1)
-                return self._count(parsed)
+                return parsed
             except MalformedResponse:
-                response = None  # a damaged cache entry: ask again
+                pass  # a damaged cache entry: ask again
         error = ""
         for attempt in range(self.settings.max_retries + 1):
             try:
                 response, retries = self._send(body)
                 self._add(requests=1, retries=retries)
-                parsed = self._parse(response, prompt)
+                parsed = parse(response)
             except MalformedResponse as exc:
                 error = f"malformed response ({exc})"
                 log.warning(
@@ -449,10 +484,16 @@ class OpenAIModel:
                 break
             if self.cache is not None:
                 self.cache.put(key, response)
-            return self._count(parsed)
+            return parsed
         self._add(failed=1)
         log.error("%s: request failed: %s", self.spec.name, error)
-        return GenerationRecord.failed(error, num_prompt_tokens=0, k=self.top_k)
+        return error
+
+    def _one(self, prompt: str, budget: int) -> GenerationRecord:
+        parsed = self._fetch(self.request(prompt, budget), lambda response: self._parse(response, prompt))
+        if isinstance(parsed, str):
+            return GenerationRecord.failed(parsed, num_prompt_tokens=0, k=self.top_k)
+        return self._count(parsed)
 
     def _count(self, parsed: ParsedChoice) -> GenerationRecord:
         self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
@@ -496,12 +537,95 @@ class OpenAIModel:
         cache: Any = None,
         stop: StopRule | None = None,
     ) -> list[ForcedContinuation]:
-        """Not available through an API: the configuration refuses interventions for such a model before any
-        job runs (docs/backends.md §8)."""
-        raise NotImplementedError(
-            f"model {self.spec.name!r} (backend openai): teacher-forced prefixes are not available through "
-            "the API backend"
-        )
+        """:func:`saltbench.inference.forced.force_and_continue` through the completions endpoint of a server
+        with prompt log-probabilities (``api.prompt_logprobs``; docs/backends.md §8.5): per row, the
+        continuation of ``prompt + x`` (token-id prompt, greedy, top-k, cut by ``stop`` afterwards as for
+        vLLM) and the target's teacher-forced log-probabilities, the prompt log-probabilities of
+        ``prompt + x + y`` (``max_tokens`` 1). ``api.concurrency`` requests in flight; the request cache lets
+        a rerun skip the finished ones.
+
+        Raises:
+            NotImplementedError: the entry does not declare ``api.prompt_logprobs`` (the configuration
+                refuses such a model for the interventions before any job runs).
+            RuntimeError: a request failed after its retries (naming it): an intervention shard is all or
+                nothing, and a rerun sends only the requests that had not completed.
+        """
+        from saltbench.inference.detokenize import token_texts
+        from saltbench.inference.forced import ForcedContinuation, cut_continuation
+
+        if not self.settings.prompt_logprobs:
+            raise NotImplementedError(
+                f"model {self.spec.name!r} (backend openai): teacher-forced prefixes need a completions "
+                "endpoint with prompt log-probabilities (api.prompt_logprobs)"
+            )
+        if max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
+        prompt = [int(t) for t in prompt_ids]
+        model = self.spec.source.model  # type: ignore[union-attr]
+        base = {"model": model, "temperature": 0.0, "return_tokens_as_token_ids": True}
+        contexts = [[*prompt, *map(int, x)] for x, _ in rows]
+
+        def continuation(r: int) -> tuple[TokenScores, ForcedFinish, int] | str:
+            if not max_new_tokens:
+                return TokenScores.empty(self.top_k), "length", 0
+            body = {**base, "prompt": contexts[r], "max_tokens": max_new_tokens, "logprobs": self.top_k}
+
+            def detokenize(ids: Sequence[int]) -> list[str]:
+                return token_texts(self.tokenizer, ids, context_ids=contexts[r])
+
+            parsed = self._fetch(
+                body, lambda response: parse_completion(response, token_ids=True, detokenize=detokenize)
+            )
+            if isinstance(parsed, str):
+                return parsed
+            self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
+            scores = scores_from(parsed, self.top_k)
+            length, finish = cut_continuation(scores, self._eos_ids(), r, stop)
+            if finish == "length" and length == len(scores) and FINISH.get(parsed.finish) == "eos":
+                finish = "eos"  # the server stopped at an EOS it does not return
+            return scores.slice(0, length), finish, parsed.prompt_tokens
+
+        def target(r: int) -> np.ndarray | str:
+            y = [int(t) for t in rows[r][1]]
+            if not y:
+                return np.zeros(0)
+            body = {**base, "prompt": [*contexts[r], *y], "max_tokens": 1, "prompt_logprobs": 0}
+            return self._fetch(body, lambda response: prompt_target_logprobs(response, len(contexts[r]), y))
+
+        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+            continued = list(pool.map(continuation, range(len(rows))))
+            forced = list(pool.map(target, range(len(rows))))
+        results = []
+        for r, (cont, lps) in enumerate(zip(continued, forced)):
+            for outcome in (cont, lps):
+                if isinstance(outcome, str):
+                    raise RuntimeError(f"model {self.spec.name!r}: a request of row {r} failed: {outcome}")
+            assert not isinstance(cont, str) and not isinstance(lps, str)
+            scores, finish, _ = cont
+            texts = (
+                token_texts(self.tokenizer, scores.token_ids, context_ids=contexts[r]) if len(scores) else []
+            )
+            record = GenerationRecord.from_scores(
+                scores, texts, finish_reason="eos" if finish == "eos" else "length",
+                num_prompt_tokens=len(contexts[r]),
+            )  # fmt: skip
+            results.append(ForcedContinuation(np.asarray(lps, dtype=np.float64), record, finish))
+        return results
+
+    def _eos_ids(self) -> list[int]:
+        """The EOS ids of ``api.tokenizer``'s generation config (its tokenizer's EOS when it has none)."""
+        if self.eos_ids is None:
+            from saltbench.inference.generation import generation_config_eos_ids
+
+            config = None
+            try:
+                from transformers import GenerationConfig
+
+                config = GenerationConfig.from_pretrained(str(self.settings.tokenizer))
+            except (OSError, ValueError):
+                pass  # no generation_config.json beside the tokenizer
+            self.eos_ids = generation_config_eos_ids(config, self.tokenizer)
+        return self.eos_ids
 
 
 def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str | Path | None) -> OpenAIModel:
@@ -555,6 +679,8 @@ __all__ = [
     "load_openai",
     "parse_chat",
     "parse_completion",
+    "prompt_target_logprobs",
     "record_from",
+    "scores_from",
     "scrub",
 ]

@@ -39,7 +39,7 @@ Source kinds:
 * ``api`` — a model served behind an OpenAI-compatible HTTP API: ``base_url`` (``http(s)://.../v1``) and the
   served ``model`` name; with ``backend: openai`` and an ``api`` block (:class:`ApiSettings`:
   ``api_key_env``, ``endpoint``, ``concurrency``, ``timeout_s``, ``max_retries``, ``token_ids``,
-  ``tokenizer``, prices). Nothing is loaded here (docs/backends.md §8).
+  ``tokenizer``, ``prompt_logprobs``, prices). Nothing is loaded here (docs/backends.md §8).
 
 Backends (``backend``; a run may override it with the config key ``inference.backend``):
 
@@ -131,8 +131,11 @@ class ApiSettings:
     ``timeout_s`` per request; ``max_retries``: the client's retries (429 honouring ``Retry-After``, 5xx,
     timeouts, dropped connections); ``token_ids``: ask for token ids (vLLM's ``return_tokens_as_token_ids``;
     otherwise ids are recorded as -1); ``tokenizer``: a local directory or hub id used to render the chat
-    template for the ``completions`` endpoint and to count prompt tokens for cost estimates; prices in
-    currency units per million prompt / completion tokens (``None``: unknown).
+    template for the ``completions`` endpoint and to count prompt tokens for cost estimates;
+    ``prompt_logprobs``: the server returns prompt log-probabilities (vLLM's ``prompt_logprobs``; SGLang and
+    TGI have their own) and takes token-id prompts, so the interventions can teacher-force a prefix through
+    it (needs ``endpoint: completions`` and ``token_ids``); prices in currency units per million prompt /
+    completion tokens (``None``: unknown).
     """
 
     api_key_env: str | None = None
@@ -142,6 +145,7 @@ class ApiSettings:
     max_retries: int = 6
     token_ids: bool = False
     tokenizer: str | None = None
+    prompt_logprobs: bool = False
     price_prompt_per_mtok: float | None = None
     price_completion_per_mtok: float | None = None
 
@@ -431,10 +435,11 @@ def _parse_api(model: str, raw: Any) -> ApiSettings:
         if isinstance(t, bool) or not isinstance(t, (int, float)) or not t > 0:
             raise _fail(model, "api.timeout_s", f"expected a number > 0, got {t!r}")
         values["timeout_s"] = float(t)
-    if "token_ids" in raw:
-        if not isinstance(raw["token_ids"], bool):
-            raise _fail(model, "api.token_ids", f"expected true or false, got {raw['token_ids']!r}")
-        values["token_ids"] = raw["token_ids"]
+    for key in ("token_ids", "prompt_logprobs"):
+        if key in raw:
+            if not isinstance(raw[key], bool):
+                raise _fail(model, f"api.{key}", f"expected true or false, got {raw[key]!r}")
+            values[key] = raw[key]
     if raw.get("tokenizer") is not None:
         values["tokenizer"] = _nonempty_str(model, "api.tokenizer", raw["tokenizer"])
     for key in ("price_prompt_per_mtok", "price_completion_per_mtok"):
@@ -450,6 +455,13 @@ def _parse_api(model: str, raw: Any) -> ApiSettings:
             "api.tokenizer",
             "with api.token_ids the token texts are decoded from the ids: name the "
             "tokenizer (a local directory or hub id)",
+        )
+    if settings.prompt_logprobs and (settings.endpoint != "completions" or not settings.token_ids):
+        raise _fail(
+            model,
+            "api.prompt_logprobs",
+            "teacher-forcing through the server sends token-id prompts to the completions endpoint and "
+            "reads token ids back: set api.endpoint: completions and api.token_ids: true",
         )
     if settings.endpoint == "completions" and settings.tokenizer is None:
         raise _fail(

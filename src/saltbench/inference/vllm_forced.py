@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from saltbench.inference import GenerationRecord, TokenScores, token_texts
-from saltbench.inference.forced import FinishReason, ForcedContinuation, StopRule
+from saltbench.inference.forced import ForcedContinuation, StopRule, cut_continuation
 from saltbench.inference.vllm_engine import (
     VllmEngine,
     completion_scores,
@@ -40,20 +40,6 @@ from saltbench.inference.vllm_engine import (
 )
 
 log = logging.getLogger(__name__)
-
-
-def _cut(
-    scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None
-) -> tuple[int, FinishReason]:
-    """Length and finish reason of a continuation decoded with per-token stopping (EOS, then the rule)."""
-    ids = scores.token_ids.tolist()
-    eos = set(eos_ids)
-    for t, token in enumerate(ids, start=1):
-        if token in eos:
-            return t, "eos"
-        if stop is not None and stop(row, ids[:t]):
-            return t, "stop"
-    return len(ids), "length"
 
 
 def vllm_force_and_continue(
@@ -108,7 +94,7 @@ def vllm_force_and_continue(
         context = [*prompt, *map(int, x)]
         if continue_params is not None:
             scores = completion_scores(next(outputs).outputs[0], top_k)
-            length, finish = _cut(scores, engine.eos_ids, r, stop)
+            length, finish = cut_continuation(scores, engine.eos_ids, r, stop)
             scores = scores.slice(0, length)
         else:
             scores, finish = TokenScores.empty(top_k), "length"
