@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from saltbench.tasks import CODE_VARIANTS, WORDS_SUBJECTS, get_task
@@ -84,7 +84,10 @@ def test_unknown_character_maps_to_unk(tokenizer) -> None:
 @settings(max_examples=60, deadline=None)
 @given(st.text(alphabet=st.sampled_from(sorted(set("".join(task_alphabet_corpus())))), max_size=80))
 def test_round_trip_property(text: str) -> None:
+    """One id per character, and back — for texts that do not spell a special token (``<pad>`` written out
+    is one token, as it should be; hypothesis found it in CI)."""
     tok = _shared_tokenizer()
+    assume(not any(special in text for special in tok.all_special_tokens))
     ids = tok(text, add_special_tokens=False)["input_ids"]
     assert len(ids) == len(text)
     assert tok.decode(ids) == text
