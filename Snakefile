@@ -6,6 +6,7 @@ job runs (saltbench.config.resolve_config); a wrong key or value stops the run w
 """
 
 import os
+import sys
 
 from saltbench.config import check_config_files, resolve_config
 from saltbench.core.outputs import target_files

@@ -67,15 +67,34 @@ def model_path(wildcards):
     return spec_of(wildcards.model).resolve_path(CONVERTED_MODELS)
 
 
-def model_resource(key):
+def managed(wildcards):
+    """Whether the job's model runs on a workflow-managed vLLM server (backend vllm_server)."""
+    return backend_of(wildcards) == "vllm_server"
+
+
+def managed_server(wildcards):
+    """The service file of the model's server (the serve_model rule) for a vllm_server model, else nothing:
+    consuming it makes the job a client of that server, run beside it in one group job."""
+    return [f"data/servers/{wildcards.model}.json"] if managed(wildcards) else []
+
+
+# a client of a workflow-managed server: no GPU, no core of its own (it waits on HTTP), little memory
+SERVER_CLIENT_RESOURCES = {"gpu": 0, "gpu_model": None, "mem_mb": 1500, "cpus": 0}
+
+
+def model_resource(key, server=False):
     """A resource callable reading the model registry; SLURM maps them to --gpus, --mem, --time.
 
     ``gpu_model`` is None when the registry leaves it null (Snakemake then drops the resource);
-    CPU threads come from ``resources.cpus`` through the rule's ``threads``.
+    CPU threads come from ``resources.cpus`` through the rule's ``threads``. For a vllm_server model the
+    registry's resources belong to its server (``server=True``, the serve_model rule); its inference and
+    intervention jobs are clients (SERVER_CLIENT_RESOURCES, their runtime the model's).
     """
 
     def lookup(wildcards, threads=None):
         res = spec_of(wildcards.model).resources
+        if not server and managed(wildcards) and key in SERVER_CLIENT_RESOURCES:
+            return SERVER_CLIENT_RESOURCES[key]
         return {
             "gpu": res.gpus,
             "gpu_model": res.gpu_model,

@@ -26,6 +26,37 @@ rule convert_gguf_model:
         "../workflow_scripts/convert_gguf_model.py"
 
 
+rule serve_model:
+    """vLLM's OpenAI-compatible server for one vllm_server model, kept up while that model's inference and
+    intervention jobs (its clients, run beside it as one group job) use it: a Snakemake service job."""
+    input:
+        model=model_files,
+    output:
+        service("data/servers/{model}.json"),
+    params:
+        python=sys.executable,
+        registry=config["model_registry"],
+        model_path=model_path,
+    log:
+        "logs/servers/{model}.log",
+    benchmark:
+        "benchmarks/servers/{model}.tsv"
+    threads: model_resource("cpus", server=True)
+    resources:
+        gpu=model_resource("gpu", server=True),
+        gpu_model=model_resource("gpu_model", server=True),
+        mem_mb=model_resource("mem_mb", server=True),
+        runtime=model_resource("runtime", server=True),
+    conda:
+        "../environment.yml"
+    shell:
+        # the endpoint file at once (a consumer's inputs must exist when it starts), then the server, exec-ed
+        # so that Snakemake's signals reach it (saltbench.inference.serving.Endpoint)
+        """echo '{{"model": "{wildcards.model}", "pid": '$$'}}' > {output} && """
+        "exec {params.python} -m saltbench.stages.serve {params.registry} {wildcards.model} "
+        "{params.model_path} {output} --log {log} --threads {threads} 2>> {log}"
+
+
 if INFERENCE_JOBS == "per_model":
 
     rule generate_model:
@@ -33,6 +64,7 @@ if INFERENCE_JOBS == "per_model":
         input:
             datasets=expand("data/datasets/{task}.parquet", task=TASKS),
             model=model_files,
+            server=managed_server,
         output:
             [f"data/generations/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
         params:
@@ -45,7 +77,7 @@ if INFERENCE_JOBS == "per_model":
             tasks=TASKS,
             outputs=STYLE_TASKS,
             shard_dir=lambda wildcards: f"data/generations/{wildcards.model}/.shards",
-            # completed API requests (backend openai), kept until the job ends: a rerun sends only the rest
+            # completed API requests (backends openai, vllm_server), kept until the job ends: a rerun sends only the rest
             request_cache=lambda wildcards: f"data/generations/{wildcards.model}/.shards/requests",
         log:
             "logs/generations/{model}/generate.log",
@@ -71,6 +103,7 @@ else:
         input:
             dataset="data/datasets/{task}.parquet",
             model=model_files,
+            server=managed_server,
         output:
             "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
         params:
@@ -80,7 +113,7 @@ else:
             inference=config["inference"],
             n_shots=config["datasets"]["n_shots"],
             max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
-            # completed API requests (backend openai), kept until the shard is written
+            # completed API requests (backends openai, vllm_server), kept until the shard is written
             request_cache=lambda wildcards: (
                 f"data/generations/{wildcards.model}/.requests/{wildcards.style}/{wildcards.task}/"
                 f"shard-{wildcards.shard}"

@@ -16,6 +16,7 @@ rule intervention_shard:
     input:
         dataset="data/datasets/{task}.parquet",
         model=model_files,
+        server=managed_server,
     output:
         "data/interventions/{model}/{task}/shard-{shard}.parquet",
     params:
@@ -25,6 +26,10 @@ rule intervention_shard:
         options=INTERVENTION_OPTIONS.as_dict(),
         n_shots=config["datasets"]["n_shots"],
         top_k=config["inference"]["top_k"],
+        # completed requests of a served or vllm_server model, kept until the shard is written
+        request_cache=lambda wildcards: (
+            f"data/interventions/{wildcards.model}/.requests/{wildcards.task}/shard-{wildcards.shard}"
+        ),
     log:
         "logs/interventions/{model}/{task}/shard-{shard}.log",
     benchmark:

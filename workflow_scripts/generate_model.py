@@ -13,7 +13,7 @@ from saltbench.stages.generation import (
     n_shards,
     shard_rows,
 )
-from saltbench.workflow.rule_support import job_threads, setup_logging
+from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -50,7 +50,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
              len(params.outputs))  # fmt: skip
     model = load_generator(
         params.model_path, spec, settings, backend=params.backend, num_threads=threads,
-        request_cache=params.request_cache,
+        request_cache=params.request_cache, server=server_endpoint(snakemake),
     )  # fmt: skip
     frames = generate_model(model, jobs, model_name=model_name, n_shots=params.n_shots, store=store)
     for (style, task), output in zip(params.outputs, snakemake.output, strict=True):

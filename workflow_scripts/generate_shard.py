@@ -7,7 +7,7 @@ import torch
 from saltbench.config import InferenceConfig, resolve_block
 from saltbench.io import config_hash, provenance, read_table, write_table
 from saltbench.stages.generation import answered_rows, generate_shard, shard_rows
-from saltbench.workflow.rule_support import job_threads, setup_logging
+from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -41,6 +41,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         backend=params.backend,
         num_threads=threads,
         request_cache=params.request_cache,
+        server=server_endpoint(snakemake),
     )
     spec = params.spec
     meta = provenance(

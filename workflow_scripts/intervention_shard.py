@@ -1,9 +1,11 @@
 """Rule intervention_shard: atom-level interventions of one shard of a task's samples for one model."""
 
+import shutil
+
 from saltbench.interventions import InterventionOptions
 from saltbench.io import config_hash, provenance, read_table, write_table
 from saltbench.stages.interventions import intervention_shard, select_shard
-from saltbench.workflow.rule_support import job_threads, setup_logging
+from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
@@ -26,6 +28,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         top_k=params.top_k,
         backend=params.backend,
         num_threads=threads,
+        request_cache=params.request_cache,
+        server=server_endpoint(snakemake),
     )
     meta = provenance(
         stage="interventions",
@@ -38,6 +42,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         config_hash=config_hash(options.as_dict()),
     )
     write_table(frame, snakemake.output[0], meta, "interventions")
+    shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
     log.info(
         "wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, snakemake.output[0]

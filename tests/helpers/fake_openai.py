@@ -7,6 +7,7 @@ than the 20 asked for, so the client pads). ``faults`` is a list of what the nex
 consumed per request: ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"reset"`` (the connection closed
 without an answer), ``"truncated"`` (half a body), ``"stall"`` (an answer after ``stall_s``), ``"nologprobs"``
 (a 200 without log-probabilities). Every request is counted and its ``Authorization`` header kept.
+``GET /health`` answers 200 while ``healthy`` is true (as vLLM's server does).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import json
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from helpers.local_http import LocalHTTPServer
 
 ANSWER = "********\nCAé TAC\n********"
 N_ALTERNATIVES = 3
@@ -81,7 +84,7 @@ def completion_response(body: dict[str, Any]) -> dict[str, Any]:
     }  # fmt: skip
 
 
-class FakeOpenAI:
+class FakeOpenAI(LocalHTTPServer):
     """The server, in a thread: ``base_url``, ``requests`` (count), ``auth`` (headers seen), ``faults``."""
 
     def __init__(self, stall_s: float = 3.0) -> None:
@@ -89,12 +92,19 @@ class FakeOpenAI:
         self.auth: list[str] = []
         self.faults: list[str] = []
         self.stall_s = stall_s
+        self.healthy = True
         self._lock = threading.Lock()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+                status = 200 if self.path == "/health" and server.healthy else 404
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
 
             def do_POST(self) -> None:  # noqa: N802 - the http.server hook
                 length = int(self.headers.get("Content-Length", 0))
@@ -135,18 +145,4 @@ class FakeOpenAI:
                     return
                 self.wfile.write(payload)
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self._serve(Handler)

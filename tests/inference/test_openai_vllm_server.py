@@ -3,12 +3,12 @@ SmolLM2 on 127.0.0.1, compared with the offline ``vllm`` backend on the same pro
 
 from __future__ import annotations
 
-import os
-import socket
+import dataclasses
+import json
+import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -16,6 +16,7 @@ import pytest
 
 from saltbench.inference import get_model_spec, load_model_registry, parse_model_registry, records_to_frame
 from saltbench.inference.backends import LoadSettings, VllmModel, load_backend
+from saltbench.inference.serving import ServerProcess
 from saltbench.stages.scoring import score_generations
 from saltbench.tasks import get_task
 
@@ -25,45 +26,21 @@ REPO = Path(__file__).resolve().parents[2]
 BUDGET = 24
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(smollm2_dir: Path, tmp_path_factory):
-    """``vllm.entrypoints.openai.api_server`` (the ``vllm serve`` of the CPU build) on a free port."""
+    """vLLM's OpenAI-compatible server (:class:`ServerProcess`, the workflow's own) on a free port."""
     pytest.importorskip("vllm", reason="vLLM is not installed")
-    port = _free_port()
-    log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
-    env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "2", "OMP_NUM_THREADS": "1"}
-    cmd = [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", str(smollm2_dir),
-           "--host", "127.0.0.1", "--port", str(port), "--dtype", "float32", "--enforce-eager",
-           "--max-model-len", "2048", "--served-model-name", "smollm2", "--max-logprobs", "20"]  # fmt: skip
-    with log.open("w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    try:
-        deadline = time.monotonic() + 600
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"vLLM server did not come up:\n{log.read_text()[-3000:]}")
-            time.sleep(2)
-        yield f"http://127.0.0.1:{port}/v1"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=60)
-
-
-def _served_spec(base_url: str, smollm2_dir: Path, endpoint: str, **api):
     local = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
-    entry = {
+    spec = dataclasses.replace(local, name="smollm2", max_context=2048, enforce_eager=True)
+    log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
+    with ServerProcess(smollm2_dir, spec, log, num_threads=1, startup_timeout_s=600) as process:
+        yield process.base_url
+
+
+def _entry(base_url: str, smollm2_dir: Path, endpoint: str, **api) -> dict:
+    """A registry entry of SmolLM2 served at ``base_url`` (prompts rendered here, token ids)."""
+    local = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
+    return {
         "source": {"kind": "api", "base_url": base_url, "model": "smollm2"},
         "backend": "openai",
         "system_prompt": local.system_prompt,
@@ -76,6 +53,10 @@ def _served_spec(base_url: str, smollm2_dir: Path, endpoint: str, **api):
             **api,
         },
     }
+
+
+def _served_spec(base_url: str, smollm2_dir: Path, endpoint: str, **api):
+    entry = _entry(base_url, smollm2_dir, endpoint, **api)
     return parse_model_registry({"models": {"smollm2-served": entry}})["smollm2-served"]
 
 
@@ -151,3 +132,80 @@ def test_an_intervention_shard_through_the_completions_endpoint_matches_the_offl
     rerun = run_interventions(again, rows, options, model_name="smollm2", n_shots=1)
     assert again.usage.requests == 0 and again.usage.cached == sent  # nothing sent twice
     assert rerun.equals(online)
+
+
+def _fields(record) -> tuple:
+    return (record.token_ids.tolist(), record.token_texts, record.finish_reason, record.num_prompt_tokens)
+
+
+def test_faults_between_client_and_server_leave_the_records_unchanged(server, smollm2_dir, rows, caplog):
+    """A fault-injecting proxy in front of the real server: 429 with Retry-After, 500, a connection reset, a
+    truncated body and a response stalled past the timeout. Every prompt's record equals the fault-free
+    run's (same proxy, one request in flight), one retry is counted per fault, nothing is lost or repeated."""
+    import logging
+
+    from helpers.fault_proxy import FaultProxy
+
+    faults = ["429", "500", "reset", "truncated", "stall"]
+    with FaultProxy(server, stall_s=12.0) as proxy:
+        spec = _served_spec(proxy.base_url, smollm2_dir, "completions", concurrency=1, timeout_s=8.0)
+        clean = load_backend(proxy.base_url, spec, settings=LoadSettings())
+        prompts = clean.render([get_task("dna").prompt(text, n_shots=1) for text in rows["input"]])
+        reference = clean.generate(prompts, [BUDGET] * len(prompts), progress=False)
+        assert proxy.requests == len(prompts) and clean.usage.retries == 0
+        proxy.faults = list(faults)
+        faulty = load_backend(proxy.base_url, spec, settings=LoadSettings())
+        with caplog.at_level(logging.INFO, logger="saltbench.inference.openai_api"):
+            records = faulty.generate(prompts, [BUDGET] * len(prompts), progress=False)
+        assert proxy.requests == 2 * len(prompts) + len(faults)  # each fault cost one more request
+    assert faulty.usage.retries == len(faults) and faulty.usage.failed == 0
+    assert f"{len(prompts)} requests ({len(faults)} retries)" in caplog.text
+    assert len(records) == len(prompts)
+    for a, b in zip(records, reference):
+        assert _fields(a) == _fields(b) and a.text == b.text
+        np.testing.assert_allclose(a.chosen_logprobs, b.chosen_logprobs, atol=1e-6)
+        np.testing.assert_allclose(a.topk_logprobs, b.topk_logprobs, atol=1e-6)
+
+
+KILLED_SHARD = """
+import json, sys
+from saltbench.inference import parse_model_registry
+from saltbench.inference.backends import LoadSettings, load_backend
+entry, cache, prompts, budget = json.loads(sys.argv[1])
+spec = parse_model_registry({"models": {"smollm2-served": entry}})["smollm2-served"]
+model = load_backend(entry["source"]["base_url"], spec, settings=LoadSettings(cache_dir=cache))
+model.generate(prompts, [budget] * len(prompts), progress=False)
+"""
+
+
+def test_a_shard_killed_mid_way_sends_only_its_unfinished_requests_when_rerun(server, smollm2_dir, tmp_path):
+    """A shard process is SIGKILLed while its third request hangs at the proxy (two completed and cached);
+    the rerun sends exactly the requests that had not completed (counted at the proxy) and its records equal
+    an uninterrupted run's."""
+    from helpers.fault_proxy import FaultProxy
+
+    rows = get_task("dna").generate(5, seed=9, max_codons=4)
+    cache = tmp_path / "requests"
+    with FaultProxy(server) as proxy:
+        entry = _entry(proxy.base_url, smollm2_dir, "completions", concurrency=1)
+        spec = _served_spec(proxy.base_url, smollm2_dir, "completions", concurrency=1)
+        model = load_backend(proxy.base_url, spec, settings=LoadSettings(cache_dir=cache))
+        prompts = model.render([get_task("dna").prompt(text, n_shots=1) for text in rows["input"]])
+        proxy.faults = [None, None, "hang"]  # type: ignore[list-item]
+        argument = json.dumps([entry, str(cache), prompts, BUDGET])
+        shard = subprocess.Popen([sys.executable, "-c", KILLED_SHARD, argument])
+        deadline = time.monotonic() + 300
+        while proxy.requests < 3 and time.monotonic() < deadline and shard.poll() is None:
+            time.sleep(0.2)
+        assert proxy.requests == 3 and shard.poll() is None
+        shard.send_signal(signal.SIGKILL)
+        shard.wait()
+        proxy.release()
+        assert len(list(cache.rglob("*.json"))) == 2
+        before = proxy.requests
+        rerun = model.generate(prompts, [BUDGET] * len(prompts), progress=False)
+        assert proxy.requests - before == len(prompts) - 2  # only the unfinished requests
+        assert model.usage.cached == 2
+    direct = load_backend(server, _served_spec(server, smollm2_dir, "completions"), settings=LoadSettings())
+    fresh = direct.generate(prompts, [BUDGET] * len(prompts), progress=False)
+    assert [_fields(r) for r in rerun] == [_fields(r) for r in fresh]

@@ -54,8 +54,9 @@ class InferenceConfig(Block):
     )
     backend: Backend | None = setting(
         None,
-        "Inference engine for every model of this run: hf (transformers forward passes) or vllm (the vLLM "
-        "engine); null = each model's registry `backend`.",
+        "Inference engine for every model of this run: hf (transformers forward passes), vllm (the vLLM "
+        "engine in each job) or vllm_server (one vLLM server per model, started and stopped by the workflow; "
+        "docs/backends.md §8.6); openai runs only served models; null = each model's registry `backend`.",
     )
     max_samples: Mapping[ModelName, PositiveInt] = setting(
         {},

@@ -77,10 +77,11 @@ FitMethod = Literal["logistic", "linear"]
 FIT_METHODS: tuple[FitMethod, ...] = get_args(FitMethod)
 """Regression fitted to the intervention outcomes (docs/interventions.md §5)."""
 
-Backend = Literal["hf", "vllm", "openai"]
+Backend = Literal["hf", "vllm", "openai", "vllm_server"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 """Inference backends of the model registry (docs/backends.md; saltbench.inference.backends): weights
-in-process through transformers or vLLM, or a served / hosted model through its OpenAI-compatible API."""
+in-process through transformers or vLLM, a served / hosted model through its OpenAI-compatible API, or
+the model's weights behind a vLLM server the workflow starts and stops itself (one per model, §8.6)."""
 
 ApiEndpoint = Literal["chat", "completions"]
 API_ENDPOINTS: tuple[ApiEndpoint, ...] = get_args(ApiEndpoint)

@@ -236,13 +236,15 @@ class LoadSettings:
     (log-probabilities kept per token), ``num_threads`` (a CPU vLLM engine's threads; transformers uses
     torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
     interventions), ``cache_dir`` (the ``openai`` backend's on-disk cache of completed requests, so that a
-    rerun after a kill sends only the unfinished ones; ``None``: none)."""
+    rerun after a kill sends only the unfinished ones; ``None``: none), ``server`` (``vllm_server``: the
+    endpoint file of the model's workflow-managed server)."""
 
     batch_size: int = 8
     top_k: int = 20
     num_threads: int | None = None
     prefix_caching: bool = False
     cache_dir: str | Path | None = None
+    server: str | Path | None = None
 
 
 def _load_openai(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
@@ -253,8 +255,19 @@ def _load_openai(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> L
     )
 
 
+def _load_vllm_server(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
+    from saltbench.inference.serving import load_managed
+
+    return load_managed(
+        path, spec, settings.server, batch_size=settings.batch_size, top_k=settings.top_k,
+        cache_dir=settings.cache_dir,
+    )  # fmt: skip
+
+
 BACKEND_LOADERS: Mapping[Backend, Callable[[str | Path, ModelSpec, LoadSettings], LoadedModel]] = (
-    MappingProxyType({"hf": _load_hf, "vllm": _load_vllm, "openai": _load_openai})
+    MappingProxyType(
+        {"hf": _load_hf, "vllm": _load_vllm, "openai": _load_openai, "vllm_server": _load_vllm_server}
+    )
 )
 """The loader of each backend name of the model registry."""
 

@@ -382,6 +382,9 @@ class OpenAIModel:
     secret: str | None = None
     usage: Usage = field(default_factory=Usage)
     eos_ids: list[int] | None = None
+    cache_origin: str | None = None
+    """What the request cache keys on besides the request (default: the base URL); a workflow-managed
+    server, whose port changes from run to run, keys on the model instead (docs/backends.md §8.6)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def _add(self, **counts: int) -> None:
@@ -453,8 +456,8 @@ class OpenAIModel:
         """``parse(response)`` of one request: from the request cache, else sent (the client's retries for
         429/5xx/timeouts/dropped connections, then ``max_retries`` more for a malformed response); what went
         wrong, key scrubbed, when no attempt gave a parsable response."""
-        base_url = self.spec.source.base_url  # type: ignore[union-attr]
-        key = RequestCache.key(base_url, self.settings.endpoint, body)
+        origin = self.cache_origin or self.spec.source.base_url  # type: ignore[union-attr]
+        key = RequestCache.key(origin, self.settings.endpoint, body)
         response = self.cache.get(key) if self.cache is not None else None
         if response is not None:
             try:

@@ -50,7 +50,10 @@ Backends (``backend``; a run may override it with the config key ``inference.bac
   ``gpu_memory_utilization`` of each GPU; same records except the full-vocabulary entropy, which vLLM
   does not return (stored as NaN);
 * ``openai`` — requests to an OpenAI-compatible server (:mod:`saltbench.inference.openai_api`): a hosted
-  API, or ``vllm serve`` / SGLang / TGI; top-20 log-probabilities as the API returns them, entropy NaN.
+  API, or ``vllm serve`` / SGLang / TGI; top-20 log-probabilities as the API returns them, entropy NaN;
+* ``vllm_server`` — the model's own weights behind a vLLM server that the workflow starts for it (one per
+  model, a Snakemake service job) and its jobs reach through the ``openai`` client
+  (:mod:`saltbench.inference.serving`); the same records as ``vllm``.
 
 Unknown keys and bad values raise :class:`ValueError` naming the model and the key.
 """

@@ -86,16 +86,19 @@ def load_generator(
     backend: Backend | None = None,
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
+    server: str | Path | None = None,
 ) -> LoadedModel:
     """Load a registry model once for the inference stage: ``inference.batch_size`` prompts per transformers
     batch, ``inference.top_k`` log-probabilities per token; ``backend`` overrides the registry entry's
     (``inference.backend``); ``num_threads`` bounds a CPU vLLM engine's threads; ``request_cache``: where the
-    ``openai`` backend keeps completed requests."""
+    ``openai`` and ``vllm_server`` backends keep completed requests; ``server``: the endpoint file of a
+    ``vllm_server`` model's server."""
     settings = LoadSettings(
         batch_size=inference.batch_size,
         top_k=inference.top_k,
         num_threads=num_threads,
         cache_dir=request_cache,
+        server=server,
     )
     return load_backend(model_path, spec, backend=backend, settings=settings)
 
@@ -113,6 +116,7 @@ def generate_shard(
     backend: Backend | None = None,
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
+    server: str | Path | None = None,
 ) -> pl.DataFrame:
     """Generate one shard: load the model (:func:`load_generator`), then :func:`generate_rows` with the task's
     budget in ``style`` (:meth:`~saltbench.config.InferenceConfig.max_new_tokens_for`; every row has one
@@ -121,8 +125,9 @@ def generate_shard(
     if len(tasks) > 1:
         raise ValueError(f"a shard holds one task's rows, got {sorted(tasks)}")
     model = load_generator(
-        model_path, spec, inference, backend=backend, num_threads=num_threads, request_cache=request_cache
-    )
+        model_path, spec, inference, backend=backend, num_threads=num_threads, request_cache=request_cache,
+        server=server,
+    )  # fmt: skip
     budget = inference.max_new_tokens_for(tasks.pop(), style) if tasks else 1
     return generate_rows(
         model, rows, model_name=model_name, style=style, n_shots=n_shots, max_new_tokens=budget,

@@ -381,11 +381,14 @@ def intervention_shard(
     top_k: int = 20,
     backend: Backend | None = None,
     num_threads: int | None = None,
+    request_cache: str | Path | None = None,
+    server: str | Path | None = None,
 ) -> pl.DataFrame:
     """The workflow stage: load the model a registry entry describes and run :func:`run_interventions`.
 
-    ``backend``: ``hf`` or ``vllm`` (default: the registry entry's); ``num_threads``: CPU threads of a
-    vLLM engine on a CPU build.
+    ``backend``: any of the registry's (default: the entry's); ``num_threads``: CPU threads of a vLLM
+    engine on a CPU build; ``request_cache``: where a served model's completed requests are kept (a rerun
+    after a kill sends only the rest); ``server``: the endpoint file of a ``vllm_server`` model's server.
     """
     atoms = [
         AnswerLayout.from_reference(reference, task, variant).n_atoms
@@ -395,8 +398,9 @@ def intervention_shard(
         log.info("%d samples, none with 2 or more reference atoms: no interventions", rows.height)
         return empty_interventions()
     settings = LoadSettings(
-        batch_size=options.batch_size, top_k=top_k, num_threads=num_threads, prefix_caching=True
-    )
+        batch_size=options.batch_size, top_k=top_k, num_threads=num_threads, prefix_caching=True,
+        cache_dir=request_cache, server=server,
+    )  # fmt: skip
     model = load_backend(model_path, spec, backend=backend, settings=settings)
     return run_interventions(model, rows, options, model_name=model_name, n_shots=n_shots)
 

@@ -116,3 +116,10 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
     if not out.exists() or out.read_text(encoding="utf-8") != text:
         write_atomic(out, text)
     return str(out)
+
+
+def server_endpoint(snakemake: Any) -> str | None:
+    """The endpoint file of the job's workflow-managed vLLM server (the named input ``server``, present for
+    ``backend: vllm_server`` models; docs/backends.md §8.6), or ``None``."""
+    files = list(getattr(snakemake.input, "server", None) or [])
+    return str(files[0]) if files else None

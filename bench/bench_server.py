@@ -1,0 +1,208 @@
+"""vLLM through its OpenAI-compatible server vs the offline engine, and the default run's SmolLM2 stage on
+each inference route (docs/performance.md §9; docs/backends.md §8.6).
+
+Part 1, in one run, alternating the two routes ``--repeats`` times and keeping the minimum: greedy
+generation throughput (generated tokens / s) on SmolLM2-135M-Instruct for the same ``--prompts`` DNA prompts
+at concurrency 1, 8 and 32 — the server (:class:`saltbench.inference.serving.ServerProcess`, the workflow's
+own command, reached through the ``openai`` backend with ``api.concurrency`` requests in flight) vs the
+offline engine (:func:`saltbench.inference.load_vllm`, fed the prompts in batches of the same size); both
+with ``--threads`` OpenMP threads; and whether both produced the same tokens.
+
+Part 2 (``--workflow``): the default run's SmolLM2 generations (``config/config.yaml``: 36 prompts over six
+tasks and two styles) as a Snakemake run in a fresh copy of the workflow, on each route: ``hf``
+(transformers, one per-model job), ``vllm`` (today's default: one engine in the per-model job), ``vllm``
+with one job per shard (an engine start per shard), and ``vllm_server`` (one workflow-managed server, the
+per-model job its client). Wall time of the whole Snakemake command, start-ups included. Usage::
+
+    python bench/bench_server.py [--threads 1] [--new 96] [--prompts 32] [--repeats 2] [--workflow] \
+        [--out results.json]
+
+Ratios are the numbers to quote: absolute rates drift with the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+from _timing import timed
+
+logger = logging.getLogger("bench_server")
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL = "smollm2-135m"
+ROUTES = {  # name -> inference settings over config/config.yaml's
+    "hf": {"backend": "hf"},
+    "vllm": {"backend": "vllm"},
+    "vllm_per_shard": {"backend": "vllm", "jobs": "per_shard"},
+    "vllm_server": {"backend": "vllm_server"},
+}
+
+
+def generation_throughput(args: argparse.Namespace) -> dict[str, Any]:
+    """Part 1: tokens / s through the server and the offline engine at each concurrency."""
+    from saltbench.inference import get_model_spec, load_model_registry, load_vllm, parse_model_registry
+    from saltbench.inference.backends import LoadSettings, VllmModel, load_backend
+    from saltbench.inference.serving import ServerProcess
+    from saltbench.tasks import get_task
+
+    local = get_model_spec(load_model_registry(REPO / "config/models.yaml"), MODEL)
+    spec = dataclasses.replace(local, max_context=4096, enforce_eager=True)
+    task = get_task("dna")
+    rows = task.generate(args.prompts, seed=5, min_codons=20, max_codons=60)
+    instructions = [task.prompt(x) for x in rows["input"]]
+    results: dict[str, Any] = {}
+    started = time.perf_counter()
+    engine = load_vllm(args.model_dir, spec, num_threads=args.threads)
+    results["engine_start_s"] = time.perf_counter() - started
+    offline = VllmModel(spec, engine.tokenizer, engine, args.prompts, 20)
+    prompts = offline.render(instructions)
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        with ServerProcess(
+            args.model_dir, spec, Path(tmp) / "server.log", num_threads=args.threads
+        ) as server:
+            results["server_start_s"] = time.perf_counter() - started
+            print(
+                f"start: engine {results['engine_start_s']:.1f} s, server {results['server_start_s']:.1f} s"
+            )
+            for concurrency in (int(c) for c in args.concurrency.split(",")):
+                entry = {
+                    "source": {"kind": "api", "base_url": server.base_url, "model": spec.name},
+                    "backend": "openai",
+                    "system_prompt": spec.system_prompt,
+                    "api": {"endpoint": "completions", "token_ids": True, "tokenizer": str(args.model_dir),
+                            "concurrency": concurrency},
+                }  # fmt: skip
+                served_spec = parse_model_registry({"models": {MODEL: entry}})[MODEL]
+                client = load_backend(server.base_url, served_spec, settings=LoadSettings())
+                assert client.render(instructions) == prompts
+
+                def offline_run(c: int = concurrency) -> list[Any]:
+                    return [
+                        r
+                        for i in range(0, len(prompts), c)
+                        for r in offline.generate(
+                            prompts[i : i + c], [args.new] * len(prompts[i : i + c]), progress=False
+                        )  # fmt: skip
+                    ]
+
+                def server_run(model: Any = client) -> list[Any]:
+                    return list(model.generate(prompts, [args.new] * len(prompts), progress=False))
+
+                best: dict[str, dict[str, float]] = {}
+                records: dict[str, list[Any]] = {}
+                for _ in range(args.repeats):  # alternate the two routes
+                    for name, run in (("server", server_run), ("offline", offline_run)):
+                        timing, out = timed(run, 1)
+                        if name not in best or timing["seconds"] < best[name]["seconds"]:
+                            best[name] = timing
+                        records[name] = out
+                tokens = {name: sum(r.num_generated_tokens for r in recs) for name, recs in records.items()}
+                # the offline record keeps the final EOS token; the server's stops before it
+                same = sum(
+                    int(a.token_ids.tolist() == b.token_ids[: a.num_generated_tokens].tolist())
+                    for a, b in zip(records["server"], records["offline"])
+                )
+                row: dict[str, Any] = {
+                    name: {**timing, "tokens": tokens[name], "tok_per_s": tokens[name] / timing["seconds"]}
+                    for name, timing in best.items()
+                }
+                row["server_over_offline_tok_per_s"] = (
+                    row["server"]["tok_per_s"] / row["offline"]["tok_per_s"]
+                )
+                row["identical_generations"] = f"{same}/{len(prompts)}"
+                results[f"concurrency_{concurrency}"] = row
+                print(
+                    f"concurrency {concurrency}: server {row['server']['tok_per_s']:.1f} tok/s "
+                    f"({row['server']['seconds']:.1f} s), offline {row['offline']['tok_per_s']:.1f} tok/s "
+                    f"({row['offline']['seconds']:.1f} s), ratio {row['server_over_offline_tok_per_s']:.2f}, "
+                    f"identical {same}/{len(prompts)}"
+                )
+    engine.close()
+    return results
+
+
+def workflow_routes(args: argparse.Namespace) -> dict[str, Any]:
+    """Part 2: the default run's SmolLM2 generations on each route, each in a fresh copy of the workflow."""
+    config = yaml.safe_load((REPO / "config/config.yaml").read_text())
+    styles, tasks = config["prompt_styles"], config["tasks"]
+    targets = [f"data/generations/{MODEL}/{s}/{t}.parquet" for s in styles for t in tasks]
+    converted = REPO / "data/models/converted" / MODEL
+    results: dict[str, Any] = {}
+    for name, inference in ROUTES.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(tmp)
+            for item in ("Snakefile", "rules", "workflow_scripts", "config", "report", "environment.yml"):
+                source = REPO / item
+                (shutil.copytree if source.is_dir() else shutil.copy2)(source, work / item)
+            (work / "data/models/converted").mkdir(parents=True)
+            shutil.copytree(converted, work / "data/models/converted" / MODEL)
+            run_config = {**config, "inference": {**config["inference"], **inference}}
+            (work / "config/bench.yaml").write_text(yaml.safe_dump(run_config))
+            cmd = [
+                sys.executable,
+                "-m",
+                "snakemake",
+                *targets,
+                "--cores",
+                "2",
+                "--configfile",
+                "config/bench.yaml",
+            ]
+            started = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+            seconds = time.perf_counter() - started
+            if proc.returncode != 0:
+                raise RuntimeError(f"{name}: snakemake failed:\n{proc.stdout[-3000:]}{proc.stderr[-3000:]}")
+            jobs = proc.stdout.count("\nrule ") + proc.stderr.count("\nrule ")
+            results[name] = {"seconds": seconds, "snakemake_jobs": jobs}
+            print(f"workflow {name}: {seconds:.0f} s")
+    base = results["vllm"]["seconds"]
+    for name in results:
+        results[name]["over_vllm_per_model"] = results[name]["seconds"] / base
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--model-dir", default=str(REPO / "data/models/converted" / MODEL))
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--new", type=int, default=96)
+    parser.add_argument("--prompts", type=int, default=32)
+    parser.add_argument("--concurrency", default="1,8,32")
+    parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--workflow", action="store_true", help="also part 2 (about 10 minutes)")
+    parser.add_argument("--skip-throughput", action="store_true", help="part 2 only")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    results: dict[str, Any] = {
+        "threads": args.threads,
+        "new_tokens": args.new,
+        "load_average": os.getloadavg(),
+    }
+    if not args.skip_throughput:
+        results["throughput"] = generation_throughput(args)
+    if args.workflow:
+        results["workflow"] = workflow_routes(args)
+    if args.out:
+        Path(args.out).write_text(json.dumps(results, indent=2) + "\n")
+
+
+if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file
+    main()
