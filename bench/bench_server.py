@@ -1,7 +1,8 @@
 """vLLM through its OpenAI-compatible server vs the offline engine, and the default run's SmolLM2 stage on
 each inference route (docs/performance.md §9; docs/backends.md §8.6).
 
-Part 1, in one run, alternating the two routes ``--repeats`` times and keeping the minimum: greedy
+Part 1, in one run, alternating the two routes ``--repeats`` times (one route alive at a time: an idle CPU
+engine keeps polling) and keeping the minimum: greedy
 generation throughput (generated tokens / s) on SmolLM2-135M-Instruct for the same ``--prompts`` DNA prompts
 at concurrency 1, 8 and 32 — the server (:class:`saltbench.inference.serving.ServerProcess`, the workflow's
 own command, reached through the ``openai`` backend with ``api.concurrency`` requests in flight) vs the
@@ -50,10 +51,42 @@ ROUTES = {  # name -> inference settings over config/config.yaml's
 }
 
 
+def _client(base_url: str, spec: Any, model_dir: str, concurrency: int) -> Any:
+    """The ``openai`` client of the server, prompts rendered here, ``concurrency`` requests in flight."""
+    from saltbench.inference import parse_model_registry
+    from saltbench.inference.backends import LoadSettings, load_backend
+
+    api = {"endpoint": "completions", "token_ids": True, "tokenizer": model_dir, "concurrency": concurrency}
+    entry = {
+        "source": {"kind": "api", "base_url": base_url, "model": spec.name},
+        "backend": "openai",
+        "system_prompt": spec.system_prompt,
+        "api": api,
+    }
+    return load_backend(
+        base_url, parse_model_registry({"models": {MODEL: entry}})[MODEL], settings=LoadSettings()
+    )
+
+
+def _batched(model: Any, prompts: list[str], budgets: list[int], size: int) -> list[Any]:
+    """``model.generate`` over batches of ``size`` prompts, one after the other."""
+    return [
+        record
+        for i in range(0, len(prompts), size)
+        for record in model.generate(prompts[i : i + size], budgets[i : i + size], progress=False)
+    ]
+
+
 def generation_throughput(args: argparse.Namespace) -> dict[str, Any]:
-    """Part 1: tokens / s through the server and the offline engine at each concurrency."""
-    from saltbench.inference import get_model_spec, load_model_registry, load_vllm, parse_model_registry
-    from saltbench.inference.backends import LoadSettings, VllmModel, load_backend
+    """Part 1: tokens / s through the server and the offline engine at each concurrency.
+
+    An idle vLLM engine on a CPU build keeps polling (about half a core per engine process here), so the two
+    routes never run side by side: each round starts the server alone and measures every concurrency, stops
+    it, then does the same with the offline engine; rounds alternate, and each cell keeps its minimum.
+    """
+    from saltbench.inference import get_model_spec, load_model_registry, load_vllm
+    from saltbench.inference.backends import VllmModel
+    from saltbench.inference.loading import load_tokenizer
     from saltbench.inference.serving import ServerProcess
     from saltbench.tasks import get_task
 
@@ -62,75 +95,58 @@ def generation_throughput(args: argparse.Namespace) -> dict[str, Any]:
     task = get_task("dna")
     rows = task.generate(args.prompts, seed=5, min_codons=20, max_codons=60)
     instructions = [task.prompt(x) for x in rows["input"]]
-    results: dict[str, Any] = {}
-    started = time.perf_counter()
-    engine = load_vllm(args.model_dir, spec, num_threads=args.threads)
-    results["engine_start_s"] = time.perf_counter() - started
-    offline = VllmModel(spec, engine.tokenizer, engine, args.prompts, 20)
-    prompts = offline.render(instructions)
-    with tempfile.TemporaryDirectory() as tmp:
+    concurrencies = [int(c) for c in args.concurrency.split(",")]
+    prompts = VllmModel(spec, load_tokenizer(args.model_dir), None, 1, 20).render(instructions)
+    budgets = [args.new] * len(prompts)
+    best: dict[tuple[str, int], float] = {}
+    records: dict[tuple[str, int], list[Any]] = {}
+    starts: dict[str, list[float]] = {"server": [], "offline": []}
+
+    def keep(route: str, c: int, run: Any) -> None:
+        timing, out = timed(run, 1)
+        best[route, c] = min(best.get((route, c), float("inf")), timing["seconds"])
+        records[route, c] = out
+
+    for _ in range(args.repeats):
+        with tempfile.TemporaryDirectory() as tmp:
+            started = time.perf_counter()
+            with ServerProcess(
+                args.model_dir, spec, Path(tmp) / "server.log", num_threads=args.threads
+            ) as server:
+                starts["server"].append(time.perf_counter() - started)
+                for c in concurrencies:
+                    client = _client(server.base_url, spec, args.model_dir, c)
+                    assert client.render(instructions) == prompts
+                    keep("server", c, lambda client=client: client.generate(prompts, budgets, progress=False))
         started = time.perf_counter()
-        with ServerProcess(
-            args.model_dir, spec, Path(tmp) / "server.log", num_threads=args.threads
-        ) as server:
-            results["server_start_s"] = time.perf_counter() - started
-            print(
-                f"start: engine {results['engine_start_s']:.1f} s, server {results['server_start_s']:.1f} s"
-            )
-            for concurrency in (int(c) for c in args.concurrency.split(",")):
-                entry = {
-                    "source": {"kind": "api", "base_url": server.base_url, "model": spec.name},
-                    "backend": "openai",
-                    "system_prompt": spec.system_prompt,
-                    "api": {"endpoint": "completions", "token_ids": True, "tokenizer": str(args.model_dir),
-                            "concurrency": concurrency},
-                }  # fmt: skip
-                served_spec = parse_model_registry({"models": {MODEL: entry}})[MODEL]
-                client = load_backend(server.base_url, served_spec, settings=LoadSettings())
-                assert client.render(instructions) == prompts
-
-                def offline_run(c: int = concurrency) -> list[Any]:
-                    return [
-                        r
-                        for i in range(0, len(prompts), c)
-                        for r in offline.generate(
-                            prompts[i : i + c], [args.new] * len(prompts[i : i + c]), progress=False
-                        )  # fmt: skip
-                    ]
-
-                def server_run(model: Any = client) -> list[Any]:
-                    return list(model.generate(prompts, [args.new] * len(prompts), progress=False))
-
-                best: dict[str, dict[str, float]] = {}
-                records: dict[str, list[Any]] = {}
-                for _ in range(args.repeats):  # alternate the two routes
-                    for name, run in (("server", server_run), ("offline", offline_run)):
-                        timing, out = timed(run, 1)
-                        if name not in best or timing["seconds"] < best[name]["seconds"]:
-                            best[name] = timing
-                        records[name] = out
-                tokens = {name: sum(r.num_generated_tokens for r in recs) for name, recs in records.items()}
-                # the offline record keeps the final EOS token; the server's stops before it
-                same = sum(
-                    int(a.token_ids.tolist() == b.token_ids[: a.num_generated_tokens].tolist())
-                    for a, b in zip(records["server"], records["offline"])
-                )
-                row: dict[str, Any] = {
-                    name: {**timing, "tokens": tokens[name], "tok_per_s": tokens[name] / timing["seconds"]}
-                    for name, timing in best.items()
-                }
-                row["server_over_offline_tok_per_s"] = (
-                    row["server"]["tok_per_s"] / row["offline"]["tok_per_s"]
-                )
-                row["identical_generations"] = f"{same}/{len(prompts)}"
-                results[f"concurrency_{concurrency}"] = row
-                print(
-                    f"concurrency {concurrency}: server {row['server']['tok_per_s']:.1f} tok/s "
-                    f"({row['server']['seconds']:.1f} s), offline {row['offline']['tok_per_s']:.1f} tok/s "
-                    f"({row['offline']['seconds']:.1f} s), ratio {row['server_over_offline_tok_per_s']:.2f}, "
-                    f"identical {same}/{len(prompts)}"
-                )
-    engine.close()
+        engine = load_vllm(args.model_dir, spec, num_threads=args.threads)
+        starts["offline"].append(time.perf_counter() - started)
+        offline = VllmModel(spec, engine.tokenizer, engine, args.prompts, 20)
+        for c in concurrencies:  # the offline engine fed batches of c prompts: c requests in flight
+            keep("offline", c, lambda c=c, model=offline: _batched(model, prompts, budgets, c))
+        engine.close()
+    results: dict[str, Any] = {f"{route}_start_s": min(times) for route, times in starts.items()}
+    print(f"start (min of {args.repeats}): server {results['server_start_s']:.1f} s, "
+          f"offline engine {results['offline_start_s']:.1f} s")  # fmt: skip
+    for c in concurrencies:
+        # the offline record keeps the final EOS token, the server's stops before it: compare the server's
+        same = sum(
+            int(a.token_ids.tolist() == b.token_ids[: a.num_generated_tokens].tolist())
+            for a, b in zip(records["server", c], records["offline", c])
+        )
+        row: dict[str, Any] = {}
+        for route in ("server", "offline"):
+            tokens = sum(min(r.num_generated_tokens, args.new) for r in records[route, c])
+            row[route] = {"seconds": best[route, c], "tokens": tokens, "tok_per_s": tokens / best[route, c]}
+        row["server_over_offline_tok_per_s"] = row["server"]["tok_per_s"] / row["offline"]["tok_per_s"]
+        row["identical_generations"] = f"{same}/{len(prompts)}"
+        results[f"concurrency_{c}"] = row
+        server, offline = row["server"], row["offline"]
+        print(
+            f"concurrency {c}: server {server['tok_per_s']:.1f} tok/s ({server['seconds']:.1f} s), "
+            f"offline {offline['tok_per_s']:.1f} tok/s ({offline['seconds']:.1f} s), "
+            f"ratio {row['server_over_offline_tok_per_s']:.2f}, identical {same}/{len(prompts)}"
+        )
     return results
 
 
@@ -141,7 +157,8 @@ def workflow_routes(args: argparse.Namespace) -> dict[str, Any]:
     targets = [f"data/generations/{MODEL}/{s}/{t}.parquet" for s in styles for t in tasks]
     converted = REPO / "data/models/converted" / MODEL
     results: dict[str, Any] = {}
-    for name, inference in ROUTES.items():
+    for name in args.routes.split(","):
+        inference = ROUTES[name]
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             for item in ("Snakefile", "rules", "workflow_scripts", "config", "report", "environment.yml"):
@@ -169,9 +186,9 @@ def workflow_routes(args: argparse.Namespace) -> dict[str, Any]:
             jobs = proc.stdout.count("\nrule ") + proc.stderr.count("\nrule ")
             results[name] = {"seconds": seconds, "snakemake_jobs": jobs}
             print(f"workflow {name}: {seconds:.0f} s")
-    base = results["vllm"]["seconds"]
-    for name in results:
-        results[name]["over_vllm_per_model"] = results[name]["seconds"] / base
+    if "vllm" in results:
+        for name in results:
+            results[name]["over_vllm_per_model"] = results[name]["seconds"] / results["vllm"]["seconds"]
     return results
 
 
@@ -187,6 +204,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--workflow", action="store_true", help="also part 2 (about 10 minutes)")
     parser.add_argument("--skip-throughput", action="store_true", help="part 2 only")
+    parser.add_argument("--routes", default=",".join(ROUTES), help="part 2's routes, comma-separated")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")

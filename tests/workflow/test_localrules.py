@@ -13,12 +13,12 @@ pytestmark = pytest.mark.workflow
 REPO = Path(__file__).resolve().parents[2]
 
 COMPUTE_RULES = {
-    "convert_gguf_model", "train_tiny_models", "intervention_shard", "score_units",
+    "convert_gguf_model", "train_tiny_models", "intervention_shard", "serve_model", "score_units",
     "compute_metrics", "table_reliability", "table_rejection", "table_reasoning_tradeoff",
     "table_label_noise",
 }  # fmt: skip
 """Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study
-(at paper scale, gigabytes): the ones a compute node is for."""
+(at paper scale, gigabytes), or serve a model: the ones a compute node is for."""
 
 
 @pytest.mark.parametrize(

@@ -36,9 +36,8 @@ def _config(repo_root: Path) -> dict:
     return cfg
 
 
-def _server_processes(workdir: Path) -> list[int]:
-    """Pids of vLLM servers serving a model directory of ``workdir``."""
-    pattern = "vllm.entrypoints.openai.api_server"
+def _server_processes(workdir: Path, pattern: str = "vllm.entrypoints.openai.api_server") -> list[int]:
+    """Pids of vLLM servers (``pattern``: or of any vLLM process) running in ``workdir``."""
     found = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     pids = []
     for pid in found.stdout.split():
@@ -86,7 +85,7 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     client_logs = "".join(p.read_text() for p in logs.glob(f"*/{MODEL}/**/*.log"))
     assert re.search(rf"ServerError: the (vLLM server|service job) of model '{MODEL}'", client_logs)
     assert "rerun the workflow to resume" in client_logs or "is no longer running" in client_logs
-    assert not _server_processes(workdir)  # nothing left behind
+    assert not _server_processes(workdir, "vllm.entrypoints|VLLM::")  # nothing left behind, engines included
     kept = {p.name for p in _cache_files(workdir) if "/generations/" in str(p)}
 
     # the rerun: a new server; the requests completed before the kill come from the request cache
@@ -98,7 +97,7 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     assert kept and from_cache == len(kept)  # what had completed is not sent again
     server_log = (logs / "servers" / f"{MODEL}.log").read_text()
     assert "stopping the server (its consumers are done)" in server_log
-    assert not endpoint_file.exists() and not _server_processes(workdir)
+    assert not endpoint_file.exists() and not _server_processes(workdir, "vllm.entrypoints|VLLM::")
     assert not _cache_files(workdir)  # every shard written, its requests removed
     for task in ("dna", "matmul"):
         frame = pl.read_parquet(workdir / f"data/generations/{MODEL}/direct/{task}.parquet")

@@ -25,6 +25,7 @@ import dataclasses
 import json
 import logging
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -132,7 +133,6 @@ def _die_with_parent() -> None:
     """In the server's process before it runs: receive SIGTERM when the process that started it dies (Linux
     ``PR_SET_PDEATHSIG``), so that a killed service job leaves no server behind."""
     import ctypes
-    import signal
 
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
@@ -251,6 +251,7 @@ class ServerProcess:
             stderr=subprocess.STDOUT,
             env=server_environment(self.num_threads),
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            start_new_session=True,  # its own process group: stop() reaches its engine processes too
         )
         log.info("%s: vLLM server pid %d starting on %s (log %s)", self.spec.name, self.proc.pid,
                  self.base_url, self.log_path)  # fmt: skip
@@ -269,14 +270,21 @@ class ServerProcess:
                  time.monotonic() - started)  # fmt: skip
 
     def stop(self, grace_s: float = 30.0) -> None:
-        """SIGTERM, then SIGKILL after ``grace_s``; idempotent."""
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
+        """SIGTERM to the server (it shuts its engine down), then, after it exits or ``grace_s``, SIGKILL to
+        whatever of its process group is left — the engine processes of a server that was itself killed
+        would otherwise live on, holding their memory; idempotent."""
+        if self.proc is not None:
+            if self.proc.poll() is None:
+                self.proc.terminate()
+                try:
+                    self.proc.wait(timeout=grace_s)
+                except subprocess.TimeoutExpired:
+                    pass
             try:
-                self.proc.wait(timeout=grace_s)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass  # the group is gone
+            self.proc.wait()
         if self._log is not None:
             self._log.close()
             self._log = None
