@@ -8,10 +8,12 @@ job runs (saltbench.config.resolve_config); a wrong key or value stops the run w
 import os
 import sys
 
-from saltbench.config import check_config_files, resolve_config
+from saltbench.config import ConfigError, check_config_files, resolve_config
+from saltbench.core.plugins import PluginError
 from saltbench.core.outputs import target_files
 from saltbench.interventions import InterventionOptions
 from saltbench.workflow.rule_support import report_text
+from saltbench.workflow.kept import prune_kept
 from saltbench.workflow.runlock import acquire_run_lock, remove_stale_job_scripts, remove_stale_temporaries
 
 # config/config.yaml is the default; a --configfile given on the command line replaces it entirely
@@ -22,10 +24,14 @@ if not workflow.overwrite_configfiles:
 
 
 # Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
-check_config_files(workflow.configfiles)
 # The typed configuration (saltbench.config.workflow.WorkflowConfig: every default stated there); Snakemake's
-# `config` becomes its plain resolved form, which the rules' params read.
-SETTINGS = resolve_config(config)
+# `config` becomes its plain resolved form, which the rules' params read. A mistake (in the config, the model
+# registry or a plugin) stops the run with its message alone: it names the key, no traceback is needed.
+try:
+    check_config_files(workflow.configfiles)
+    SETTINGS = resolve_config(config)
+except (ConfigError, PluginError) as exc:
+    sys.exit(f"saltbench: {exc}")
 config.update(SETTINGS.to_dict())
 
 TASKS = list(SETTINGS.tasks)
@@ -56,10 +62,12 @@ report: report_text("report/workflow.rst", "results/findings.md", ".snakemake/sa
 
 onstart:
     # Real runs only (never dry runs, --lint or --report): one running workflow per directory, held until
-    # this process exits (saltbench.workflow.runlock); then the temporary files of interrupted writers are removed.
+    # this process exits (saltbench.workflow.runlock); then the temporary files of interrupted writers are removed,
+    # and the kept copies of finished shards whose outputs exist (saltbench.workflow.kept).
     acquire_run_lock()
     remove_stale_temporaries(["data", "results", "figures"])
     remove_stale_job_scripts()
+    prune_kept(["data"])
 
 
 include: "rules/common.smk"

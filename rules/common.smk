@@ -1,14 +1,15 @@
 """Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources."""
 
 from saltbench.core.shards import n_shards
-from saltbench.core.vocabulary import MODEL_NAME_REGEX, STYLES
+from saltbench.core.vocabulary import MODEL_NAME_REGEX
 from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
 from saltbench.tasks import TASK_SLUGS
+from saltbench.workflow.rule_support import plugin_versions
 
 
 wildcard_constraints:
     task="|".join(TASK_SLUGS),
-    style="|".join(STYLES),
+    style="|".join(STYLES),  # the configured prompt styles (the Snakefile's STYLES)
     shard=r"\d+",
     model=MODEL_NAME_REGEX,
 
@@ -104,6 +105,17 @@ def model_resource(key, server=False):
         }[key]
 
     return lookup
+
+
+def task_plugins(wildcards):
+    """The ``plugins`` parameter of a job that runs task code: the plugin of its task (the task wildcard),
+    else of every task; a new version or edited code of that plugin makes the job's outputs stale."""
+    return plugin_versions(tasks=[wildcards.task] if "task" in wildcards.keys() else TASKS)
+
+
+def scoring_plugins(wildcards):
+    """The ``plugins`` parameter of the scoring and metrics jobs: the task and confidence-function plugins."""
+    return plugin_versions(tasks=TASKS, confidence=config["scoring"]["confidence_functions"])
 
 
 def intervention_shards(wildcards):

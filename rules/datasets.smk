@@ -7,6 +7,7 @@ rule build_dataset:
     output:
         "data/datasets/{task}.parquet",
     params:
+        plugins=task_plugins,
         datasets=lambda wildcards: config["datasets"],
         seed=config["seed"],
     log:

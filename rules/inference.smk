@@ -39,8 +39,8 @@ rule serve_model:
         model_path=model_path,
     log:
         "logs/servers/{model}.log",
-    benchmark:
-        "benchmarks/servers/{model}.tsv"
+    # no benchmark: Snakemake writes a service job's benchmark only after the job has stopped, which it
+    # does after its consumers are done; the group job's outputs are checked before that (docs/reliability.md §2.3)
     threads: model_resource("cpus", server=True)
     resources:
         gpu=model_resource("gpu", server=True),
@@ -68,6 +68,7 @@ if INFERENCE_JOBS == "per_model":
         output:
             [f"data/generations/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
         params:
+            plugins=task_plugins,
             spec=lambda wildcards: spec_of(wildcards.model),
             model_path=model_path,
             backend=backend_of,
@@ -107,6 +108,7 @@ else:
         output:
             "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
         params:
+            plugins=task_plugins,
             spec=lambda wildcards: spec_of(wildcards.model),
             model_path=model_path,
             backend=backend_of,

@@ -20,6 +20,7 @@ rule intervention_shard:
     output:
         "data/interventions/{model}/{task}/shard-{shard}.parquet",
     params:
+        plugins=task_plugins,
         spec=lambda wildcards: spec_of(wildcards.model),
         model_path=model_path,
         backend=backend_of,

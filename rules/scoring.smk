@@ -13,6 +13,7 @@ rule score_units:
     output:
         per_task("data/units/{model}/{style}/{task}.parquet"),
     params:
+        plugins=scoring_plugins,
         tasks=TASKS,
         scoring=config["scoring"],
         top_k=config["inference"]["top_k"],
@@ -38,6 +39,7 @@ rule compute_metrics:
     output:
         per_task("results/metrics/{model}/{style}/{task}.parquet"),
     params:
+        plugins=scoring_plugins,
         tasks=TASKS,
         metrics=config["metrics"],
         flavours=config["scoring"]["flavours"],

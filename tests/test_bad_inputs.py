@@ -13,13 +13,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 
 from saltbench.confidence import token_signals, unit_confidence
 from saltbench.config import load_config, resolve_config
+from saltbench.conformance import check_task
 from saltbench.evaluation import evaluate
 from saltbench.inference import load_model_registry
 from saltbench.metrics import aurc, auroc, brier, ece, prr
+from saltbench.stages.generation import check_error_rows
+from saltbench.tasks import DnaTask
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs" / "reliability.md"
@@ -48,6 +52,19 @@ def _call(fn: Callable[..., object], *args: Any, **kwargs: Any) -> Callable[[Pat
 
 
 ENTRY = "    source: {kind: local, path: x}\n"
+
+
+class _EchoTask(DnaTask):
+    """A task whose ``generate`` takes its references from its own ``solve``, which returns its input."""
+
+    def solve(self, input: str) -> str:
+        return input
+
+    def generate(self, n: int, seed: int, **params: object) -> pl.DataFrame:
+        frame = super().generate(n, seed, **params)
+        return frame.with_columns(reference=frame["input"])
+
+
 CASES: dict[str, Callable[[Path], object]] = {
     "cot_factor_nan": _config(lambda c: c["inference"].update(cot_factor=math.nan)),
     "ci_level_inf": _config(lambda c: c["metrics"].update(ci_level=math.inf)),
@@ -69,6 +86,15 @@ CASES: dict[str, Callable[[Path], object]] = {
     "metric_label_not_binary": _call(aurc, [0.9, 0.1], [2, 1]),
     "metric_lengths": _call(brier, [0.9, 0.1], [1]),
     "ece_outside_unit_interval": _call(ece, [1.5, 0.2], [1, 0]),
+    "task_echoes_its_input": _call(check_task, _EchoTask),
+    "budget_fills_context": _config(lambda c: c["inference"].update(max_new_tokens={"default": 8192})),
+    "shard_of_error_rows": _call(
+        check_error_rows,
+        pl.DataFrame({"finish_reason": ["error", "error"], "error": ["APIConnectionError: refused"] * 2}),
+        model_name="served",
+        what="direct/dna shard 0",
+        max_error_share=0.05,
+    ),
 }
 
 ROW = re.compile(r"^\| `(?P<case>[a-z_]+)` \| (?P<input>.+?) \| `(?P<error>\w+)`: `(?P<message>.+)` \|$")

@@ -3,7 +3,7 @@
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
-from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
 from saltbench.stages.generation import (
     ShardDirectory,
     ShardJob,
@@ -13,6 +13,7 @@ from saltbench.stages.generation import (
     n_shards,
     shard_rows,
 )
+from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
@@ -28,13 +29,6 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         task: answered_rows(read_table(path, "dataset"), params.max_samples)
         for task, path in zip(params.tasks, snakemake.input.datasets, strict=True)
     }
-    jobs = [
-        ShardJob(
-            style, task, k, shard_rows(datasets[task], k, size), settings.max_new_tokens_for(task, style)
-        )
-        for style, task in params.outputs
-        for k in range(n_shards(datasets[task].height, size))
-    ]
     meta = {
         "stage": "generations",
         "model": model_name,
@@ -45,18 +39,62 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     key = config_hash(
         {**meta, "spec": repr(spec), "n_shots": params.n_shots, "model_path": params.model_path}
     )
+    outputs = dict(zip(params.outputs, snakemake.output, strict=True))
+    keys = {
+        (style, task): inputs_key({"key": key, "style": style, "task": task}, datasets[task])
+        for style, task in params.outputs
+    }
+    todo = [
+        (style, task)
+        for (style, task), output in outputs.items()
+        if not restore_output(output, artifact="generations", inputs_key=keys[(style, task)])
+    ]
     store = ShardDirectory(params.shard_dir, key, meta)
-    log.info("model %s (%s): %d shards over %d (style, task) sets", model_name, params.backend, len(jobs),
-             len(params.outputs))  # fmt: skip
+    if not todo:
+        store.clear()
+        return
+    jobs = [  # every shard, also of the restored outputs: the engine calls are a fixed partition of them all
+        ShardJob(
+            style, task, k, shard_rows(datasets[task], k, size), settings.max_new_tokens_for(task, style)
+        )
+        for style, task in params.outputs
+        for k in range(n_shards(datasets[task].height, size))
+    ]
+    log.info(
+        "model %s (%s): %d shards of %d (style, task) sets", model_name, params.backend, len(jobs), len(todo)
+    )
     model = load_generator(
-        params.model_path, spec, settings, backend=params.backend, num_threads=threads,
-        request_cache=params.request_cache, server=server_endpoint(snakemake),
-    )  # fmt: skip
-    frames = generate_model(model, jobs, model_name=model_name, n_shots=params.n_shots, store=store)
-    for (style, task), output in zip(params.outputs, snakemake.output, strict=True):
-        frame = frames[(style, task)]
-        record = provenance(**meta, style=style, task=task, shards=n_shards(frame.height, size))
+        params.model_path,
+        spec,
+        settings,
+        backend=params.backend,
+        num_threads=threads,
+        request_cache=params.request_cache,
+        server=server_endpoint(snakemake),
+    )
+    frames = generate_model(
+        model,
+        jobs,
+        model_name=model_name,
+        n_shots=params.n_shots,
+        store=store,
+        group_prompts=settings.group_prompts,
+        wanted=todo,
+        max_error_share=settings.max_error_share,
+    )
+    for style, task in todo:
+        frame, output = frames[(style, task)], outputs[(style, task)]
+        record = provenance(
+            **meta,
+            style=style,
+            task=task,
+            shards=n_shards(frame.height, size),
+            inputs_key=keys[(style, task)],
+        )
         write_table(frame, output, record, "generations")
+        keep_output(
+            output
+        )  # survives Snakemake deleting it when its group job fails (docs/reliability.md §2.3)
         counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
         log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
     store.clear()

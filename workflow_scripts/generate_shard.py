@@ -5,8 +5,9 @@ import shutil
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
-from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
 from saltbench.stages.generation import answered_rows, generate_shard, shard_rows
+from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
@@ -20,6 +21,23 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     dataset = answered_rows(read_table(snakemake.input.dataset, "dataset"), params.max_samples)
     rows = shard_rows(dataset, int(wc.shard), settings.shard_size)
     budget = settings.max_new_tokens_for(wc.task, wc.style)
+    spec, output = params.spec, snakemake.output[0]
+    key = inputs_key(
+        {
+            "model": wc.model,
+            "spec": repr(spec),
+            "model_path": str(params.model_path),
+            "backend": params.backend,
+            "inference": dict(inference),
+            "n_shots": params.n_shots,
+            "style": wc.style,
+            "task": wc.task,
+        },
+        rows,
+    )
+    if restore_output(output, artifact="generations", inputs_key=key):
+        shutil.rmtree(params.request_cache, ignore_errors=True)
+        return
     log.info(
         "model %s (%s), %s/%s shard %s: %d prompts, max_new_tokens %d",
         wc.model,
@@ -43,7 +61,6 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         request_cache=params.request_cache,
         server=server_endpoint(snakemake),
     )
-    spec = params.spec
     meta = provenance(
         stage="generations",
         model=wc.model,
@@ -53,11 +70,15 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         shard=int(wc.shard),
         backend=params.backend,
         config_hash=config_hash(dict(inference)),
+        inputs_key=key,
     )
-    write_table(frame, snakemake.output[0], meta, "generations")
+    write_table(frame, output, meta, "generations")
+    keep_output(
+        output
+    )  # survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
     shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
-    log.info("wrote %d generations (%s) to %s", frame.height, counts, snakemake.output[0])
+    log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
 
 
 if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file

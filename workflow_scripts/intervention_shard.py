@@ -3,8 +3,9 @@
 import shutil
 
 from saltbench.interventions import InterventionOptions
-from saltbench.io import config_hash, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
 from saltbench.stages.interventions import intervention_shard, select_shard
+from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
@@ -14,6 +15,23 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     options = InterventionOptions.from_dict(params.options)
     rows = select_shard(read_table(snakemake.input.dataset, "dataset"), options, int(wc.shard))
     log.info("model %s, %s shard %s: %d samples", wc.model, wc.task, wc.shard, rows.height)
+    output = snakemake.output[0]
+    key = inputs_key(
+        {
+            "model": wc.model,
+            "spec": repr(params.spec),
+            "model_path": str(params.model_path),
+            "backend": params.backend,
+            "options": options.as_dict(),
+            "n_shots": params.n_shots,
+            "top_k": params.top_k,
+            "task": wc.task,
+        },
+        rows,
+    )
+    if restore_output(output, artifact="interventions", inputs_key=key):
+        shutil.rmtree(params.request_cache, ignore_errors=True)
+        return
     import torch
 
     threads = job_threads(snakemake)
@@ -40,13 +58,15 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         shard=int(wc.shard),
         seed=options.seed,
         config_hash=config_hash(options.as_dict()),
+        inputs_key=key,
     )
-    write_table(frame, snakemake.output[0], meta, "interventions")
+    write_table(frame, output, meta, "interventions")
+    keep_output(
+        output
+    )  # survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
     shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
-    log.info(
-        "wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, snakemake.output[0]
-    )
+    log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, output)
 
 
 if __name__ == "__main__":  # vLLM spawns its engine process, which re-imports this file

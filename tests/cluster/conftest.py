@@ -6,8 +6,8 @@ where the cluster cannot be installed or started at all (not root, no apt-get an
 with ``CI=true`` those cases fail instead, so CI never silently loses the cluster tests.
 
 ``run_snakemake_on_slurm`` (session fixture, needs the cluster) returns a callable
-``run(workdir, targets, extra_args=(), *, profile=CI_PROFILE, timeout=300) -> CompletedProcess`` that runs
-``python -m snakemake --profile profiles/slurm-ci`` in ``workdir`` against that cluster.
+``run(workdir, targets, extra_args=(), *, profile=CI_PROFILE, timeout=300, env=None) -> CompletedProcess``
+that runs ``python -m snakemake --profile profiles/slurm-ci`` in ``workdir`` against that cluster.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,10 +153,12 @@ def _run_snakemake_on_slurm(
     *,
     profile: Path = CI_PROFILE,
     timeout: float = 300,
+    env: Mapping[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """Run ``python -m snakemake --profile <profile> <targets> <extra_args>`` in ``workdir``.
 
     Targets come first so that options taking several values (``--config k=v``) may end ``extra_args``.
+    ``env``: variables added to the cluster environment (:func:`slurm_env`); SLURM jobs inherit them.
 
     Output (stdout and stderr together) is in ``.stdout``; the exit status is not checked. Raises
     subprocess.TimeoutExpired when Snakemake runs longer than ``timeout`` seconds (a hang).
@@ -166,7 +168,7 @@ def _run_snakemake_on_slurm(
     return subprocess.run(
         cmd,
         cwd=workdir,
-        env=slurm_env(),
+        env={**slurm_env(), **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -176,5 +178,6 @@ def _run_snakemake_on_slurm(
 
 @pytest.fixture(scope="session")
 def run_snakemake_on_slurm(slurm_cluster: SlurmCluster) -> RunSnakemake:
-    """``run(workdir, targets, extra_args=(), *, profile=CI_PROFILE, timeout=300) -> CompletedProcess``."""
+    """``run(workdir, targets, extra_args=(), *, profile=CI_PROFILE, timeout=300, env=None)``: a
+    CompletedProcess."""
     return _run_snakemake_on_slurm

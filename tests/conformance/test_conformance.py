@@ -63,6 +63,18 @@ class _NoFence(DnaTask):
         return f"{self.instruction()}\n{self.test_block(input)}"
 
 
+class _Echo(DnaTask):
+    """solve returns its input, and generate takes its references from solve: every check but the last
+    passes (a model that echoes its prompt would score as correct)."""
+
+    def solve(self, input: str) -> str:
+        return input
+
+    def generate(self, n, seed, **params):
+        frame = super().generate(n, seed, **params)
+        return frame.with_columns(reference=frame["input"])
+
+
 class _BadCorruption(DnaTask):
     def corrupt_atom(self, atom, rng):
         return atom  # "corrupted" to itself: still correct
@@ -71,7 +83,7 @@ class _BadCorruption(DnaTask):
 @pytest.mark.parametrize(
     ("cls", "check"),
     [(_Flaky, TASK_CHECKS[0]), (_WrongSolver, TASK_CHECKS[2]), (_NoFence, TASK_CHECKS[4]),
-     (_BadCorruption, TASK_CHECKS[5])],
+     (_BadCorruption, TASK_CHECKS[5]), (_Echo, TASK_CHECKS[6])],
 )  # fmt: skip
 def test_a_broken_task_fails_the_named_check(cls, check) -> None:
     assert check in [f.check for f in task_failures(cls)]

@@ -10,6 +10,7 @@ import torch
 from saltbench.config import InferenceConfig
 from saltbench.inference import load_model_registry
 from saltbench.stages.generation import (
+    GenerationFailed,
     ShardDirectory,
     ShardJob,
     generate_model,
@@ -145,3 +146,88 @@ def test_kept_shards_of_other_settings_or_damaged_are_regenerated(model_dir, spe
     again = _Counting(tmp_path, "new settings")
     _whole(model_dir, spec, jobs, again)
     assert again.generated == [(jobs[0].style, jobs[0].task, jobs[0].shard)]
+
+
+class _BatchRecorder:
+    """A continuous-batching model whose outputs depend on the batch a prompt is in (as vLLM's do): its one
+    token's log-probability is ``-len(batch) / 100``; a prompt of a task in ``failing`` is an error row."""
+
+    continuous_batching = True
+    backend = "vllm"
+
+    def __init__(self, failing: tuple[str, ...] = ()) -> None:
+        self.calls: list[tuple[str, ...]] = []
+        self.failing = failing
+
+    def render(self, prompts):
+        return list(prompts)
+
+    def generate(self, prompts, budgets, progress=True):
+        import numpy as np
+
+        from saltbench.inference import GenerationRecord, TokenScores
+
+        self.calls.append(tuple(prompts))
+        logprob = np.float32(-len(prompts) / 100)
+        scores = TokenScores(
+            token_ids=np.array([7], np.int32),
+            chosen_logprobs=np.array([logprob], np.float32),
+            topk_ids=np.array([[7, 8]], np.int32),
+            topk_logprobs=np.array([[logprob, -5.0]], np.float32),
+            entropy=np.array([np.nan], np.float32),
+        )
+        return [
+            GenerationRecord.failed("prompt too long", num_prompt_tokens=3, k=2)
+            if any(task in prompt for task in self.failing)
+            else GenerationRecord.from_scores(scores, ["A"], finish_reason="eos", num_prompt_tokens=3)
+            for prompt in prompts
+        ]
+
+
+def _batches(jobs, group_prompts, **kwargs):
+    model = _BatchRecorder(kwargs.pop("failing", ()))
+    frames = generate_model(
+        model, jobs, model_name="m", n_shots=None, group_prompts=group_prompts, progress=False, **kwargs
+    )
+    return model.calls, frames
+
+
+def test_engine_calls_are_a_fixed_partition_and_a_resumed_run_repeats_them(jobs, tmp_path) -> None:
+    """The shards are generated in calls of at most group_prompts prompts (whole shards, in order); a run
+    killed after its first call and resumed makes exactly the remaining calls of the uninterrupted run, so
+    every prompt's batch — and output — is the same."""
+    calls, expected = _batches(jobs, 3)
+    # shards per style: kronecker 2, 2, 1 and dna 2, 1 prompts, packed in order into calls of at most 3
+    assert [len(call) for call in calls] == [2, 3, 3, 2, 3, 3]
+    with pytest.raises(KeyboardInterrupt):
+        _batches(jobs, 3, store=_KilledAfter(tmp_path, "k", limit=2))  # killed while saving the second call
+    resumed_calls, _ = _batches(jobs, 3, store=ShardDirectory(tmp_path, "k"))
+    assert resumed_calls == calls[1:]  # the second call's last shard was not saved: the call is made again
+    with pytest.raises(KeyboardInterrupt):
+        _batches(jobs, 3, store=_KilledAfter(tmp_path / "b", "k", limit=3))  # the first two calls saved
+    resumed_calls, frames = _batches(jobs, 3, store=ShardDirectory(tmp_path / "b", "k"))
+    assert resumed_calls == calls[2:]
+    for key, frame in expected.items():
+        assert frames[key].equals(frame)
+
+
+def test_only_the_wanted_outputs_are_returned_in_the_calls_of_a_full_run(jobs) -> None:
+    calls, _ = _batches(jobs, 3)
+    wanted_calls, frames = _batches(jobs, 3, wanted=[("cot", "dna")])
+    assert list(frames) == [("cot", "dna")]
+    assert wanted_calls == [
+        call for call in calls if any("dna" in p.lower() for p in call) and call in calls[4:]
+    ]
+
+
+def test_a_shard_of_error_rows_fails_after_the_other_shards_are_saved(jobs, tmp_path) -> None:
+    store = _Counting(tmp_path, "k")
+    with pytest.raises(
+        GenerationFailed, match=r"model 'm', direct/dna shard 0: 2 of 2 prompts ended as error"
+    ):
+        _batches(jobs, 3, store=store, failing=("DNA",), max_error_share=0.05)
+    assert store.generated == [
+        ("direct", "kronecker", 0),
+        ("direct", "kronecker", 1),
+        ("direct", "kronecker", 2),
+    ]

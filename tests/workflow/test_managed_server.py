@@ -1,7 +1,9 @@
 """One workflow-managed vLLM server per model (``backend: vllm_server``; docs/backends.md §8.6), for real:
 the service job starts vLLM's server for SmolLM2, the model's inference and intervention jobs run as its
 clients beside it, and it is stopped when they are done. The server is killed mid-run: its clients fail
-naming it, nothing is left running, and the rerun completes, sending again only what had not completed."""
+naming it, nothing is left running, and the rerun completes, sending again only what had not completed; a
+shard that had finished before the kill — deleted by Snakemake with every output of the failed group job —
+comes back from its kept copy (docs/reliability.md §2.3)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,10 @@ def _cache_files(workdir: Path) -> list[Path]:
     return [p for p in (workdir / "data").glob(f"*/{MODEL}/.requests/**/*.json") if p.is_file()]
 
 
+def _kept_shards(workdir: Path) -> list[Path]:
+    return sorted((workdir / "data").glob(f"*/{MODEL}/**/.kept/shard-*.parquet"))
+
+
 def _snakemake(workdir: Path, configfile: Path) -> list[str]:
     return [sys.executable, "-m", "snakemake", *TARGETS, "--cores", "2", "--configfile", str(configfile)]
 
@@ -68,12 +74,15 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     endpoint_file = workdir / "data" / "servers" / f"{MODEL}.json"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1"}
 
-    # first run: the server is SIGKILLed once the clients have completed some requests
+    # first run: the server is SIGKILLed once one client has finished its shard and others have completed
+    # some requests
     with (tmp_path / "first.log").open("w") as out:
         first = subprocess.Popen(_snakemake(workdir, configfile), cwd=workdir, stdout=out,
                                  stderr=subprocess.STDOUT, env=env)  # fmt: skip
         deadline = time.monotonic() + 900
-        while first.poll() is None and time.monotonic() < deadline and not _cache_files(workdir):
+        while first.poll() is None and time.monotonic() < deadline:
+            if _kept_shards(workdir) and _cache_files(workdir):
+                break
             time.sleep(0.2)
         assert first.poll() is None, (tmp_path / "first.log").read_text()[-3000:]
         endpoint = json.loads(endpoint_file.read_text())
@@ -87,6 +96,11 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     assert "rerun the workflow to resume" in client_logs or "is no longer running" in client_logs
     assert not _server_processes(workdir, "vllm.entrypoints|VLLM::")  # nothing left behind, engines included
     kept = {p.name for p in _cache_files(workdir) if "/generations/" in str(p)}
+    finished = _kept_shards(workdir)
+    assert finished, (tmp_path / "first.log").read_text()[-3000:]
+    # Snakemake removed the finished shards with the failed group job's other outputs; their copies stay
+    assert "Removing output files of failed job" in (tmp_path / "first.log").read_text()
+    assert not any((p.parent.parent / p.name).exists() for p in finished)
 
     # the rerun: a new server; the requests completed before the kill come from the request cache
     second = subprocess.run(_snakemake(workdir, configfile), cwd=workdir, capture_output=True, text=True,
@@ -94,7 +108,13 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     generation_logs = "".join(p.read_text() for p in (logs / "generations" / MODEL).rglob("*.log"))
     from_cache = sum(int(n) for n in re.findall(r"(\d+) from the cache", generation_logs))
-    assert kept and from_cache == len(kept)  # what had completed is not sent again
+    assert from_cache == len(kept)  # what had completed is not sent again
+    for copy in finished:  # a finished shard is not generated again
+        output = copy.parent.parent / copy.name
+        assert f"restored {output.relative_to(workdir)} from its kept copy" in generation_logs + "".join(
+            p.read_text() for p in (logs / "interventions" / MODEL).rglob("*.log")
+        )
+    assert all((p.parent.parent / p.name).exists() for p in _kept_shards(workdir))
     server_log = (logs / "servers" / f"{MODEL}.log").read_text()
     assert "stopping the server (its consumers are done)" in server_log
     assert not endpoint_file.exists() and not _server_processes(workdir, "vllm.entrypoints|VLLM::")

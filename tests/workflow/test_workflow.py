@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytestmark = pytest.mark.workflow
 
@@ -67,6 +69,94 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
 def test_one_paper_figure_plans_only_what_it_needs(workdir, figure, expected):
     proc = run(["-n", f"figures/{figure}.pdf", "--configfile", "config/paper.yaml"], workdir)
     assert job_counts(proc.stdout + proc.stderr) == expected
+
+
+@pytest.mark.parametrize("jobs", ["per_model", "per_shard"])
+@pytest.mark.parametrize("styles", [["direct"], ["cot"], ["direct", "cot"]])
+def test_every_prompt_style_list_plans_only_its_styles(workdir, jobs, styles):
+    """A run of one prompt style (either one) or both plans exactly those styles' jobs: no rule file
+    replaces the configured list with the vocabulary's (issue: `prompt_styles: [direct]` planned cot jobs)."""
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    config["prompt_styles"] = styles
+    config["inference"]["jobs"] = jobs
+    (workdir / "config" / "styles.yaml").write_text(yaml.safe_dump(config))
+    proc = run(["-n", "--configfile", "config/styles.yaml"], workdir)
+    out = proc.stdout + proc.stderr
+    counts = job_counts(out)
+    n_models = len(config["models"])
+    assert counts["score_units"] == counts["compute_metrics"] == n_models * len(styles)  # per (model, style)
+    planned = {style for style in ("direct", "cot") if f"/{style}/" in out}
+    assert planned == set(styles)
+
+
+REGISTRY_MISTAKES = {  # SmolLM2's entry changed -> the message
+    "negative_gpus": (
+        lambda entry: entry.replace("gpus: 0", "gpus: -1", 1),
+        "model 'smollm2-135m', key 'resources.gpus': expected an integer >= 0, got -1",
+    ),
+    "no_source": (
+        lambda entry: re.sub(r"    source: .*\n", "", entry, count=1),
+        "model 'smollm2-135m', key 'source': missing (every model needs a source)",
+    ),
+    "unknown_backend": (
+        lambda entry: entry.replace("backend: vllm", "backend: tgi", 1),
+        "key 'backend': expected one of ['hf', 'vllm', 'openai', 'vllm_server'], got 'tgi'",
+    ),
+    "duplicate_key": (
+        lambda entry: entry.replace("    dtype:", "    dtype: float16\n    dtype:", 1),
+        "duplicate key 'models.smollm2-135m.dtype'",
+    ),
+}
+
+
+@pytest.mark.parametrize("mistake", sorted(REGISTRY_MISTAKES))
+def test_a_registry_mistake_stops_the_run_with_its_message_alone(workdir, mistake):
+    """A wrong model registry is reported like a wrong configuration: one line naming the file, the model and
+    the key, no Python traceback."""
+    change, message = REGISTRY_MISTAKES[mistake]
+    registry = workdir / "config" / "models.yaml"
+    text = registry.read_text()
+    start = text.index("  smollm2-135m:")
+    registry.write_text(text[:start] + change(text[start:]))
+    proc = subprocess.run([*SNAKEMAKE, "-n"], cwd=workdir, capture_output=True, text=True, timeout=300)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1
+    assert "saltbench: model_registry: config/models.yaml" in out and message in out, out[-2000:]
+    assert "Traceback" not in out and 'File "' not in out
+
+
+def test_an_intervention_model_outside_models_runs_the_interventions_only(workdir):
+    """interventions.models may name a registry model that is not in models (docs/configuration.md §2): it
+    gets intervention jobs and no inference, scoring or metrics jobs."""
+    config = yaml.safe_load((workdir / "config" / "config.yaml").read_text())
+    config["models"] = ["smollm2-135m"]
+    assert config["interventions"]["models"] == ["salt-tiny@final"]
+    (workdir / "config" / "outside.yaml").write_text(yaml.safe_dump(config))
+    out = run(["-n", "--configfile", "config/outside.yaml"], workdir).stdout
+    counts = job_counts(out)
+    assert counts["generate_model"] == 1 and counts["score_units"] == 2  # SmolLM2's, in two styles
+    assert counts["intervention_shard"] == len(config["interventions"]["tasks"])
+    assert "data/interventions/salt-tiny@final/logic/shard-0.parquet" in out
+    assert "data/generations/salt-tiny@final" not in out and "data/units/salt-tiny@final" not in out
+
+
+def test_no_rule_file_shadows_a_snakefile_name():
+    """Every name the Snakefile defines from the configuration (TASKS, STYLES, ...) keeps its configured value
+    in the rule files: none of them imports or assigns it again."""
+    repo = Path(__file__).resolve().parents[2]
+    defined = set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", (repo / "Snakefile").read_text(), re.M))
+    assert {"TASKS", "STYLES", "MODELS"} <= defined
+    for rule_file in sorted((repo / "rules").glob("*.smk")):
+        text = rule_file.read_text()
+        imported = {
+            name.strip().split(" as ")[-1]
+            for names in re.findall(r"^from \S+ import ([^(\n]+)$", text, re.M)
+            for name in names.split(",")
+        }
+        assigned = set(re.findall(r"^([A-Z][A-Z0-9_]*) = ", text, re.M))
+        assert not (imported | assigned) & defined, (
+            f"{rule_file.name} redefines {(imported | assigned) & defined}"
+        )
 
 
 def test_bad_config_key_fails_before_any_job(workdir):

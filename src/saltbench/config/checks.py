@@ -9,13 +9,20 @@ runs (so that a dry run loads only what the configuration uses).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from saltbench.config.schema import ConfigError
 from saltbench.config.training import TrainTaskConfig
 from saltbench.config.workflow import WorkflowConfig
 from saltbench.core.paper import PAPER_FOLDERS
 from saltbench.core.shards import n_shards
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from saltbench.inference import ModelSpec
 
 MAX_INFERENCE_JOBS = 100_000
 """Upper bound of the inference shard jobs of a run: ``ceil(samples / inference.shard_size)`` summed over
@@ -25,6 +32,10 @@ shard jobs used 80 MB more than one with 27 jobs), so this bound is a few GB; th
 
 
 def check_task_params(settings: WorkflowConfig) -> None:
+    """Every generator parameter set of the configuration is accepted: the task's own check
+    (``Task.check_params``), then, for each of ``tasks``, a trial generation of a few samples with its
+    ``datasets.params`` — so that a plugin whose generator validates only when it runs fails here, naming
+    the key, and not in its ``build_dataset`` job."""
     from saltbench.tasks import get_task
 
     checks = [(f"datasets.params.{slug}", slug, kwargs) for slug, kwargs in settings.datasets.params.items()]
@@ -36,6 +47,33 @@ def check_task_params(settings: WorkflowConfig) -> None:
             get_task(slug).check_params(dict(kwargs))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: {exc}") from exc
+    for slug in settings.tasks:
+        try:
+            trial_rows(settings, slug)
+        except Exception as exc:  # whatever a generator raises on parameters it cannot use
+            where = f"datasets.params.{slug}" if slug in settings.datasets.params else f"tasks: {slug!r}"
+            raise ConfigError(
+                f"{where}: the task's generator fails on these parameters: {type(exc).__name__}: {exc}"
+            ) from exc
+
+
+TRIAL_SAMPLES = 8
+"""Samples of a task's trial generation (:func:`trial_rows`): more than the seven Code variants."""
+
+_trials: dict[str, Any] = {}
+
+
+def trial_rows(settings: WorkflowConfig, task: str) -> pl.DataFrame:
+    """:data:`TRIAL_SAMPLES` rows of ``task`` generated with its ``datasets.params`` and the run's seed
+    (computed once per process and parameter set)."""
+    from saltbench.io import config_hash
+    from saltbench.tasks import get_task
+
+    params = dict(settings.datasets.params.get(task, {}))
+    key = config_hash({"task": task, "params": params, "seed": settings.seed})
+    if key not in _trials:
+        _trials[key] = get_task(task).generate(TRIAL_SAMPLES, settings.seed, **params)
+    return _trials[key]
 
 
 def check_plugins(settings: WorkflowConfig) -> None:
@@ -159,7 +197,10 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     registry_path = Path(settings.model_registry)
     if not registry_path.exists():
         raise ConfigError(f"model_registry: file {str(registry_path)!r} does not exist")
-    registry = load_model_registry(registry_path)
+    try:
+        registry = load_model_registry(registry_path)
+    except ValueError as exc:  # the registry's own checks name the file, the model and the key
+        raise ConfigError(f"model_registry: {exc}") from None
     for key, names in named:
         for name in names:
             if name not in registry:
@@ -190,6 +231,48 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
                 "not the OpenAI chat API); set api.prompt_logprobs where the server has them, or leave the "
                 "model out of interventions.models (docs/backends.md §8)"
             )
+    check_budgets(settings, registry)
+
+
+def prompt_token_floor(task: str, style: str, settings: WorkflowConfig) -> int:
+    """A lower bound on the tokens of ``task``'s prompts in ``style``, inputs aside: the fewest
+    whitespace-separated words of a prompt without its input's, over the trial rows (:func:`trial_rows`;
+    every Code variant among them). A BPE tokenizer that splits words before merging (Llama-3, Qwen,
+    SmolLM2, GPT-2 style) never joins two words into one token, and chat templates only add tokens."""
+    from saltbench.tasks import get_task
+
+    n_shots = settings.datasets.n_shots
+    return min(
+        len(get_task(task, variant).prompt(text, style=style, n_shots=n_shots).split()) - len(text.split())  # type: ignore[arg-type]
+        for variant, text in trial_rows(settings, task).select("variant", "input").iter_rows()
+    )
+
+
+def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
+    """Every model with a ``max_context`` has room, for every task and style it answers, for its generation
+    budget plus the prompt (at least :func:`prompt_token_floor` tokens): a budget that leaves no room makes
+    every prompt an error row."""
+    bounded = [name for name in settings.models if registry[name].max_context is not None]
+    if not bounded:
+        return
+    floors = {
+        (task, style): prompt_token_floor(task, style, settings)
+        for task in settings.tasks
+        for style in settings.prompt_styles
+    }
+    for name in bounded:
+        context = registry[name].max_context
+        assert context is not None
+        for (task, style), floor in floors.items():
+            budget = settings.inference.max_new_tokens_for(task, style)
+            if budget + floor > context:
+                room = max(context - budget, 0)
+                raise ConfigError(
+                    f"inference.max_new_tokens: model {name!r} has max_context {context}, and the {style} "
+                    f"budget of task {task!r} ({budget} new tokens) leaves room for {room} prompt tokens, "
+                    f"but its prompts have at least {floor}; lower the budget or raise the registry's "
+                    "max_context"
+                )
 
 
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:

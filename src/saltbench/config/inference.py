@@ -41,6 +41,13 @@ class InferenceConfig(Block):
         "finished shards.",
     )
     batch_size: PositiveInt = setting(8, "Prompts per generation batch.")
+    group_prompts: PositiveInt = setting(
+        24,
+        "per_model jobs on vLLM: prompts per engine call, in whole shards packed in a fixed order. Each "
+        "call's shards are saved when it finishes (a kill loses at most one call), and a rerun generates "
+        "every prompt in the same call as an uninterrupted run would, so its outputs are bit-identical "
+        "(docs/generation.md §5).",
+    )
     top_k: Annotated[int, Keywords(minimum=1, maximum=100)] = setting(
         20, "Top-k log-probabilities stored per token."
     )
@@ -57,6 +64,12 @@ class InferenceConfig(Block):
         "Inference engine for every model of this run: hf (transformers forward passes), vllm (the vLLM "
         "engine in each job) or vllm_server (one vLLM server per model, started and stopped by the workflow; "
         "docs/backends.md §8.6); openai runs only served models; null = each model's registry `backend`.",
+    )
+    max_error_share: Annotated[float, Keywords(minimum=0, maximum=1)] = setting(
+        0.05,
+        "The share of a shard's prompts that may end as error rows (finish_reason error: a request that "
+        "failed after its retries, a prompt that does not fit the context) before the shard's job fails "
+        "naming the model and the reasons; 0 tolerates none, 1 every one (docs/generation.md §3.4).",
     )
     max_samples: Mapping[ModelName, PositiveInt] = setting(
         {},

@@ -11,7 +11,10 @@ Checks, in order (:data:`TASK_CHECKS`):
   Words answer naming e.g. an analyst: docs/compatibility.md);
 * ``prompts carry the fence instruction``: both prompt styles contain the fence instruction and the input;
 * ``a corrupted atom scores incorrect``: the first atom replaced by the task's corruption is ``incorrect``
-  at atom level (only for a task that declares a corruption: ``corrupt`` or ``Task.corrupt_atom``).
+  at atom level (only for a task that declares a corruption: ``corrupt`` or ``Task.corrupt_atom``);
+* ``the answer is not the input``: on some generated row the reference's atoms differ from the input's
+  (a task whose ``generate`` takes its references from its own ``solve`` passes the checks above even when
+  ``solve`` returns its input, and then a model that echoes its prompt scores as correct).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ TASK_CHECKS: tuple[str, ...] = (
     "reference scores precision 1",
     "prompts carry the fence instruction",
     "a corrupted atom scores incorrect",
+    "the answer is not the input",
 )
 """The names of the task checks, in the order they run."""
 
@@ -132,6 +136,14 @@ def task_failures(
                 return f"atom {answer[start:end]!r} corrupted to {new!r} scores {status!r}, not 'incorrect'"
         return None
 
+    def not_the_input() -> str | None:
+        if any(str(row["input"]).split() != str(row["reference"]).split() for row in rows()):
+            return None
+        return (
+            f"the reference equals the input on all {n} generated rows: a model that echoes its input would "
+            "score as correct (does solve return its input?)"
+        )
+
     checks: list[tuple[str, Callable[[], str | None]]] = [
         (TASK_CHECKS[0], deterministic),
         (TASK_CHECKS[1], contract),
@@ -141,6 +153,7 @@ def task_failures(
     ]
     if corrupt is not None or cls.corrupt_atom is not Task.corrupt_atom:
         checks.append((TASK_CHECKS[5], corrupted))
+    checks.append((TASK_CHECKS[6], not_the_input))
     return run_checks(checks)
 
 

@@ -12,12 +12,21 @@ Discovery is the standard library's (``importlib.metadata.entry_points``); the r
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
 built-ins once, when they are imported. A plugin that fails to import is a :class:`PluginError` naming the
 package and the entry point, not a traceback from inside the plugin. Standard library only.
+
+Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
+its package, version and a digest of its package's Python source (:attr:`Plugin.fingerprint`), which
+:func:`saltbench.io.provenance` records in every output and the rules take as a parameter, so that a new
+version — or an edit of an editable install's code — makes the outputs that used it stale
+(docs/extending.md §5).
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib.metadata
+import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 TASK_GROUP = "saltbench.tasks"
@@ -33,16 +42,49 @@ class PluginError(RuntimeError):
 @dataclass(frozen=True)
 class Plugin:
     """One loaded entry point: its ``name``, the ``package`` (distribution) that declares it, ``target``
-    (the ``module:attribute`` it points at) and the loaded ``value``."""
+    (the ``module:attribute`` it points at), the loaded ``value``, the package's ``version`` and
+    ``source_sha256``, the digest of the Python source of the top-level module ``target`` lives in
+    (:func:`source_digest`)."""
 
     name: str
     package: str
     target: str
     value: Any
+    version: str = ""
+    source_sha256: str = ""
 
     def describe(self) -> str:
         """``'hex' (saltbench_hex.task:HexTask) of package saltbench-hex``."""
         return f"{self.name!r} ({self.target}) of package {self.package}"
+
+    @property
+    def fingerprint(self) -> str:
+        """``saltbench-hex 0.1.0, source 3f2a...`` (16 hex digits): changes when the plugin's code does."""
+        return f"{self.package} {self.version}, source {self.source_sha256[:16]}"
+
+
+_LOADED: dict[str, Plugin] = {}
+
+
+def loaded_plugins() -> dict[str, str]:
+    """``{"GROUP:NAME": fingerprint}`` of every plugin this process has loaded (:func:`discover`), sorted."""
+    return {key: _LOADED[key].fingerprint for key in sorted(_LOADED)}
+
+
+def source_digest(module: str) -> str:
+    """SHA-256 over the Python files of the top-level package (or module) that holds ``module``: each file's
+    path relative to the package and its bytes, in path order; ``""`` where no source is found."""
+    spec = importlib.util.find_spec(module.split(".", 1)[0])
+    if spec is None or spec.origin is None:
+        return ""
+    origin = Path(spec.origin)
+    root = origin.parent if spec.submodule_search_locations else None
+    files = sorted(root.rglob("*.py")) if root is not None else [origin]
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(str(path.relative_to(root) if root is not None else path.name).encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def discover(group: str) -> list[Plugin]:
@@ -62,14 +104,24 @@ def discover(group: str) -> list[Plugin]:
                 f"{group} plugin {point.name!r} of package {package} ({point.value}) failed to import: "
                 f"{type(exc).__name__}: {exc}; fix or uninstall the package (pip uninstall {package})"
             ) from None
-        plugin = Plugin(point.name, package, point.value, value)
+        version = point.dist.version if point.dist is not None else ""
+        plugin = Plugin(point.name, package, point.value, value, version, source_digest(point.module))
         if point.name in found and found[point.name].package != package:
             raise PluginError(
                 f"{group} name {point.name!r} is declared by two packages: {found[point.name].package} and "
                 f"{package}; uninstall one"
             )
         found[point.name] = plugin
+    _LOADED.update({f"{group}:{name}": plugin for name, plugin in found.items()})
     return [found[name] for name in sorted(found)]
 
 
-__all__ = ["CONFIDENCE_GROUP", "TASK_GROUP", "Plugin", "PluginError", "discover"]
+__all__ = [
+    "CONFIDENCE_GROUP",
+    "TASK_GROUP",
+    "Plugin",
+    "PluginError",
+    "discover",
+    "loaded_plugins",
+    "source_digest",
+]

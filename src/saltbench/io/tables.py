@@ -70,13 +70,28 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def inputs_key(settings: Mapping[str, Any], rows: pl.DataFrame) -> str:
+    """:func:`config_hash` of ``settings`` together with the ``sample_id`` and ``input`` columns of the
+    dataset ``rows`` a job computes from: equal keys, equal inputs (kept shards and copies match by it)."""
+    return config_hash(
+        {**settings, "sample_ids": rows["sample_id"].to_list(), "inputs": rows["input"].to_list()}
+    )
+
+
 def provenance(**fields: Any) -> dict[str, Any]:
-    """A provenance record: package version and git commit plus the caller's fields (seed, model, ...)."""
+    """A provenance record: package version and git commit, the plugins this process loaded (each with its
+    package, version and source digest: :func:`saltbench.core.plugins.loaded_plugins`), plus the caller's
+    fields (seed, model, ...)."""
+    from saltbench.core.plugins import loaded_plugins
+
     record: dict[str, Any] = {
         "package": "saltbench",
         "version": saltbench.__version__,
         "git_commit": git_commit(),
     }
+    plugins = loaded_plugins()
+    if plugins:
+        record["plugins"] = plugins
     record.update({k: v for k, v in fields.items() if v is not None})
     return record
 

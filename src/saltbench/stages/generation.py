@@ -9,7 +9,7 @@ from it. Callable from a notebook without Snakemake (docs/generation.md).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -24,6 +24,39 @@ from saltbench.inference.registry import ModelSpec
 from saltbench.tasks import get_task
 
 log = logging.getLogger(__name__)
+
+
+class GenerationFailed(RuntimeError):
+    """Too many prompts of a shard ended as error rows (``inference.max_error_share``): the shard is not
+    written, and its job fails naming the model and the reasons."""
+
+
+def check_error_rows(frame: pl.DataFrame, *, model_name: str, what: str, max_error_share: float) -> None:
+    """Raise :class:`GenerationFailed` when more than ``max_error_share`` of ``frame``'s rows (one shard's
+    generations) are error rows (``finish_reason == "error"``), naming ``model_name``, ``what`` (the
+    shard) and the most frequent error messages with their counts.
+
+    Examples:
+        >>> rows = pl.DataFrame({"finish_reason": ["error", "eos"], "error": ["prompt too long", None]})
+        >>> check_error_rows(rows, model_name="m", what="direct/dna shard 0", max_error_share=0.5)
+        >>> check_error_rows(rows, model_name="m", what="direct/dna shard 0", max_error_share=0.05)
+        Traceback (most recent call last):
+        ...
+        saltbench.stages.generation.GenerationFailed: model 'm', direct/dna shard 0: 1 of 2 prompts ended as
+        error rows (...): 1 x prompt too long; the shard is not written
+    """
+    errors = frame.filter(pl.col("finish_reason") == "error")
+    if not frame.height or errors.height <= max_error_share * frame.height:
+        return
+    counts = (
+        errors.group_by("error", maintain_order=True).len().sort("len", descending=True, maintain_order=True)
+    )
+    reasons = "; ".join(f"{n} x {reason}" for reason, n in counts.head(3).iter_rows())
+    more = f"; and {counts.height - 3} other reason(s)" if counts.height > 3 else ""
+    raise GenerationFailed(
+        f"model {model_name!r}, {what}: {errors.height} of {frame.height} prompts ended as error rows (more "
+        f"than inference.max_error_share = {max_error_share:g}): {reasons}{more}; the shard is not written"
+    )
 
 
 def answered_rows(dataset: pl.DataFrame, max_samples: int | None) -> pl.DataFrame:
@@ -120,7 +153,8 @@ def generate_shard(
 ) -> pl.DataFrame:
     """Generate one shard: load the model (:func:`load_generator`), then :func:`generate_rows` with the task's
     budget in ``style`` (:meth:`~saltbench.config.InferenceConfig.max_new_tokens_for`; every row has one
-    task)."""
+    task); :class:`GenerationFailed` when more than ``inference.max_error_share`` of its rows are error
+    rows (:func:`check_error_rows`)."""
     tasks = set(rows["task"].to_list())
     if len(tasks) > 1:
         raise ValueError(f"a shard holds one task's rows, got {sorted(tasks)}")
@@ -128,11 +162,16 @@ def generate_shard(
         model_path, spec, inference, backend=backend, num_threads=num_threads, request_cache=request_cache,
         server=server,
     )  # fmt: skip
-    budget = inference.max_new_tokens_for(tasks.pop(), style) if tasks else 1
-    return generate_rows(
+    task = tasks.pop() if tasks else ""
+    budget = inference.max_new_tokens_for(task, style) if task else 1
+    frame = generate_rows(
         model, rows, model_name=model_name, style=style, n_shots=n_shots, max_new_tokens=budget,
         progress=progress,
     )  # fmt: skip
+    check_error_rows(
+        frame, model_name=model_name, what=f"{style}/{task} shard", max_error_share=inference.max_error_share
+    )
+    return frame
 
 
 @dataclass(frozen=True)
@@ -156,6 +195,36 @@ class ShardStore(Protocol):
         """Keep the shard's generations."""
 
 
+def shard_groups(jobs: Sequence[ShardJob], group_prompts: int | None) -> list[list[int]]:
+    """The fixed partition of a whole-model job's shards (indices into ``jobs``) into what one engine call
+    generates: consecutive shards packed while their prompts sum to at most ``group_prompts`` (a shard
+    larger than that is a group alone); ``None``: one shard per group.
+
+    The partition depends on ``jobs`` and ``group_prompts`` only, never on which shards a rerun still has to
+    generate, so every prompt is generated in the same batch in an interrupted-and-resumed run as in an
+    uninterrupted one (a vLLM engine's log-probabilities depend on the batch a prompt is in).
+
+    Examples:
+        >>> import polars as pl
+        >>> sizes = [3, 3, 2, 5]
+        >>> jobs = [ShardJob("cot", "dna", k, pl.DataFrame({"i": range(n)}), 8) for k, n in enumerate(sizes)]
+        >>> shard_groups(jobs, 6), shard_groups(jobs, 4), shard_groups(jobs, None)
+        ([[0, 1], [2], [3]], [[0], [1], [2], [3]], [[0], [1], [2], [3]])
+    """
+    if group_prompts is None:
+        return [[i] for i in range(len(jobs))]
+    groups: list[list[int]] = []
+    size = 0
+    for i, job in enumerate(jobs):
+        if groups and size + job.rows.height <= group_prompts:
+            groups[-1].append(i)
+            size += job.rows.height
+        else:
+            groups.append([i])
+            size = job.rows.height
+    return groups
+
+
 def generate_model(
     model: LoadedModel,
     jobs: Sequence[ShardJob],
@@ -163,47 +232,75 @@ def generate_model(
     model_name: str,
     n_shots: int | None,
     store: ShardStore | None = None,
+    group_prompts: int | None = None,
+    wanted: Collection[tuple[str, str]] | None = None,
+    max_error_share: float = 1.0,
     progress: bool = True,
 ) -> dict[tuple[str, str], pl.DataFrame]:
-    """Every (style, task) generations frame of one model from one model load (rows in shard order).
+    """The (style, task) generations frames of one model from one model load (rows in shard order).
 
-    Shards found in ``store`` are taken from it; the others are generated — with transformers one shard
-    at a time, with vLLM all of them in one continuous batch — and saved to ``store`` as they finish
-    (with vLLM, when the batch finishes). The frames equal those of :func:`generate_shard` per shard,
-    concatenated (:func:`merge_shards`).
+    ``jobs`` are every shard of the model; the frames returned are those of ``wanted`` (default: every
+    (style, task) of ``jobs``). The shards are generated in the fixed groups of :func:`shard_groups` —
+    ``group_prompts`` prompts per engine call on a continuous-batching engine (vLLM), one shard per call on
+    transformers — and each group's shards are saved to ``store`` when the group finishes. A group is
+    skipped when each of its shards is kept in ``store`` or not wanted; otherwise it is generated whole
+    (same batch as in an uninterrupted run), its kept shards taken from the store. The frames equal those
+    of :func:`generate_shard` per shard, concatenated (:func:`merge_shards`); a shard with more than
+    ``max_error_share`` error rows raises :class:`GenerationFailed` after the group's other shards are saved.
     """
-    from saltbench.inference import records_to_frame
-
+    wanted_keys = {(job.style, job.task) for job in jobs} if wanted is None else set(wanted)
+    needed = [(job.style, job.task) in wanted_keys for job in jobs]
     frames: dict[int, pl.DataFrame] = {}
-    pending: list[int] = []
     for i, job in enumerate(jobs):
-        kept = store.load(job) if store is not None else None
-        if kept is None:
-            pending.append(i)
-        else:
+        kept = store.load(job) if store is not None and needed[i] else None
+        if kept is not None:
             frames[i] = kept
-    if pending:
-        log.info(
-            "%s: %d of %d shards to generate (%d kept)", model_name, len(pending), len(jobs), len(frames)
-        )
-    groups = [pending] if model.continuous_batching else [[i] for i in pending]
-    for group in groups:
-        prompts = {i: model.render(build_prompts(jobs[i].rows, jobs[i].style, n_shots)) for i in group}
-        flat = [p for i in group for p in prompts[i]]
-        budgets = [jobs[i].max_new_tokens for i in group for _ in prompts[i]]
-        records = iter(model.generate(flat, budgets, progress=progress))
-        for i in group:
+    groups = shard_groups(jobs, group_prompts if model.continuous_batching else None)
+    todo = [group for group in groups if any(needed[i] and i not in frames for i in group)]
+    if todo:
+        counts = (len(todo), len(groups), len(frames))
+        log.info("%s: %d of %d shard groups to generate (%d shards kept)", model_name, *counts)
+    for group in todo:
+        fresh = _generate_group(model, [jobs[i] for i in group], model_name, n_shots, progress)
+        failures = []
+        for i, frame in zip(group, fresh, strict=True):
+            if not needed[i] or i in frames:
+                continue  # generated only so that the batch is the uninterrupted run's
             job = jobs[i]
-            shard_records = [next(records) for _ in prompts[i]]
-            frames[i] = records_to_frame(
-                shard_records, _generation_meta(job.rows, model_name, job.style, prompts[i])
-            )
+            what = f"{job.style}/{job.task} shard {job.shard}"
+            try:
+                check_error_rows(frame, model_name=model_name, what=what, max_error_share=max_error_share)
+            except GenerationFailed as exc:
+                failures.append(str(exc))
+                continue
+            frames[i] = frame
             if store is not None:
-                store.save(job, frames[i])
+                store.save(job, frame)
+        if failures:
+            raise GenerationFailed("; ".join(failures))
     out: dict[tuple[str, str], list[pl.DataFrame]] = {}
     for i, job in enumerate(jobs):
-        out.setdefault((job.style, job.task), []).append(frames[i])
+        if needed[i]:
+            out.setdefault((job.style, job.task), []).append(frames[i])
     return {key: merge_shards(parts) for key, parts in out.items()}
+
+
+def _generate_group(
+    model: LoadedModel, jobs: Sequence[ShardJob], model_name: str, n_shots: int | None, progress: bool
+) -> list[pl.DataFrame]:
+    """The generations frame of each shard of ``jobs``, from one engine call over all their prompts."""
+    from saltbench.inference import records_to_frame
+
+    prompts = [model.render(build_prompts(job.rows, job.style, n_shots)) for job in jobs]
+    flat = [prompt for shard in prompts for prompt in shard]
+    budgets = [job.max_new_tokens for job, shard in zip(jobs, prompts) for _ in shard]
+    records = iter(model.generate(flat, budgets, progress=progress))
+    return [
+        records_to_frame(
+            [next(records) for _ in shard], _generation_meta(job.rows, model_name, job.style, shard)
+        )
+        for job, shard in zip(jobs, prompts)
+    ]
 
 
 class ShardDirectory:
@@ -223,15 +320,9 @@ class ShardDirectory:
         return self.root / job.style / job.task / f"shard-{job.shard}.parquet"
 
     def _ids_key(self, job: ShardJob) -> str:
-        from saltbench.io import config_hash
+        from saltbench.io import inputs_key
 
-        return config_hash(
-            {
-                "key": self.key,
-                "sample_ids": job.rows["sample_id"].to_list(),
-                "inputs": job.rows["input"].to_list(),
-            }
-        )
+        return inputs_key({"key": self.key}, job.rows)
 
     def load(self, job: ShardJob) -> pl.DataFrame | None:
         from saltbench.io import CorruptFileError, read_provenance, read_table
@@ -274,16 +365,19 @@ def merge_shards(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
 
 
 __all__ = [
+    "GenerationFailed",
     "ShardDirectory",
     "ShardJob",
     "ShardStore",
     "answered_rows",
     "build_prompts",
+    "check_error_rows",
     "generate_model",
     "generate_rows",
     "generate_shard",
     "load_generator",
     "merge_shards",
     "n_shards",
+    "shard_groups",
     "shard_rows",
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
 from types import TracebackType
 from typing import Any
@@ -89,6 +89,36 @@ def per_task_files(tasks: Sequence[str], *files: Sequence[str]) -> list[tuple[st
             paths.append(str(listed[i]))
         rows.append((task, *paths))
     return rows
+
+
+class _NoPlugin:
+    """The value of a rule's ``plugins`` parameter when the job uses no plugin: not a built-in type, so
+    Snakemake does not record it, and adding the parameter left the outputs of plugin-free runs current."""
+
+    def __repr__(self) -> str:
+        return "no plugin"
+
+
+NO_PLUGIN = _NoPlugin()
+
+
+def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -> str | _NoPlugin:
+    """What a job's outputs depend on besides its inputs: the fingerprint (package, version, source digest:
+    :attr:`saltbench.core.plugins.Plugin.fingerprint`) of each plugin among its ``tasks`` and
+    ``confidence`` functions, as one string, or :data:`NO_PLUGIN`.
+
+    The rules that run plugin code (datasets, inference, scoring, interventions) take it as the parameter
+    ``plugins``; Snakemake reruns a job whose parameters changed, so a new plugin version, or an edited
+    editable install, makes the outputs that used it stale (docs/extending.md §5).
+    """
+    from saltbench.confidence import CONFIDENCE_PLUGINS
+    from saltbench.tasks import TASK_PLUGINS
+
+    used = [f"task {t}: {TASK_PLUGINS[t].fingerprint}" for t in tasks if t in TASK_PLUGINS]
+    used += [
+        f"confidence {c}: {CONFIDENCE_PLUGINS[c].fingerprint}" for c in confidence if c in CONFIDENCE_PLUGINS
+    ]
+    return "; ".join(used) if used else NO_PLUGIN
 
 
 def report_text(static: str | Path, findings: str | Path, out: str | Path) -> str:
