@@ -1,6 +1,6 @@
 """The configuration's checks against the outside world: the plugins it selects, the task generators'
-parameters, the paper data folder, the number of inference jobs, the training recipe and the model registry
-(docs/configuration.md §2).
+parameters (a trial generation), the paper data folder, the number of inference jobs, the training recipe,
+the model registry and the budgets it leaves room for (docs/configuration.md §2).
 
 The checks between keys of the configuration itself are the blocks' ``check_*`` methods; these need the
 task registry, the file system, the training recipe or the model registry, each imported when its check
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from saltbench.config.schema import ConfigError
 from saltbench.config.training import TrainTaskConfig
@@ -60,7 +60,7 @@ def check_task_params(settings: WorkflowConfig) -> None:
 TRIAL_SAMPLES = 8
 """Samples of a task's trial generation (:func:`trial_rows`): more than the seven Code variants."""
 
-_trials: dict[str, Any] = {}
+_trials: dict[str, pl.DataFrame] = {}
 
 
 def trial_rows(settings: WorkflowConfig, task: str) -> pl.DataFrame:

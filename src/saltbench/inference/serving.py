@@ -112,6 +112,8 @@ def server_environment(num_threads: int | None) -> dict[str, str]:
     from saltbench.inference.vllm_engine import CPU_KVCACHE_GIB
 
     env = dict(os.environ)
+    # load_vllm keeps an offline engine's core in its process; the server keeps vLLM's default
+    env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
     env.setdefault("VLLM_CPU_KVCACHE_SPACE", str(CPU_KVCACHE_GIB))
     env.setdefault("VLLM_CPU_OMP_THREADS_BIND", "nobind")
     if num_threads is not None:

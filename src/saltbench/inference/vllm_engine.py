@@ -107,6 +107,11 @@ def load_vllm(
     # vLLM's own logging set-up replaces the root logger's handlers, so a job's log file would stop at the
     # engine start; without it vLLM's records go through the job's handlers like everyone else's
     os.environ.setdefault("VLLM_CONFIGURE_LOGGING", "0")
+    # The engine core in this process: LLM.generate then adds every request before the first step. In its
+    # own process (vLLM's default) the core starts stepping while requests still arrive, so which prompts
+    # share the first batches — and the log-probabilities, which depend on the batch — varied between two
+    # calls with the same prompts (36 and 24 prompts; docs/reliability.md §5); no slower here.
+    os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
     try:
         from vllm.platforms import current_platform
     except ImportError as exc:
