@@ -6,7 +6,9 @@ the settings ``--repeats`` times and keeping the minimum (docs/performance.md §
 
 Also checks what the groups are for: the frames of every setting are compared with those of the first run of
 the same setting (same groups, same engine: identical), and the log-probabilities of the one-call setting
-with the grouped ones (other batches: equal tokens, log-probabilities within vLLM's batch noise). Usage::
+with the grouped ones (other batches: equal tokens, log-probabilities within vLLM's batch noise). With
+``VLLM_ENABLE_V1_MULTIPROCESSING=1`` in the environment the engine core runs in its own process, as vLLM's
+default (saltbench's ``load_vllm`` keeps it in-process). Usage::
 
     python bench/bench_shard_groups.py [--groups 36 24 12 6] [--repeats 2] [--threads 1] [--out results.json]
 

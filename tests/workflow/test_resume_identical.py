@@ -38,7 +38,8 @@ def _workflow(root: Path, copy_workflow, repo_root: Path) -> Path:
 
 
 def _command() -> list[str]:
-    return [sys.executable, "-m", "snakemake", *TARGETS, "--cores", "2", "--configfile", "config/resume.yaml"]
+    options = ["--cores", "2", "--profile", "profiles/local", "--configfile", "config/resume.yaml"]
+    return [sys.executable, "-m", "snakemake", *TARGETS, *options]  # the profile: no lock to remove
 
 
 def _run(workdir: Path) -> subprocess.CompletedProcess[str]:
