@@ -25,11 +25,15 @@ def test_every_family_is_scored_as_the_model_meant_it(case: Case) -> None:
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.reasoning is not None], ids=lambda c: c.family)
 def test_evaluate_many_agrees_with_evaluate(case: Case) -> None:
-    many = evaluate_many([case.text], [REFERENCE], "dna", granularities=GRANULARITIES, reasoning=case.reasoning)
+    many = evaluate_many(
+        [case.text], [REFERENCE], "dna", granularities=GRANULARITIES, reasoning=case.reasoning
+    )
     for granularity in GRANULARITIES:
         one = evaluate(case.text, REFERENCE, "dna", granularity=granularity, reasoning=case.reasoning)
         rows = many.filter(many["granularity"] == granularity)
-        assert rows["response_unit"].drop_nulls().to_list() == [c.response_unit for c in one.comparisons if c.response_unit is not None]
+        assert rows["response_unit"].drop_nulls().to_list() == [
+            c.response_unit for c in one.comparisons if c.response_unit is not None
+        ]
         assert rows["status"].to_list() == [c.status for c in one.comparisons]
 
 

@@ -53,14 +53,16 @@ PHI4_REASONING = (
     f"<think>Complement of AGA GCT. Instructions: print '{FENCE}' before and after. A-T, G-C. Result TCT CGA."
     f"</think>\n{ANSWER}"
 )
-PLAIN_COT = (  # a chain-of-thought model without a reasoning format, restating the instruction in prose
-    f"Let me think step by step. I must {QUOTE}, then the answer, then '{FENCE}' again. A->T, G->C, so "
+PLAIN_COT = (  # a chain-of-thought model without a reasoning format, quoting the fence once in prose
+    f"Let me think step by step. I must {QUOTE} before and after the answer. A->T, G->C, so "
     f"AGA -> TCT and GCT -> CGA.\n{ANSWER}"
 )
 
 CASES: tuple[Case, ...] = (
     Case("qwen3 thinking", QWEN3_THINKING, "think", "answered", 1.0),
-    Case("qwen3 thinking, empty thinking block", f"<think>\n\n</think>\n\n{ANSWER}", "think", "answered", 1.0),
+    Case(
+        "qwen3 thinking, empty thinking block", f"<think>\n\n</think>\n\n{ANSWER}", "think", "answered", 1.0
+    ),
     Case("qwen3 non-thinking", ANSWER, None, "answered", 1.0),
     Case("r1 distill (template opens <think>)", R1_DISTILL, "think", "answered", 1.0),
     Case("thinking restates the instruction", RESTATED, "think", "answered", 1.0),
@@ -68,7 +70,9 @@ CASES: tuple[Case, ...] = (
     Case("phi-4-reasoning", PHI4_REASONING, "think", "answered", 1.0),
     Case("plain cot restating the instruction", PLAIN_COT, None, "answered", 1.0),
     Case("thinking that never ends, stopped", "<think>\nA pairs with T. Then", "think", "no_fence", 0.0),
-    Case("thinking, then an unfenced answer", "<think>\nEasy.\n</think>\n\nTCT CGA", "think", "no_fence", 1.0),
+    Case(
+        "thinking, then an unfenced answer", "<think>\nEasy.\n</think>\n\nTCT CGA", "think", "no_fence", 1.0
+    ),
     Case("harmony without a final channel", HARMONY.split("<|start|>")[0], "harmony", "no_fence", 0.0),
     Case("an error row", "", "think", "error", 0.0, finish_reason="error"),
 )
@@ -78,14 +82,14 @@ response (the authors' rule: the whole final content); thinking text is never sc
 
 def cut_traces(step: int = 7) -> Iterator[tuple[Case, int]]:
     """Every reasoning case of :data:`CASES` cut after every ``step``-th character (``finish_reason
-    "length"``), with the expected status: ``truncated`` unless the cut comes after the whole fenced answer,
-    and precision 0 whenever the cut falls before the answer's first atom is complete."""
+    "length"``), with the expected status: ``truncated`` unless the cut leaves the closing fence a fence
+    (four of its eight ``*``), and the offset where the whole answer ends."""
     for case in CASES:
         if case.status != "answered" or case.reasoning is None:
             continue
         answer_end = case.text.rindex(ANSWER) + len(ANSWER)
         for cut in range(0, len(case.text), step):
-            status = "answered" if cut >= answer_end else "truncated"
+            status = "answered" if cut >= answer_end - len(FENCE) + 4 else "truncated"
             yield replace(case, text=case.text[:cut], finish_reason="length", status=status), answer_end
 
 

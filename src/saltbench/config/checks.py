@@ -234,45 +234,25 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     check_budgets(settings, registry)
 
 
-def prompt_token_floor(task: str, style: str, settings: WorkflowConfig) -> int:
-    """A lower bound on the tokens of ``task``'s prompts in ``style``, inputs aside: the fewest
-    whitespace-separated words of a prompt without its input's, over the trial rows (:func:`trial_rows`;
-    every Code variant among them). A BPE tokenizer that splits words before merging (Llama-3, Qwen,
-    SmolLM2, GPT-2 style) never joins two words into one token, and chat templates only add tokens."""
-    from saltbench.tasks import get_task
-
-    n_shots = settings.datasets.n_shots
-    return min(
-        len(get_task(task, variant).prompt(text, style=style, n_shots=n_shots).split()) - len(text.split())  # type: ignore[arg-type]
-        for variant, text in trial_rows(settings, task).select("variant", "input").iter_rows()
-    )
-
-
 def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
-    """Every model with a ``max_context`` has room, for every task and style it answers, for its generation
-    budget plus the prompt (at least :func:`prompt_token_floor` tokens): a budget that leaves no room makes
-    every prompt an error row."""
-    bounded = [name for name in settings.models if registry[name].max_context is not None]
-    if not bounded:
-        return
-    floors = {
-        (task, style): prompt_token_floor(task, style, settings)
-        for task in settings.tasks
-        for style in settings.prompt_styles
-    }
-    for name in bounded:
-        context = registry[name].max_context
-        assert context is not None
-        for (task, style), floor in floors.items():
-            budget = settings.inference.max_new_tokens_for(task, style)
-            if budget + floor > context:
-                room = max(context - budget, 0)
-                raise ConfigError(
-                    f"inference.max_new_tokens: model {name!r} has max_context {context}, and the {style} "
-                    f"budget of task {task!r} ({budget} new tokens) leaves room for {room} prompt tokens, "
-                    f"but its prompts have at least {floor}; lower the budget or raise the registry's "
-                    "max_context"
-                )
+    """Every model with a ``max_context`` has room for a prompt besides its generation budget, for every
+    task and style it answers (the budget as its backend applies it: the config's, scaled by the registry's
+    ``max_new_tokens_scale``). A budget that fills the context made every prompt an error row. How long a
+    prompt is depends on the model's tokenizer and chat template, so a budget that leaves some room is
+    checked per prompt when it is generated (``inference.max_error_share``)."""
+    for name in settings.models:
+        spec = registry[name]
+        if spec.max_context is None:
+            continue
+        for task in settings.tasks:
+            for style in settings.prompt_styles:
+                budget = spec.max_new_tokens(settings.inference.max_new_tokens_for(task, style))
+                if budget >= spec.max_context:
+                    raise ConfigError(
+                        f"inference.max_new_tokens: model {name!r} has max_context {spec.max_context}, and "
+                        f"its {style} budget of task {task!r} ({budget} new tokens) leaves no room for the "
+                        "prompt; lower the budget or raise the registry's max_context"
+                    )
 
 
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:

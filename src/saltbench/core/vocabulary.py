@@ -96,6 +96,23 @@ FinishReason = Literal["eos", "length", "error"]
 FINISH_REASONS: tuple[FinishReason, ...] = get_args(FinishReason)
 """Why a generation ended (the generations table's ``finish_reason``)."""
 
+ReasoningFormat = Literal["think", "harmony"]
+REASONING_FORMATS: tuple[ReasoningFormat, ...] = get_args(ReasoningFormat)
+"""How a reasoning model separates its reasoning from its answer in the decoded text (docs/reasoning.md §1):
+``think`` (``<think>…</think>``, the opening tag optional) or ``harmony`` (gpt-oss's channels)."""
+
+FenceRule = Literal["positional", "line"]
+FENCE_RULES: tuple[FenceRule, ...] = get_args(FenceRule)
+"""Which fence tokens count (docs/compatibility.md §1.4): ``positional`` — every run of four or more ``*``,
+as the authors' release; ``line`` — only a run that starts or ends a line (nothing but whitespace between
+it and the line break), so a fence quoted in prose is not a fence."""
+
+AnswerStatus = Literal["answered", "truncated", "no_fence", "error"]
+ANSWER_STATUSES: tuple[AnswerStatus, ...] = get_args(AnswerStatus)
+"""What a response holds (docs/reasoning.md §2): a fenced answer; a generation cut by its budget before a
+complete answer (inside its reasoning, or inside the answer); no fenced answer although it ended; an error
+row."""
+
 Precision = Literal["bf16", "fp32"]
 PRECISIONS: tuple[Precision, ...] = get_args(Precision)
 """Training precision of the tiny models."""
@@ -132,6 +149,7 @@ FAMILY_NAME_REGEX = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 """A trained family's name (``data/models/{name}/{checkpoint}``; registry entries ``{name}@{checkpoint}``)."""
 
 __all__ = [
+    "ANSWER_STATUSES",
     "CONFIDENCE_NAME_PATTERN",
     "ALIGNMENTS",
     "API_ENDPOINTS",
@@ -144,6 +162,7 @@ __all__ = [
     "DTYPES",
     "ECE_BINNINGS",
     "FAMILY_NAME_REGEX",
+    "FENCE_RULES",
     "FINISH_REASONS",
     "FIT_METHODS",
     "FLAVOURS",
@@ -154,6 +173,7 @@ __all__ = [
     "PLACEMENTS",
     "PLACEMENT_LABELS",
     "PRECISIONS",
+    "REASONING_FORMATS",
     "REASONING_LEVELS",
     "REJECTION_TIES",
     "RESPONSE_STATUSES",
@@ -161,6 +181,7 @@ __all__ = [
     "STATUSES",
     "STYLES",
     "Alignment",
+    "AnswerStatus",
     "Backend",
     "Boundary",
     "CalibrationMethod",
@@ -168,6 +189,7 @@ __all__ = [
     "Device",
     "Dtype",
     "EceBinning",
+    "FenceRule",
     "FinishReason",
     "FitMethod",
     "Flavour",
@@ -176,6 +198,7 @@ __all__ = [
     "Placement",
     "Precision",
     "PromptStyle",
+    "ReasoningFormat",
     "ReasoningLevel",
     "RejectionTies",
     "Scratchpad",

@@ -2,9 +2,12 @@
 metrics.
 
 Paper-compatible by default. Selectable fixes: ``keyword_filter=False`` (no bad-keyword filter, §1.2),
-``require_fence=True`` (an unfenced response has no answer, §1.1), and unit spans in the original
-response for every unit (``Evaluation.response_unit_spans``, the ``span_*`` columns of ``evaluate_many``),
-which removes the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md).
+``require_fence=True`` (an unfenced response has no answer, §1.1), ``fence_rule="line"`` (a fence quoted in
+prose is none, §1.4), and unit spans in the original response for every unit
+(``Evaluation.response_unit_spans``, the ``span_*`` columns of ``evaluate_many``), which removes the
+span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A reasoning model's answer is looked
+for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
+:func:`response_status` says what a response holds (answered, truncated, no fence, error).
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from saltbench.evaluation._extraction import (
     BAD_KEYWORDS,
     extract_answer,
     passes_keyword_filter,
+    response_status,
     strip_fence_markers,
 )
+from saltbench.evaluation._reasoning import final_content
 from saltbench.evaluation._units import (
     DK_MARKERS,
     TaskLike,
@@ -57,10 +62,12 @@ __all__ = [
     "evaluate",
     "evaluate_many",
     "extract_answer",
+    "final_content",
     "is_dk",
     "normalize_unit",
     "passes_keyword_filter",
     "resolve_task",
+    "response_status",
     "strict_pairs",
     "strip_fence_markers",
     "summarize_units",

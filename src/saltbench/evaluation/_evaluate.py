@@ -29,7 +29,16 @@ import numpy as np
 import polars as pl
 
 from saltbench.core.contracts import UNIT_COLUMNS
-from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
+from saltbench.core.vocabulary import (
+    ALIGNMENTS,
+    GRANULARITIES,
+    STATUSES,
+    Alignment,
+    FenceRule,
+    Granularity,
+    ReasoningFormat,
+    Status,
+)
 from saltbench.evaluation._alignment import (
     IndexPairs,
     check_scores,
@@ -45,7 +54,8 @@ from saltbench.evaluation._comparison import (
     make_comparisons,
     pair_statuses,
 )
-from saltbench.evaluation._extraction import CleanText, find_answer
+from saltbench.evaluation._extraction import CleanText, check_fence_rule, find_answer
+from saltbench.evaluation._reasoning import check_reasoning_format
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
     TaskLike,
@@ -206,6 +216,8 @@ def evaluate(
     match_score: float = 2,
     mismatch_penalty: float = 1,
     gap_penalty: float = 1,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
 ) -> Evaluation:
     """Evaluate one response against its reference (docs/evaluation.md).
 
@@ -222,6 +234,11 @@ def evaluate(
         require_fence: an unfenced response has no answer (docs/compatibility.md §1.1; paper: off,
             whole text used).
         match_score, mismatch_penalty, gap_penalty: dynamic-alignment scores (docs/evaluation.md §6.1).
+        reasoning: the model's reasoning format, ``think`` or ``harmony`` (docs/reasoning.md §1): the answer
+            is looked for only in the final content after the reasoning, and a response whose reasoning
+            never ends has none; ``None`` (default): plain text, the whole response.
+        fence_rule: ``positional`` (the authors': every run of four ``*`` is a fence) or ``line`` (only a
+            run that starts or ends a line; docs/compatibility.md §1.4).
 
     Line breaks ``"\\n"``, ``"\\r\\n"`` and ``"\\r"`` are equivalent (module docstring). Any ``str`` is
     accepted, lone surrogates included (compared as they are).
@@ -237,7 +254,10 @@ def evaluate(
     if granularity not in GRANULARITIES or alignment not in ALIGNMENTS or scores != _DEFAULT_SCORES:
         _check_options((granularity,), alignment, scores)  # raises unless the scores are valid
     rule = resolve_task(task, variant)
-    fenced, start, end, clean = find_answer(_as_text(response, "response"), keyword_filter, require_fence)
+    fenced, start, end, clean = find_answer(
+        _as_text(response, "response"), keyword_filter, require_fence, check_reasoning_format(reasoning),
+        check_fence_rule(fence_rule),
+    )  # fmt: skip
     resp, starts, ends, ref, resp_keys, resp_dk, ref_keys = _units(
         clean, _clean_reference(reference), rule, granularity
     )
@@ -338,6 +358,8 @@ def evaluate_many(
     match_score: float = 2,
     mismatch_penalty: float = 1,
     gap_penalty: float = 1,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
 ) -> pl.DataFrame:
     """Evaluate many responses of one task: one row per (sample, granularity, comparison).
 
@@ -362,6 +384,7 @@ def evaluate_many(
     scores = (match_score, mismatch_penalty, gap_penalty)
     _check_options(grans, alignment, scores)
     rule = resolve_task(task, variant)
+    reasoning, fence_rule = check_reasoning_format(reasoning), check_fence_rule(fence_rule)
     responses = list(responses)
     references = list(references)
     if len(responses) != len(references):
@@ -372,7 +395,7 @@ def evaluate_many(
     columns = _Columns()
     for first in range(0, len(responses), CHUNK):  # a chunk's units are held until its rows are written
         cleans = [
-            find_answer(_as_text(r, "response"), keyword_filter, require_fence)[3]
+            find_answer(_as_text(r, "response"), keyword_filter, require_fence, reasoning, fence_rule)[3]
             for r in responses[first : first + CHUNK]
         ]
         ref_cleans = [_clean_reference(r) for r in references[first : first + CHUNK]]

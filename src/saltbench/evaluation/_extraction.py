@@ -14,6 +14,10 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
+from typing import Literal
+
+from saltbench.core.vocabulary import FENCE_RULES, AnswerStatus, FenceRule, FinishReason, ReasoningFormat
+from saltbench.evaluation._reasoning import final_content
 
 BAD_KEYWORDS: tuple[str, ...] = (
     "the answer is",
@@ -161,8 +165,8 @@ Answer = tuple[str, int, int, CleanText | None]
 _NONE: Answer = (*NO_ANSWER, None)
 
 
-def _fence_spans(text: str) -> list[tuple[int, int]]:
-    """The fence tokens of ``text`` as ``(start, end)``, in order.
+def _fence_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
+    """The fence tokens of ``text`` as ``(start, end)``, in order, shifted by ``offset``.
 
     The tokens come from one ``findall`` (strings, no match objects); each is then located with
     ``str.find`` from the end of the previous one. The first occurrence there of ``len(token)`` asterisks is
@@ -174,8 +178,16 @@ def _fence_spans(text: str) -> list[tuple[int, int]]:
     for token in _FENCE_RE.findall(text):
         start = text.find(token, end)
         end = start + len(token)
-        spans.append((start, end))
+        spans.append((start + offset, end + offset))
     return spans
+
+
+def _on_a_line_edge(text: str, start: int, end: int, lo: int, hi: int) -> bool:
+    """Whether the fence ``text[start:end]`` starts or ends its line within ``text[lo:hi]``: nothing but
+    whitespace between it and the line break (or the edge of the window) on one side (the ``line`` rule)."""
+    line_start = max(text.rfind("\n", lo, start) + 1, lo)
+    line_end = text.find("\n", end, hi)
+    return not text[line_start:start].strip() or not text[end : hi if line_end < 0 else line_end].strip()
 
 
 def _qualified(text: str, start: int, end: int, keyword_filter: bool) -> Answer | None:
@@ -188,27 +200,110 @@ def _qualified(text: str, start: int, end: int, keyword_filter: bool) -> Answer 
     return None
 
 
-def find_answer(text: str | None, keyword_filter: bool = True, require_fence: bool = False) -> Answer:
-    """:func:`extract_answer` together with the answer's :class:`CleanText` (computed once, while checking
-    that the region qualifies)."""
+def check_fence_rule(fence_rule: object) -> FenceRule:
+    """``fence_rule`` if it is one of :data:`~saltbench.core.vocabulary.FENCE_RULES`."""
+    if fence_rule not in FENCE_RULES:
+        raise ValueError(f"fence_rule must be one of {', '.join(FENCE_RULES)}, got {fence_rule!r}")
+    return fence_rule  # type: ignore[return-value]
+
+
+AnswerKind = Literal["pair", "trailing", "unfenced", "none", "unfinished"]
+"""How :func:`locate_answer` found the answer: between a pair of fences; after the unpaired last fence to
+the end of the final content; the whole unfenced final content; nothing qualifies; the reasoning never
+ended (no final content)."""
+
+
+def locate_answer(
+    text: str | None,
+    keyword_filter: bool = True,
+    require_fence: bool = False,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
+) -> tuple[Answer, AnswerKind]:
+    """:func:`find_answer`, with how the answer was found (:data:`AnswerKind`)."""
     if not text:
-        return _NONE
-    if "****" not in text:
-        return _NONE if require_fence else (text, 0, len(text), CleanText(text, 0))
-    fences = _fence_spans(text)
+        return _NONE, "none"
+    lo, hi = 0, len(text)
+    if reasoning is not None:
+        bounds = final_content(text, reasoning)
+        if bounds is None:
+            return _NONE, "unfinished"
+        lo, hi = bounds
+    window = text if (lo, hi) == (0, len(text)) else text[lo:hi]
+    fences = _fence_spans(window, lo) if "****" in window else []
+    if fence_rule == "line":
+        fences = [(a, b) for a, b in fences if _on_a_line_edge(text, a, b, lo, hi)]
+    if not fences:
+        if require_fence or not window:
+            return _NONE, "none"
+        return (window, lo, hi, CleanText(window, lo)), "unfenced"
     k = len(fences) - 2 - len(fences) % 2  # the opening fence of the last pair
     while k >= 0:  # the pairs, from the last to the first
         answer = _qualified(text, fences[k][0], fences[k + 1][1], keyword_filter)
         if answer is not None:
-            return answer
+            return answer, "pair"
         k -= 2
-    if len(fences) % 2:  # then the unpaired last fence, to the end of the text
-        return _qualified(text, fences[-1][0], len(text), keyword_filter) or _NONE
-    return _NONE
+    if len(fences) % 2:  # then the unpaired last fence, to the end of the final content
+        answer = _qualified(text, fences[-1][0], hi, keyword_filter)
+        if answer is not None:
+            return answer, "trailing"
+    return _NONE, "none"
+
+
+def find_answer(
+    text: str | None,
+    keyword_filter: bool = True,
+    require_fence: bool = False,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
+) -> Answer:
+    """:func:`extract_answer` together with the answer's :class:`CleanText` (computed once, while checking
+    that the region qualifies)."""
+    return locate_answer(text, keyword_filter, require_fence, reasoning, fence_rule)[0]
+
+
+def response_status(
+    text: str | None,
+    finish_reason: FinishReason | str,
+    *,
+    keyword_filter: bool = True,
+    require_fence: bool = False,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
+) -> AnswerStatus:
+    """What a response holds (docs/reasoning.md §2), from its text and its ``finish_reason``:
+
+    * ``error`` — an error row (``finish_reason == "error"``);
+    * ``answered`` — a fenced answer in the final content: between a pair of fences, or after a last
+      unpaired fence when the model ended by itself;
+    * ``truncated`` — the budget was reached (``finish_reason == "length"``) before a complete answer:
+      inside the reasoning, before any fence, or after an opening fence;
+    * ``no_fence`` — the model ended without a fenced answer (unfenced text, a reasoning it never closed,
+      or no qualifying region).
+
+    Examples:
+        >>> response_status("<think>A pairs with", "length", reasoning="think")
+        'truncated'
+        >>> response_status("********\\nTCT\\n********", "length")
+        'answered'
+        >>> response_status("TCT CGA", "eos")
+        'no_fence'
+    """
+    if finish_reason == "error":
+        return "error"
+    _, kind = locate_answer(text, keyword_filter, require_fence, reasoning, fence_rule)
+    if kind == "pair" or (kind == "trailing" and finish_reason != "length"):
+        return "answered"
+    return "truncated" if finish_reason == "length" else "no_fence"
 
 
 def extract_answer(
-    text: str | None, *, keyword_filter: bool = True, require_fence: bool = False
+    text: str | None,
+    *,
+    keyword_filter: bool = True,
+    require_fence: bool = False,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
 ) -> tuple[str, int, int]:
     """Find the answer region of a response: ``(region, start, end)`` with ``region == text[start:end]``.
 
@@ -227,6 +322,11 @@ def extract_answer(
     A region *qualifies* when, after deleting every ``*`` and stripping, it is non-empty and (with
     ``keyword_filter=True``) its lower-cased text contains none of :data:`BAD_KEYWORDS`.
 
+    ``reasoning`` (a model's reasoning format, docs/reasoning.md §1): the rules apply to the final content
+    after the reasoning only ("the text" above), offsets staying those of the whole response; a reasoning
+    that never ends leaves no answer. ``fence_rule="line"``: only the fence tokens that start or end a line
+    are in F, so a fence quoted in prose is none (docs/compatibility.md §1.4).
+
     Examples:
         >>> extract_answer("blah\\n********\\nTCT CGA\\n")
         ('********\\nTCT CGA\\n', 5, 22)
@@ -234,6 +334,9 @@ def extract_answer(
         ('  TCT CGA  ', 0, 11)
         >>> extract_answer("********\\nfinal answer: TCT CGA\\n********")
         ('', -1, -1)
+        >>> thought = "<think>print '********' first</think>\\n"
+        >>> extract_answer(thought + "********\\nTCT\\n********", reasoning="think")
+        ('********\\nTCT\\n********', 38, 59)
     """
-    region, start, end, _ = find_answer(text, keyword_filter, require_fence)
+    region, start, end, _ = find_answer(text, keyword_filter, require_fence, reasoning, fence_rule)
     return region, start, end
