@@ -17,6 +17,8 @@ rule score_units:
         tasks=TASKS,
         scoring=config["scoring"],
         top_k=config["inference"]["top_k"],
+        # where the model's reasoning ends and its answer starts (docs/reasoning.md)
+        reasoning=lambda wildcards: spec_of(wildcards.model).reasoning_format,
     log:
         "logs/units/{model}/{style}.log",
     benchmark:

@@ -23,6 +23,8 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
             flavours=scoring["flavours"],
             top_k=snakemake.params.top_k,
             functions=scoring["confidence_functions"],
+            reasoning=snakemake.params.reasoning,
+            fence_rule=scoring["fence_rule"],
         )
         units = units.select(
             pl.lit(wc.model).alias("model"),
@@ -40,7 +42,10 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
             scoring=scoring,
         )
         write_table(units, output, meta, "units")
-        log.info("scored %d units of %d generations -> %s", units.height, generations.height, output)
+        counts = units.unique("sample_id")["answer_status"].value_counts(sort=True).to_dicts()
+        log.info(
+            "scored %d units of %d generations (%s) -> %s", units.height, generations.height, counts, output
+        )
 
 
 main(snakemake)  # noqa: F821

@@ -7,17 +7,22 @@ from __future__ import annotations
 import pytest
 from helpers.reasoning_corpus import ANSWER, CASES, REFERENCE, Case, cut_traces
 
+from saltbench.config import ScoringConfig
 from saltbench.evaluation import evaluate, evaluate_many, final_content, response_status
 from saltbench.tasks import FENCE
 
 GRANULARITIES = ("atom", "line", "generation")
+RULE = ScoringConfig().fence_rule  # the workflow's default; evaluate's own default is the authors' rule
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.family)
 def test_every_family_is_scored_as_the_model_meant_it(case: Case) -> None:
-    ev = evaluate(case.text, REFERENCE, "dna", reasoning=case.reasoning)
+    ev = evaluate(case.text, REFERENCE, "dna", reasoning=case.reasoning, fence_rule=RULE)
     assert ev.metrics["precision"] == pytest.approx(case.precision)
-    assert response_status(case.text, case.finish_reason, reasoning=case.reasoning) == case.status
+    assert (
+        response_status(case.text, case.finish_reason, reasoning=case.reasoning, fence_rule=RULE)
+        == case.status
+    )
     start = final_content(case.text, case.reasoning)
     for begin, _ in ev.response_unit_spans:  # every unit lies in the final content, never in the thinking
         assert start is not None and begin >= start[0]
@@ -47,8 +52,8 @@ def test_without_a_reasoning_format_the_quoted_fences_break_the_answer_as_before
 @pytest.mark.parametrize("case_and_end", list(cut_traces()), ids=lambda c: f"{c[0].family}@{len(c[0].text)}")
 def test_a_trace_cut_anywhere_is_truncated_and_its_thinking_never_scored(case_and_end) -> None:
     case, answer_end = case_and_end
-    assert response_status(case.text, "length", reasoning=case.reasoning) == case.status
-    ev = evaluate(case.text, REFERENCE, "dna", reasoning=case.reasoning)
+    assert response_status(case.text, "length", reasoning=case.reasoning, fence_rule=RULE) == case.status
+    ev = evaluate(case.text, REFERENCE, "dna", reasoning=case.reasoning, fence_rule=RULE)
     content = final_content(case.text, case.reasoning)
     if content is None:  # cut inside the reasoning: no answer at all
         assert ev.response_unit_spans == () and ev.metrics["precision"] == 0

@@ -187,3 +187,32 @@ def test_metrics_rows_and_accuracy():
     prec = atom.filter(pl.col("metric") == "precision")
     assert prec["ci_low"].item() <= prec["value"].item() <= prec["ci_high"].item()
     assert not math.isnan(prec["ci_low"].item())
+
+
+def test_a_reasoning_models_units_come_from_its_answer_and_each_response_has_a_status():
+    """The scoring stage with a reasoning format (docs/reasoning.md §2): the thinking, which quotes the
+    fence and the answer, yields no unit; a trace cut inside its thinking has no unit and is truncated; the
+    tokens before the final content are counted as reasoning tokens."""
+    import dataclasses
+    import re
+
+    from helpers.reasoning_corpus import QWEN3_THINKING, REFERENCE
+
+    def record(text: str, finish: str) -> GenerationRecord:
+        pieces = re.findall(r"\s*\S+|\s+", text)  # one token per word with its leading whitespace
+        return dataclasses.replace(make_record(pieces, [0.9] * len(pieces)), finish_reason=finish)
+
+    cut = QWEN3_THINKING[: QWEN3_THINKING.index("</think>")]
+    gens, data = frames([record(QWEN3_THINKING, "eos"), record(cut, "length")], [REFERENCE, REFERENCE])
+    units = score_generations(gens, data, "dna", reasoning="think", fence_rule="line")
+    per_response = units.unique("sample_id", maintain_order=True)
+    assert per_response["answer_status"].cast(pl.String).to_list() == ["answered", "truncated"]
+    assert per_response["finish_reason"].cast(pl.String).to_list() == ["eos", "length"]
+    generated = per_response["num_generated_tokens"].to_list()
+    thinking = per_response["num_reasoning_tokens"].to_list()
+    assert thinking[1] == generated[1] and 0 < thinking[0] < generated[0]
+    answered = units.filter((pl.col("sample_id") == "s0") & (pl.col("granularity") == "atom"))
+    assert answered["status"].cast(pl.String).to_list() == ["correct", "correct"]
+    assert (answered["span_start"] > QWEN3_THINKING.index("</think>")).all()
+    cut_units = units.filter(pl.col("sample_id") == "s1")
+    assert set(cut_units["status"].cast(pl.String).to_list()) == {"missing"}

@@ -236,10 +236,10 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
 
 def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """Every model with a ``max_context`` has room for a prompt besides its generation budget, for every
-    task and style it answers (the budget as its backend applies it: the config's, scaled by the registry's
-    ``max_new_tokens_scale``). A budget that fills the context made every prompt an error row. How long a
-    prompt is depends on the model's tokenizer and chat template, so a budget that leaves some room is
-    checked per prompt when it is generated (``inference.max_error_share``)."""
+    task and style it answers (the budget as its backend applies it: the registry's ``max_new_tokens``, or
+    the config's scaled by ``max_new_tokens_scale``). A budget that fills the context made every prompt an
+    error row. How long a prompt is depends on the model's tokenizer and chat template, so a budget that
+    leaves some room is checked per prompt when it is generated (``inference.max_error_share``)."""
     for name in settings.models:
         spec = registry[name]
         if spec.max_context is None:

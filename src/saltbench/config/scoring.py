@@ -18,6 +18,7 @@ from saltbench.core.vocabulary import (
     Alignment,
     CalibrationMethod,
     EceBinning,
+    FenceRule,
     Flavour,
     Granularity,
     RejectionTies,
@@ -29,7 +30,15 @@ class ScoringConfig(Block):
     """``scoring``: how generations become scored units."""
 
     alignment: Alignment = setting("strict", "Alignment of answer atoms to the reference.")
-    keyword_filter: bool = setting(True, "Drop keyword tokens from the confidence of an atom.")
+    keyword_filter: bool = setting(
+        True,
+        "The authors' bad-keyword filter: an answer region containing e.g. 'answer' or 'end' is no answer.",
+    )
+    fence_rule: FenceRule = setting(
+        "line",
+        "Which runs of four or more '*' are fences: line (only one that starts or ends a line, so a fence "
+        "quoted in prose is none) or positional (every run, the authors' rule); docs/compatibility.md §1.4.",
+    )
     granularities: tuple[Granularity, ...] = setting(
         ("atom", "line", "generation"), "Unit granularities scored.", minItems=1, uniqueItems=True
     )

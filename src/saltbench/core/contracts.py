@@ -30,7 +30,9 @@ import polars as pl
 
 from saltbench.core.outputs import TABLE_OUTPUTS
 from saltbench.core.vocabulary import (
+    ANSWER_STATUSES,
     CONFIDENCE_NAME_PATTERN,
+    FINISH_REASONS,
     FLAVOURS,
     GRANULARITIES,
     PLACEMENT_LABELS,
@@ -198,6 +200,10 @@ UNIT_COLUMNS: Mapping[str, pl.DataType] = {
     "task": pl.String(),
     "sample_id": pl.String(),
     "variant": pl.String(),
+    "answer_status": pl.Enum(ANSWER_STATUSES),
+    "finish_reason": pl.Enum(FINISH_REASONS),
+    "num_generated_tokens": pl.Int32(),
+    "num_reasoning_tokens": pl.Int32(),
     "granularity": pl.Enum(GRANULARITIES),
     "unit_index": pl.Int32(),
     "status": pl.Enum(STATUSES),
@@ -219,10 +225,17 @@ UNITS = Artifact(
         _check("span_start <= span_end", lambda: pl.col("span_start") <= pl.col("span_end"),
                "span_start", "span_end"),
         _check("unit_index >= 0", lambda: pl.col("unit_index") >= 0, "unit_index"),
+        _check("0 <= num_reasoning_tokens <= num_generated_tokens",
+               lambda: pl.col("num_reasoning_tokens").is_between(0, pl.col("num_generated_tokens")),
+               "num_reasoning_tokens", "num_generated_tokens"),
     ),
 )  # fmt: skip
 """``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64
-column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text)."""
+column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text). The response's
+own columns repeat on each of its units: ``answer_status`` (what the response holds: answered, truncated,
+no_fence, error; docs/reasoning.md §2), ``finish_reason``, ``num_generated_tokens`` and
+``num_reasoning_tokens`` (the tokens before its final content; all of them when its reasoning never
+ended)."""
 
 METRIC_ROW_COLUMNS: Mapping[str, pl.DataType] = {
     "granularity": pl.String(),

@@ -11,9 +11,11 @@ spec. Every key except ``source`` is optional; the defaults are shown below::
         system_prompt: "You are a helpful AI assistant."   # used only if the chat template mentions "system"
         chat_template: auto       # auto (the tokenizer's), none (raw prompt), or a path to a jinja file
         reasoning: false          # a reasoning model (emits thinking tokens)
+        reasoning_format: null    # think | harmony: where its reasoning ends and its answer starts
         thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
         max_context: 8192         # prompt + generated tokens; null = the config's max_position_embeddings
         max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
+        max_new_tokens: null      # a budget for every task and style instead (a reasoning model's)
         backend: hf               # hf (transformers forward passes) | vllm (the vLLM engine)
         gpu_memory_utilization: 0.9   # vllm: share of each GPU's memory the engine may take
         enforce_eager: false      # vllm: skip CUDA graphs / torch.compile (faster start, slower decoding)
@@ -75,9 +77,11 @@ from saltbench.core.vocabulary import (
     BACKENDS,
     DTYPES,
     MODEL_NAME_PATTERN,
+    REASONING_FORMATS,
     ApiEndpoint,
     Backend,
     Dtype,
+    ReasoningFormat,
 )
 
 logger = logging.getLogger(__name__)
@@ -174,9 +178,11 @@ class ModelSpec:
     system_prompt: str = DEFAULT_SYSTEM_PROMPT
     chat_template: str = "auto"
     reasoning: bool = False
+    reasoning_format: ReasoningFormat | None = None
     thinking: bool | None = None
     max_context: int | None = None
     max_new_tokens_scale: float = 1.0
+    max_new_tokens_fixed: int | None = None
     resources: Resources = field(default_factory=Resources)
     pair_with: str | None = None
     backend: Backend = "hf"
@@ -233,7 +239,11 @@ class ModelSpec:
         return meta
 
     def max_new_tokens(self, base: int) -> int:
-        """The workflow's ``base`` max_new_tokens scaled for this model (at least 1)."""
+        """This model's generation budget where the workflow's is ``base``: the registry's ``max_new_tokens``
+        when it sets one (a reasoning model's budget, the same for every task and style), else ``base``
+        scaled by ``max_new_tokens_scale`` (at least 1)."""
+        if self.max_new_tokens_fixed is not None:
+            return self.max_new_tokens_fixed
         return max(1, round(base * self.max_new_tokens_scale))
 
 
@@ -343,9 +353,11 @@ _SPEC_KEYS = {
     "system_prompt",
     "chat_template",
     "reasoning",
+    "reasoning_format",
     "thinking",
     "max_context",
     "max_new_tokens_scale",
+    "max_new_tokens",
     "resources",
     "pair_with",
     "backend",
@@ -537,6 +549,16 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
         if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
             raise _fail(name, "max_new_tokens_scale", f"expected a number > 0, got {scale!r}")
         values["max_new_tokens_scale"] = float(scale)
+    if raw.get("max_new_tokens") is not None:
+        values["max_new_tokens_fixed"] = _int(name, "max_new_tokens", raw["max_new_tokens"], 1)
+    if raw.get("reasoning_format") is not None:
+        if raw["reasoning_format"] not in REASONING_FORMATS:
+            raise _fail(
+                name,
+                "reasoning_format",
+                f"expected one of {list(REASONING_FORMATS)} or null, got {raw['reasoning_format']!r}",
+            )
+        values["reasoning_format"] = raw["reasoning_format"]
     if raw.get("pair_with") is not None:
         values["pair_with"] = _nonempty_str(name, "pair_with", raw["pair_with"])
     values["resources"] = _parse_resources(name, raw.get("resources"))

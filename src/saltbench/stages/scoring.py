@@ -41,8 +41,15 @@ from saltbench.confidence import (
     unit_confidences,
 )
 from saltbench.core.contracts import UNIT_COLUMNS, confidence_column
-from saltbench.core.vocabulary import FLAVOURS, GRANULARITIES, Flavour, Granularity
-from saltbench.evaluation import evaluate_many
+from saltbench.core.vocabulary import (
+    FLAVOURS,
+    GRANULARITIES,
+    FenceRule,
+    Flavour,
+    Granularity,
+    ReasoningFormat,
+)
+from saltbench.evaluation import evaluate_many, final_content, response_status
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +139,8 @@ def score_generations(
     flavours: Sequence[Flavour] = FLAVOURS,
     top_k: int = 20,
     functions: Sequence[str] = PAPER_CONFIDENCE_NAMES,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
 ) -> pl.DataFrame:
     """The units table of one (model, style, task) generations file.
 
@@ -146,9 +155,13 @@ def score_generations(
         top_k: length of the renormalised vector of the ``topk`` flavour.
         functions: the confidence functions scored (names of
             :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`), each in the flavours it supports.
+        reasoning: the model's reasoning format (its registry entry's ``reasoning_format``): units come from
+            the final content after the reasoning only, never from the thinking (docs/reasoning.md §2).
+        fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.4).
 
     Returns:
-        One row per unit and granularity: ``sample_id, variant, granularity, unit_index, status,
+        One row per unit and granularity: ``sample_id, variant``, the response's ``answer_status,
+        finish_reason, num_generated_tokens, num_reasoning_tokens``, then ``granularity, unit_index, status,
         is_correct, response_unit, reference_unit, span_start, span_end, n_tokens`` and one Float64
         column per ``{flavour}.{function}`` (NaN for missing units, which have no response text).
     """
@@ -171,6 +184,8 @@ def score_generations(
             granularities=granularities,
             alignment=alignment,  # type: ignore[arg-type]
             keyword_filter=keyword_filter,
+            reasoning=reasoning,
+            fence_rule=fence_rule,
         )
         rows = group["row"].to_numpy()
         parts.append(
@@ -204,10 +219,49 @@ def score_generations(
     columns = confidence_columns(
         tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k, functions=functions
     )
-    out = units.join(gens.select("row", "sample_id", "variant"), on="row", how="left").with_columns(
+    responses = gens.select("row", "sample_id", "variant").with_columns(
+        response_columns(gens, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule)
+    )
+    out = units.join(responses, on="row", how="left").with_columns(
         **{name: pl.Series(values) for name, values in columns.items()}
     )
     return out.select([*_UNIT_ORDER, *(c for c in columns if c != "n_tokens")])
+
+
+def response_columns(
+    gens: pl.DataFrame,
+    *,
+    keyword_filter: bool = True,
+    reasoning: ReasoningFormat | None = None,
+    fence_rule: FenceRule = "positional",
+) -> list[pl.Series]:
+    """The response-level columns of the units table, one value per generation of ``gens``:
+    ``answer_status`` (:func:`saltbench.evaluation.response_status`), ``finish_reason``,
+    ``num_generated_tokens`` and ``num_reasoning_tokens`` — the tokens that start before the final content
+    (:func:`saltbench.evaluation.final_content`), every token when the reasoning never ended, 0 without a
+    reasoning format."""
+    texts = gens["text"].to_list()
+    finish = gens["finish_reason"].to_list()
+    statuses = [
+        response_status(
+            text, reason, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule
+        )
+        for text, reason in zip(texts, finish, strict=True)
+    ]
+    generated = gens["num_generated_tokens"].to_list()
+    if reasoning is None:
+        thinking = [0] * gens.height
+    else:
+        thinking = []
+        for text, offsets, n in zip(texts, gens["token_offsets"].to_list(), generated, strict=True):
+            content = final_content(text, reasoning)
+            thinking.append(n if content is None else int(np.searchsorted(np.asarray(offsets), content[0])))
+    return [
+        pl.Series("answer_status", statuses, dtype=UNIT_COLUMNS["answer_status"]),
+        pl.Series("finish_reason", finish, dtype=UNIT_COLUMNS["finish_reason"]),
+        pl.Series("num_generated_tokens", generated, dtype=pl.Int32),
+        pl.Series("num_reasoning_tokens", thinking, dtype=pl.Int32),
+    ]
 
 
 def confidence_columns(
