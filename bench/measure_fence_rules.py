@@ -1,5 +1,5 @@
-"""What the fence rule changes (docs/compatibility.md §1.4): the authors' positional pairing (every run of four
-or more ``*`` is a fence) against the ``line`` rule (only a run that starts or ends a line), on
+"""What the fence rule changes (docs/compatibility.md §1.4): the authors' positional pairing (every run of
+four or more ``*`` is a fence) against the ``line`` rule (only a run that starts or ends a line), on
 
 1. the paper's reproduction references: each rendered as a model should answer (fence lines around it),
    alone and after a chain of thought that quotes the fence instruction once;

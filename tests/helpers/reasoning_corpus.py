@@ -33,9 +33,9 @@ class Case:
 
 
 QWEN3_THINKING = (
-    "<think>\nOkay, the user wants the complement of AGA GCT. A pairs with T, G with C. So AGA becomes TCT and "
-    f"GCT becomes CGA. The instructions say I must {QUOTE} before the answer and again after it, so I will "
-    f"write '{FENCE}', then TCT CGA, then '{FENCE}'.\n</think>\n\n{ANSWER}"
+    "<think>\nOkay, the user wants the complement of AGA GCT. A pairs with T, G with C. So AGA becomes TCT "
+    f"and GCT becomes CGA. The instructions say I must {QUOTE} before the answer and again after it, so I "
+    f"will write '{FENCE}', then TCT CGA, then '{FENCE}'.\n</think>\n\n{ANSWER}"
 )
 R1_DISTILL = (  # the template opens <think> in the prompt: the output starts inside the thinking
     "Alright, I need to complement each base: A->T, G->C, C->G, T->A. AGA -> TCT, GCT -> CGA. I should wrap "

@@ -177,10 +177,11 @@ def synthetic_units(
         pl.lit("").alias("variant"),
         pl.when(pl.col("is_correct")).then(pl.lit("correct")).otherwise(pl.lit("incorrect")).alias("status"),
     )
+    whole = pl.col("n_tokens").filter(pl.col("granularity") == "generation").first()  # the response's tokens
     units = units.with_columns(
         response_unit=pl.lit("x"), reference_unit=pl.lit("x"), span_start=pl.lit(0), span_end=pl.lit(1),
         answer_status=pl.lit("answered"), finish_reason=pl.lit("eos"), num_reasoning_tokens=pl.lit(0),
-        num_generated_tokens=pl.col("n_tokens").filter(pl.col("granularity") == "generation").first().over(key),
+        num_generated_tokens=whole.over(key),
     )  # fmt: skip
     return (
         units.select([*UNIT_COLUMNS, *CONFIDENCE_COLUMNS])

@@ -204,7 +204,7 @@ def check_fence_rule(fence_rule: object) -> FenceRule:
     """``fence_rule`` if it is one of :data:`~saltbench.core.vocabulary.FENCE_RULES`."""
     if fence_rule not in FENCE_RULES:
         raise ValueError(f"fence_rule must be one of {', '.join(FENCE_RULES)}, got {fence_rule!r}")
-    return fence_rule  # type: ignore[return-value]
+    return fence_rule
 
 
 AnswerKind = Literal["pair", "trailing", "unfenced", "none", "unfinished"]

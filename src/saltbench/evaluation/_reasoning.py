@@ -35,7 +35,7 @@ def check_reasoning_format(reasoning: object) -> ReasoningFormat | None:
         raise ValueError(
             f"reasoning must be None or one of {', '.join(REASONING_FORMATS)}, got {reasoning!r}"
         )
-    return reasoning  # type: ignore[return-value]
+    return reasoning
 
 
 def final_content(text: str, reasoning: ReasoningFormat | None) -> tuple[int, int] | None:
