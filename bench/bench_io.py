@@ -56,7 +56,7 @@ def units(n: int) -> pl.DataFrame:
         "model": ["m"] * n, "style": ["direct"] * n, "task": ["dna"] * n,
         "sample_id": [f"s{i // 40}" for i in range(n)], "variant": [None] * n,
         "answer_status": ["answered"] * n, "finish_reason": ["eos"] * n,
-        "num_generated_tokens": [120] * n, "num_reasoning_tokens": [0] * n,
+        "num_generated_tokens": [120] * n, "num_reasoning_tokens": [0] * n, "max_new_tokens": [512] * n,
         "granularity": rng.choice(["atom", "line", "generation"], size=n), "unit_index": np.arange(n) % 40,
         "status": status, "is_correct": status == "correct",
         "response_unit": ["ACG"] * n, "reference_unit": ["ACG"] * n,

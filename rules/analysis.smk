@@ -63,6 +63,26 @@ rule table_accuracy_by_task:
         "../workflow_scripts/table_accuracy_by_task.py"
 
 
+rule table_generation_health:
+    """What each model's responses hold (answered, truncated, no fence, error), its tokens and its budget."""
+    localrule: True
+    input:
+        ANALYSIS_UNITS,
+    output:
+        **table_outputs("generation_health", report),
+    log:
+        "logs/tables/generation_health.log",
+    benchmark:
+        "benchmarks/tables/generation_health.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=15,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/table_generation_health.py"
+
+
 rule table_dominance:
     """Which confidence function wins each aspect (ECE, AUROC, AURC) per granularity, and by how much."""
     localrule: True
@@ -255,6 +275,7 @@ rule findings:
     """results/findings.md: one short section per question of the study, every number from a table."""
     localrule: True
     input:
+        generation_health="results/tables/generation_health.parquet",
         dominance="results/tables/dominance.parquet",
         granularity="results/tables/granularity.parquet",
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
@@ -262,6 +283,8 @@ rule findings:
         interventions=["results/tables/interventions.parquet"] if INTERVENTION_MODELS else [],
     output:
         report("results/findings.md", caption="../report/findings.rst", category="Findings"),
+    params:
+        min_answered=ANALYSIS["min_answered_share"],
     log:
         "logs/tables/findings.log",
     benchmark:

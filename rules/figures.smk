@@ -9,6 +9,7 @@ rules/analysis.smk included first (tables and ANALYSIS options).
 from saltbench.core.outputs import FIGURE_OUTPUTS
 
 FIGURE_OPTIONS = {
+    "generation_health": {"min_answered": ANALYSIS["min_answered_share"]},
     "dominance": {"flavour": ANALYSIS["flavour"]},
     "reliability_diagrams": {
         "granularity": ANALYSIS["reliability_granularity"],

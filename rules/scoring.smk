@@ -19,6 +19,12 @@ rule score_units:
         top_k=config["inference"]["top_k"],
         # where the model's reasoning ends and its answer starts (docs/reasoning.md)
         reasoning=lambda wildcards: spec_of(wildcards.model).reasoning_format,
+        budgets=lambda wildcards: {
+            task: spec_of(wildcards.model).max_new_tokens(
+                SETTINGS.inference.max_new_tokens_for(task, wildcards.style)
+            )
+            for task in TASKS
+        },
     log:
         "logs/units/{model}/{style}.log",
     benchmark:

@@ -13,7 +13,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         paths = snakemake.input.get(name, [])
         for path in [paths] if isinstance(paths, str) else paths:  # interventions: empty when disabled
             tables[name] = read_table(path, TABLES[name])
-    text = findings_markdown(tables)
+    text = findings_markdown(tables, snakemake.params.min_answered)
     with open(snakemake.output[0], "w", encoding="utf-8") as handle:
         handle.write(text)
     log.info("wrote %s from %s", snakemake.output[0], ", ".join(sorted(tables)))

@@ -25,6 +25,7 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
             functions=scoring["confidence_functions"],
             reasoning=snakemake.params.reasoning,
             fence_rule=scoring["fence_rule"],
+            max_new_tokens=snakemake.params.budgets[task],
         )
         units = units.select(
             pl.lit(wc.model).alias("model"),

@@ -12,6 +12,7 @@ from saltbench.analysis import (
     dominance,
     findings_markdown,
     fit_intervention_effects,
+    generation_health,
     granularity_table,
     label_noise_sensitivity,
     reasoning_tradeoff,
@@ -44,6 +45,7 @@ def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     units = synthetic_units(styles=("direct",), tasks=tasks[:2], n_samples=12, seed=4)
     cmps = comparisons([("model-a", "direct"), ("model-a", "cot")], [])
     return {
+        "generation_health": generation_health(units),
         "dominance": dominance(metrics),
         "granularity": granularity_table(metrics),
         "interventions": fit_intervention_effects(
@@ -59,7 +61,7 @@ def test_every_number_on_the_page_is_in_a_table():
     tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
     page = findings_markdown(tables)
     assert assert_numbers_come_from_tables(page, tables) > 20
-    assert page.count("## ") == 6 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
+    assert page.count("## ") == 7 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
     summary = page.split("## What this run estimated")[1].split("## 1.")[0]
     assert NOT_ENOUGH not in summary and summary.count("\n- ") >= 5
 
@@ -73,7 +75,7 @@ def test_thin_data_says_not_enough_data_with_the_reason():
     assert f"{NOT_ENOUGH} (too few pairs)" in tradeoff
     assert_numbers_come_from_tables(page, tables)
     empty = findings_markdown({})
-    assert empty.count(f"- {NOT_ENOUGH}") == 6 and not NUMBER.findall(empty)
+    assert empty.count(f"- {NOT_ENOUGH}") == 7 and not NUMBER.findall(empty)
     assert "not enough data for: which confidence function wins; ranking at atom resolution;" in empty
 
 
@@ -90,3 +92,23 @@ def test_identical_conditions_are_a_result_not_missing_data():
     assert f"Δ precision: no difference in any of the {pairs} pairs" in tradeoff
     assert NOT_ENOUGH not in tradeoff
     assert "Δ precision: no difference in any pair" in page.split("## 1.")[0]
+
+
+def test_models_whose_estimates_rest_on_few_answered_responses_are_named_first():
+    """A model whose responses were mostly cut off is named in the opening summary and in section 0, with its
+    shares; a healthy one is not (analysis.min_answered_share)."""
+    tables = _tables(n_samples=30, tasks=("dna", "matmul"))
+    health = tables["generation_health"]
+    tables["generation_health"] = pl.concat([
+        health,
+        health.with_columns(model=pl.lit("thinker"), answered=pl.lit(0.25), truncated=pl.lit(0.75)),
+    ])  # fmt: skip
+    page = findings_markdown(tables, min_answered=0.9)
+    summary = page.split("## What this run estimated")[1].split("## 0.")[0]
+    assert "Fewer than 90% answered responses: **thinker** (direct, 0.250 answered)." in summary
+    section = page.split("## 0.")[1].split("## 1.")[0]
+    assert "- **thinker** (direct): 0.250 answered, 0.750 cut off by the budget" in section
+    assert "model-a" not in section
+    assert_numbers_come_from_tables(page, tables)
+    healthy = findings_markdown(_tables(n_samples=30, tasks=("dna", "matmul")))
+    assert "Every model answered at least 90% of its prompts in every style." in healthy

@@ -181,6 +181,7 @@ def synthetic_units(
     units = units.with_columns(
         response_unit=pl.lit("x"), reference_unit=pl.lit("x"), span_start=pl.lit(0), span_end=pl.lit(1),
         answer_status=pl.lit("answered"), finish_reason=pl.lit("eos"), num_reasoning_tokens=pl.lit(0),
+        max_new_tokens=pl.lit(512),
         num_generated_tokens=whole.over(key),
     )  # fmt: skip
     return (

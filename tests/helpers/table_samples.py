@@ -24,6 +24,7 @@ from saltbench.analysis import (
     dominance,
     dominance_cells,
     fit_intervention_effects,
+    generation_health,
     granularity_table,
     label_noise_sensitivity,
     leaderboard,
@@ -87,6 +88,7 @@ def tradeoff_comparisons() -> list[Comparison]:
 
 
 TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
+    "generation_health": lambda i: generation_health(i.units),
     "leaderboard": lambda i: leaderboard(i.metrics),
     "accuracy_by_task": lambda i: accuracy_by_task(i.metrics),
     "dominance": lambda i: dominance(i.metrics),

@@ -23,6 +23,7 @@ from saltbench.analysis import (
     accuracy_by_task,
     comparisons,
     dominance,
+    generation_health,
     granularity_table,
     label_noise_sensitivity,
     model_pairs,
@@ -85,6 +86,7 @@ def _tradeoff(m: pl.DataFrame) -> pl.DataFrame:
 RELIABILITY_FNS = ("mean_probability", "perplexity")
 
 BUILDERS: dict[str, Callable[[Raw], pl.DataFrame]] = {
+    "generation_health": lambda r: generation_health(r.units),
     "accuracy_by_task": lambda r: accuracy_by_task(r.metrics),
     "dominance": lambda r: dominance(r.metrics),
     "granularity_auroc": lambda r: granularity_table(r.metrics),

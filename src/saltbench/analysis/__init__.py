@@ -24,6 +24,7 @@ from ._dominance import dominance, dominance_cells
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
 from ._granularity import granularity_table
+from ._health import RESPONSE_COLUMNS, generation_health, thin_models
 from ._interventions import (
     FIT_STATUSES,
     MIN_SAMPLES,
@@ -65,6 +66,7 @@ __all__ = [
     "MIN_PAIRS",
     "MIN_SAMPLES",
     "TRADEOFF_STATUSES",
+    "RESPONSE_COLUMNS",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
     "Comparison",
@@ -73,6 +75,8 @@ __all__ = [
     "accuracy_by_placement",
     "accuracy_by_position",
     "accuracy_by_task",
+    "generation_health",
+    "thin_models",
     "base_model",
     "combine_intervals",
     "comparisons",

@@ -5,9 +5,11 @@ decimals), so a reader — and a test — can find it there. Where a table says 
 ``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of a number.
 
 The page opens with what this run estimated — one line per question, the headline numbers of the
-sections below (:func:`summary_lines`) — and what it could not estimate. Sections (docs/architecture.md
-§4):
+sections below (:func:`summary_lines`), led by the models whose estimates rest on too few answered
+responses — and what it could not estimate. Sections (docs/architecture.md §4):
 
+0. What the responses hold — ``generation_health``: every model (and style) with fewer than
+   ``analysis.min_answered_share`` answered responses, with its shares of cut-off, unfenced and error ones.
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
@@ -29,6 +31,7 @@ import polars as pl
 from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE
 
 FINDINGS_TABLES: tuple[str, ...] = (
+    "generation_health",
     "dominance",
     "granularity",
     "interventions",
@@ -243,7 +246,38 @@ def _summary_tradeoff(table: pl.DataFrame | None) -> list[str]:
     return lines
 
 
-def summary_lines(tables: Mapping[str, pl.DataFrame | None]) -> list[str]:
+def _health(table: pl.DataFrame | None, min_answered: float) -> list[str]:
+    """The models whose estimates rest on fewer than ``min_answered`` answered responses, one line each."""
+    from saltbench.analysis._health import thin_models
+
+    if table is None or table.is_empty():
+        return [f"- {NOT_ENOUGH}: no generation-health table."]
+    thin = thin_models(table, min_answered)
+    if thin.is_empty():
+        return [f"Every model answered at least {min_answered:.0%} of its prompts in every style."]
+    lines = [f"The estimates of these models rest on fewer than {min_answered:.0%} answered responses:"]
+    for row in thin.iter_rows(named=True):
+        lines.append(
+            f"- **{row['model']}** ({row['style']}): {fmt(row['answered'])} answered, "
+            f"{fmt(row['truncated'])} cut off by the budget, {fmt(row['no_fence'])} without a fenced answer, "
+            f"{fmt(row['error'])} error rows ({row['responses']} responses)."
+        )
+    return lines
+
+
+def _summary_health(table: pl.DataFrame | None, min_answered: float) -> list[str]:
+    from saltbench.analysis._health import thin_models
+
+    if table is None or table.is_empty():
+        return []
+    thin = thin_models(table, min_answered)
+    names = [
+        f"**{r['model']}** ({r['style']}, {fmt(r['answered'])} answered)" for r in thin.iter_rows(named=True)
+    ]
+    return [f"Fewer than {min_answered:.0%} answered responses: {', '.join(names)}."] if names else []
+
+
+def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float = 0.9) -> list[str]:
     """The headline estimates of the page, one bullet each (only numbers the sections below print too), then
     one bullet naming the questions this run has no estimate for."""
     found: dict[str, list[str]] = {
@@ -258,15 +292,18 @@ def summary_lines(tables: Mapping[str, pl.DataFrame | None]) -> list[str]:
         ],
     }
     lines = [f"- {line}" for group in found.values() for line in group]
+    lines = [f"- {line}" for line in _summary_health(tables.get("generation_health"), min_answered)] + lines
     missing = [question for question, group in found.items() if not group]
     if missing:
         lines.append(f"- {NOT_ENOUGH} for: {'; '.join(missing)} (see the sections below for why).")
     return lines
 
 
-def findings_markdown(tables: Mapping[str, pl.DataFrame | None]) -> str:
-    """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`."""
+def findings_markdown(tables: Mapping[str, pl.DataFrame | None], min_answered: float = 0.9) -> str:
+    """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`; models below
+    ``min_answered`` answered responses (``analysis.min_answered_share``) are named first."""
     sections = [
+        ("0. What the responses hold", _health(tables.get("generation_health"), min_answered)),
         ("1. Which confidence function wins?", _winners(tables.get("dominance"))),
         ("2. Does ranking break down at atom resolution?", _granularity(tables.get("granularity"))),
         ("3. Corrupted prefixes and answer-context length", _interventions(tables.get("interventions"))),
@@ -276,7 +313,7 @@ def findings_markdown(tables: Mapping[str, pl.DataFrame | None]) -> str:
     out = ["# Findings of this run", "",
            "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
            "'not enough data' marks an estimate the tables do not have, with the reason.", ""]  # fmt: skip
-    out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary_lines(tables), ""]
+    out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary_lines(tables, min_answered), ""]
     for title, lines in sections:
         out += [f"## {title}", "", *lines, ""]
     return "\n".join(out)

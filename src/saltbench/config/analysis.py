@@ -66,6 +66,12 @@ class AnalysisConfig(Block):
         minItems=1,
         uniqueItems=True,
     )
+    min_answered_share: Annotated[float, Keywords(minimum=0, maximum=1)] = setting(
+        0.9,
+        "The findings page and the report name every model (and prompt style) whose answered responses are "
+        "fewer than this share: its estimates rest on cut-off, unfenced or failed responses "
+        "(docs/reasoning.md §3).",
+    )
     label_noise_replicates: Annotated[int, Keywords(minimum=1, maximum=10000)] = setting(
         20,
         "Bootstrap-and-noise replicates per (model, style, task, granularity) cell of the label-noise table.",

@@ -204,6 +204,7 @@ UNIT_COLUMNS: Mapping[str, pl.DataType] = {
     "finish_reason": pl.Enum(FINISH_REASONS),
     "num_generated_tokens": pl.Int32(),
     "num_reasoning_tokens": pl.Int32(),
+    "max_new_tokens": pl.Int32(),
     "granularity": pl.Enum(GRANULARITIES),
     "unit_index": pl.Int32(),
     "status": pl.Enum(STATUSES),
@@ -233,9 +234,9 @@ UNITS = Artifact(
 """``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64
 column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text). The response's
 own columns repeat on each of its units: ``answer_status`` (what the response holds: answered, truncated,
-no_fence, error; docs/reasoning.md §2), ``finish_reason``, ``num_generated_tokens`` and
-``num_reasoning_tokens`` (the tokens before its final content; all of them when its reasoning never
-ended)."""
+no_fence, error; docs/reasoning.md §2), ``finish_reason``, ``num_generated_tokens``,
+``num_reasoning_tokens`` (the tokens before its final content; all of them when its reasoning never ended)
+and ``max_new_tokens`` (its budget; 0 where unknown)."""
 
 METRIC_ROW_COLUMNS: Mapping[str, pl.DataType] = {
     "granularity": pl.String(),
@@ -398,6 +399,21 @@ _KNOWN_CONFIDENCE = _confidence_name("confidence")
 _LEADERBOARD_METRICS: tuple[str, ...] = (
     *(f"precision_{g}" for g in GRANULARITIES), "ece", "auroc_pooled", "auroc_per_response", "aurc",
 )  # fmt: skip
+
+GENERATION_HEALTH_TABLE = _table(
+    "generation_health",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "responses": pl.Int64(),
+     **{s: pl.Float64() for s in ANSWER_STATUSES},
+     "mean_completion_tokens": pl.Float64(), "mean_reasoning_tokens": pl.Float64(), "budget": pl.Int64(),
+     "budget_used": pl.Float64(), "at_budget": pl.Float64()},
+    *_unit_interval(*ANSWER_STATUSES, "at_budget"),
+    *_at_least(1, "responses"), *_at_least(0, "budget"),
+    _check("the status shares sum to 1",
+           lambda: (pl.sum_horizontal(*ANSWER_STATUSES) - 1.0).abs() <= _TOLERANCE, *ANSWER_STATUSES),
+    _ordered("mean_reasoning_tokens", "mean_completion_tokens"),
+)  # fmt: skip
+"""``generation_health``: per (model, style, task), the share of each answer status, the mean completion
+and reasoning tokens and the budget used (:func:`saltbench.analysis.generation_health`)."""
 
 LEADERBOARD_TABLE = _table(
     "leaderboard",
@@ -584,9 +600,9 @@ INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
 
 TABLES: Mapping[str, Artifact] = {
     a.name.removeprefix("table."): a
-    for a in (LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE, DOMINANCE_CELLS_TABLE,
-              GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE, RELIABILITY_TABLE,
-              REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
+    for a in (GENERATION_HEALTH_TABLE, LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE,
+              DOMINANCE_CELLS_TABLE, GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE,
+              RELIABILITY_TABLE, REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
               INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE)
 }  # fmt: skip
 """The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is

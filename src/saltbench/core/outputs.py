@@ -54,6 +54,7 @@ class FigureOutput:
 
 
 TABLE_OUTPUTS: tuple[TableOutput, ...] = (
+    TableOutput("generation_health"),
     TableOutput("leaderboard"),
     TableOutput("accuracy_by_task"),
     TableOutput("dominance"),
@@ -71,6 +72,10 @@ TABLE_OUTPUTS: tuple[TableOutput, ...] = (
 """Every analysis table, in the order of the paper's sections."""
 
 FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
+    FigureOutput(
+        "generation_health", "generation_health", "Generation",
+        description="Share of answered, truncated, unfenced and error responses per model and prompt style.",
+    ),
     FigureOutput(
         "accuracy_by_task", "accuracy_by_task", "Accuracy",
         description="Precision per task at atom, line and generation level, per prompt style.",

@@ -7,6 +7,7 @@ gives a placeholder figure saying so, and missing values are marked (hatched cel
 ================================  =========================================  ==========================
 figure (figures/)                 function                                   table (saltbench.analysis)
 ================================  =========================================  ==========================
+``generation_health``             :func:`plot_generation_health`             ``generation_health``
 ``accuracy_by_task``              :func:`plot_accuracy_by_task`              ``accuracy_by_task``
 ``dominance``                     :func:`plot_dominance`                     ``dominance``
 ``granularity_auroc``             :func:`plot_granularity_auroc`             ``granularity_table``
@@ -27,6 +28,7 @@ from matplotlib.figure import Figure
 
 from saltbench.core.outputs import FIGURE_OUTPUTS
 
+from ._health import plot_generation_health
 from ._metrics_figures import (
     plot_accuracy_by_task,
     plot_dominance,
@@ -53,6 +55,7 @@ from ._style import (
 )
 
 FIGURES: Mapping[str, Callable[..., Figure]] = {
+    "generation_health": plot_generation_health,
     "accuracy_by_task": plot_accuracy_by_task,
     "dominance": plot_dominance,
     "granularity_auroc": plot_granularity_auroc,
@@ -112,6 +115,7 @@ __all__ = [
     "mark_missing",
     "plot_accuracy_by_task",
     "plot_dominance",
+    "plot_generation_health",
     "plot_granularity_auroc",
     "plot_interventions_context_length",
     "plot_interventions_propagation",

@@ -141,6 +141,7 @@ def score_generations(
     functions: Sequence[str] = PAPER_CONFIDENCE_NAMES,
     reasoning: ReasoningFormat | None = None,
     fence_rule: FenceRule = "positional",
+    max_new_tokens: int = 0,
 ) -> pl.DataFrame:
     """The units table of one (model, style, task) generations file.
 
@@ -158,11 +159,13 @@ def score_generations(
         reasoning: the model's reasoning format (its registry entry's ``reasoning_format``): units come from
             the final content after the reasoning only, never from the thinking (docs/reasoning.md §2).
         fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.4).
+        max_new_tokens: the generation budget the responses had (0: unknown), for the health table.
 
     Returns:
         One row per unit and granularity: ``sample_id, variant``, the response's ``answer_status,
-        finish_reason, num_generated_tokens, num_reasoning_tokens``, then ``granularity, unit_index, status,
-        is_correct, response_unit, reference_unit, span_start, span_end, n_tokens`` and one Float64
+        finish_reason, num_generated_tokens, num_reasoning_tokens, max_new_tokens``, then ``granularity,
+        unit_index, status, is_correct, response_unit, reference_unit, span_start, span_end, n_tokens`` and
+        one Float64
         column per ``{flavour}.{function}`` (NaN for missing units, which have no response text).
     """
     refs = dataset.select("sample_id", "variant", "reference")
@@ -220,7 +223,8 @@ def score_generations(
         tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k, functions=functions
     )
     responses = gens.select("row", "sample_id", "variant").with_columns(
-        response_columns(gens, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule)
+        *response_columns(gens, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule),
+        max_new_tokens=pl.lit(max_new_tokens, dtype=pl.Int32),
     )
     out = units.join(responses, on="row", how="left").with_columns(
         **{name: pl.Series(values) for name, values in columns.items()}
