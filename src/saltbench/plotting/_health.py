@@ -10,7 +10,12 @@ from saltbench.core.vocabulary import ANSWER_STATUSES
 
 from ._style import PALETTE, TEXT_WIDTH, empty_figure, new_figure, styled
 
-STATUS_COLOURS = {"answered": PALETTE[2], "truncated": PALETTE[1], "no_fence": "0.65", "error": PALETTE[3]}
+STATUS_COLOURS: dict[str, tuple[float, float, float] | str] = {
+    "answered": PALETTE[2],
+    "truncated": PALETTE[1],
+    "no_fence": "0.65",
+    "error": PALETTE[3],
+}
 """One colour per answer status (colour-blind palette; no fence in grey)."""
 
 STATUS_LABELS = {"answered": "answered", "truncated": "cut off by the budget", "no_fence": "no fenced answer",
