@@ -4,9 +4,10 @@ Answers ``POST /v1/chat/completions`` and ``POST /v1/completions`` deterministic
 answer is :data:`ANSWER` cut to ``max_tokens`` tokens (one token per character, except ``é``, sent as two
 byte tokens), each with log-probability ``-0.1 * (i + 1)`` and :data:`N_ALTERNATIVES` alternatives (fewer
 than the 20 asked for, so the client pads). ``faults`` is a list of what the next requests meet, one entry
-consumed per request: ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"reset"`` (the connection closed
-without an answer), ``"truncated"`` (half a body), ``"stall"`` (an answer after ``stall_s``), ``"nologprobs"``
-(a 200 without log-probabilities). Every request is counted and its ``Authorization`` header kept.
+consumed per request: ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"400"`` (a refusal), ``"reset"``
+(the connection closed without an answer), ``"truncated"`` (half a body), ``"stall"`` (an answer after
+``stall_s``), ``"nologprobs"`` (a 200 without log-probabilities). Every request is counted and its
+``Authorization`` header kept.
 ``GET /health`` answers 200 while ``healthy`` is true (as vLLM's server does).
 """
 
@@ -117,7 +118,7 @@ class FakeOpenAI(LocalHTTPServer):
                     self.close_connection = True
                     self.connection.close()
                     return
-                if fault in ("429", "500"):
+                if fault in ("429", "500", "400"):
                     self.send_response(int(fault))
                     if fault == "429":
                         self.send_header("Retry-After", "0")

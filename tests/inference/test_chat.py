@@ -79,8 +79,8 @@ def test_template_from_file_and_literal(tok, tmp_path):
 def test_thinking_flag_is_passed_only_when_set(tok):
     tok.chat_template = THINKING
     assert render_prompts(tok, ["q"]) == ["q|think=unset"]
-    assert render_prompts(tok, ["q"], thinking=False) == ["q|think=False"]
-    assert render_prompts(tok, ["q"], thinking=True) == ["q|think=True"]
+    assert render_prompts(tok, ["q"], template_kwargs={"enable_thinking": False}) == ["q|think=False"]
+    assert render_prompts(tok, ["q"], template_kwargs={"enable_thinking": True}) == ["q|think=True"]
 
 
 def test_single_string_rejected(tok):

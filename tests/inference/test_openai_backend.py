@@ -12,6 +12,7 @@ from saltbench.inference.backends import LoadSettings, load_backend
 from saltbench.inference.openai_api import (
     PAD_ID,
     MalformedResponse,
+    RequestRefused,
     byte_token_texts,
     parse_chat,
     prompt_target_logprobs,
@@ -89,15 +90,22 @@ def test_faults_are_retried_and_give_the_same_record(server, fault):
     assert model.usage.retries == 1 and model.usage.failed == 0
 
 
-def test_a_response_without_logprobs_is_asked_again_then_an_error_row(server):
-    model = _load(server, max_retries=1)
+def test_a_response_without_logprobs_stops_the_model_at_once(server):
+    """A server that answers without log-probabilities would answer every retry the same, at the same
+    price: the first such answer fails the model's job, naming it and the reason, and nothing more is sent."""
+    model = _load(server, max_retries=3)
     server.faults = ["nologprobs"]
-    (record,) = model.generate(model.render(["a"]), [100], progress=False)
-    assert record.finish_reason == "eos" and server.requests == 2  # asked again, then fine
-    server.faults = ["nologprobs", "nologprobs"]
-    (failed,) = model.generate(model.render(["a"]), [100], progress=False)
-    assert failed.finish_reason == "error" and "malformed" in (failed.error or "")
-    assert failed.num_generated_tokens == 0
+    with pytest.raises(RequestRefused, match=r"model 'served': the server refused a request.*no logprobs"):
+        model.generate(model.render(["a", "b", "c"]), [100] * 3, progress=False)
+    assert server.requests <= 2  # the one refused, and at most one already in flight (concurrency 2)
+
+
+def test_a_client_error_is_not_retried_and_stops_the_model(server):
+    model = _load(server, max_retries=3)
+    server.faults = ["400"]
+    with pytest.raises(RequestRefused, match=r"HTTP 400"):
+        model.generate(model.render(["a", "b", "c"]), [100] * 3, progress=False)
+    assert server.requests <= 2
 
 
 def test_a_rerun_sends_only_the_unfinished_requests(server, tmp_path):

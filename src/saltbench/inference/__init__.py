@@ -13,7 +13,7 @@ Typical use::
     spec = get_model_spec(load_model_registry("config/models.yaml"), "smollm2-135m")
     model, tokenizer = load_model_from_spec(spec, cache_dir="data/models")
     prompts = render_prompts(tokenizer, instructions, system_prompt=spec.system_prompt,
-                             chat_template=spec.chat_template, thinking=spec.thinking)
+                             chat_template=spec.chat_template, template_kwargs=spec.template_kwargs)
     records = generate(model, tokenizer, prompts, max_new_tokens=spec.max_new_tokens(512),
                        max_context=spec.max_context)
     frame = records_to_frame(records, {"sample_id": sample_ids})

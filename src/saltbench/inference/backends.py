@@ -93,7 +93,7 @@ class _Loaded:
             instructions,
             system_prompt=self.spec.system_prompt,
             chat_template=self.spec.chat_template,
-            thinking=self.spec.thinking,
+            template_kwargs=self.spec.template_kwargs,
         )
 
     def _capped(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[int]:

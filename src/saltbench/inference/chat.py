@@ -7,9 +7,10 @@ Rendering rule (compatible with the authors' ``render_hf_prompts``):
   a literal jinja string (anything containing ``{{`` or ``{%``);
 * a system message with ``system_prompt`` is added iff the template text contains ``system``
   (case-insensitive), followed by one user message with the instruction;
-* rendered with ``add_generation_prompt=True`` (and ``enable_thinking=thinking`` when ``thinking`` is
-  not ``None``); if rendering raises, it is retried with the user message only, and if that fails
-  too the raw instruction is used (a warning is logged).
+* rendered with ``add_generation_prompt=True`` and the registry entry's template arguments
+  (``ModelSpec.template_kwargs``: ``enable_thinking`` from ``thinking``, then ``chat_template_kwargs`` such
+  as ``reasoning_effort``); if rendering raises, it is retried with the user message only, and if that
+  fails too the raw instruction is used (a warning is logged).
 
 Unlike the authors' code, a tokenizer without a chat template under ``"auto"`` is an error unless
 ``allow_raw=True``: a silently untemplated instruct model produces very different output. Models
@@ -19,7 +20,7 @@ meant to be prompted raw say ``chat_template: none`` in the registry.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +70,11 @@ def render_prompts(
     *,
     system_prompt: str = DEFAULT_SYSTEM_PROMPT,
     chat_template: str = "auto",
-    thinking: bool | None = None,
+    template_kwargs: Mapping[str, Any] | None = None,
     allow_raw: bool = False,
 ) -> list[str]:
-    """Render each instruction into a prompt string (rules in the module docstring)."""
+    """Render each instruction into a prompt string (rules in the module docstring); ``template_kwargs`` go to
+    the template (``enable_thinking``, ``reasoning_effort``, ...)."""
     if isinstance(instructions, str):
         raise TypeError("instructions must be a sequence of strings, not a single string")
     template = resolve_chat_template(tokenizer, chat_template, allow_raw=allow_raw)
@@ -82,8 +84,7 @@ def render_prompts(
     kwargs: dict[str, Any] = {"tokenize": False, "add_generation_prompt": True}
     if template is not getattr(tokenizer, "chat_template", None):
         kwargs["chat_template"] = template
-    if thinking is not None:
-        kwargs["enable_thinking"] = thinking
+    kwargs.update(template_kwargs or {})
     prompts = []
     failures: dict[str, str] = {}  # layout -> first error, logged once per call
     for instruction in instructions:

@@ -78,6 +78,31 @@ class MalformedResponse(ValueError):
     """A response lacks what a generation record needs (log-probabilities, texts that add up)."""
 
 
+class NoLogprobs(MalformedResponse):
+    """A response carries no log-probabilities at all: the server or the model does not return them, and
+    asking again would cost as much and give the same."""
+
+
+class RequestRefused(RuntimeError):
+    """The server refused a request for good (a 4xx other than 408/409/429, or no log-probabilities): the
+    model's job fails naming it and the reason, and no further request is sent (docs/backends.md §8.8)."""
+
+
+RETRYABLE_STATUS = frozenset({408, 409, 429})
+"""4xx answers worth asking again (timeout, conflict, rate limit); every other 4xx is a refusal."""
+
+
+def refusal(exc: BaseException) -> str | None:
+    """Why ``exc`` is a refusal that asking again cannot fix (a :class:`NoLogprobs`, or an API status error
+    4xx outside :data:`RETRYABLE_STATUS`), else ``None``."""
+    if isinstance(exc, NoLogprobs):
+        return str(exc)
+    status = getattr(exc, "status_code", None)
+    if isinstance(status, int) and 400 <= status < 500 and status not in RETRYABLE_STATUS:
+        return f"HTTP {status}: {exc}"
+    return None
+
+
 class ApiKeyMissing(RuntimeError):
     """``api.api_key_env`` names an environment variable that is not set."""
 
@@ -205,7 +230,9 @@ def parse_chat(response: Mapping[str, Any], *, token_ids: bool, detokenize: Any 
     content = (choice.get("logprobs") or {}).get("content")
     text = (choice.get("message") or {}).get("content") or ""
     if content is None:
-        raise MalformedResponse("the response carries no logprobs.content")
+        raise NoLogprobs(
+            "the response carries no logprobs.content (the server does not return log-probabilities)"
+        )
     tokens = [str(c["token"]) for c in content]
     alternatives = [[str(a["token"]) for a in c.get("top_logprobs") or []] for c in content]
     if token_ids:
@@ -241,6 +268,8 @@ def parse_completion(response: Mapping[str, Any], *, token_ids: bool, detokenize
     lp = choice.get("logprobs") or {}
     tokens, chosen = lp.get("tokens"), lp.get("token_logprobs")
     offsets, tops = lp.get("text_offset"), lp.get("top_logprobs")
+    if not lp:
+        raise NoLogprobs("the response carries no logprobs (the server does not return log-probabilities)")
     if tokens is None or chosen is None or offsets is None or tops is None:
         raise MalformedResponse(
             "the response lacks logprobs.tokens / token_logprobs / text_offset / top_logprobs"
@@ -287,7 +316,7 @@ def _usage(response: Mapping[str, Any], n_tokens: int) -> tuple[int, int]:
     return int(usage.get("prompt_tokens") or 0), int(completion if completion is not None else n_tokens)
 
 
-EXTRA_BODY = frozenset({"return_tokens_as_token_ids", "prompt_logprobs"})
+EXTRA_BODY = frozenset({"return_tokens_as_token_ids", "prompt_logprobs", "chat_template_kwargs"})
 """Request keys of vLLM's server beyond the OpenAI API, sent in the client's ``extra_body``."""
 
 FINISH: Mapping[str, FinishReason] = {"stop": "eos", "length": "length"}
@@ -386,6 +415,8 @@ class OpenAIModel:
     """What the request cache keys on besides the request (default: the base URL); a workflow-managed
     server, whose port changes from run to run, keys on the model instead (docs/backends.md §8.6)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _refused: str | None = field(default=None, repr=False)
+    """Why the server refused a request for good; set, no further request is sent."""
 
     def _add(self, **counts: int) -> None:
         with self._lock:
@@ -398,8 +429,9 @@ class OpenAIModel:
         return self.spec.api
 
     def render(self, instructions: Sequence[str]) -> list[str]:
-        """``chat``: the messages as JSON; ``completions``: the prompt rendered with ``api.tokenizer``'s chat
-        template (the registry's system prompt, template and thinking flag)."""
+        """``chat``: the messages as JSON (the server renders them, the registry's template arguments sent as
+        ``chat_template_kwargs``); ``completions``: the prompt rendered with ``api.tokenizer``'s chat template
+        (the registry's system prompt, template and template arguments)."""
         if self.settings.endpoint == "completions":
             from saltbench.inference.chat import render_prompts
 
@@ -408,7 +440,7 @@ class OpenAIModel:
                 instructions,
                 system_prompt=self.spec.system_prompt,
                 chat_template=self.spec.chat_template,
-                thinking=self.spec.thinking,
+                template_kwargs=self.spec.template_kwargs,
             )
         system = [{"role": "system", "content": self.spec.system_prompt}] if self.spec.system_prompt else []
         return [
@@ -422,6 +454,8 @@ class OpenAIModel:
         body: dict[str, Any] = {"model": source.model, "max_tokens": budget, "temperature": 0.0}  # type: ignore[union-attr]
         if self.settings.endpoint == "chat":
             body.update(messages=json.loads(prompt), logprobs=True, top_logprobs=self.top_k)
+            if self.spec.template_kwargs:  # the server renders the template (vLLM, SGLang take these)
+                body["chat_template_kwargs"] = self.spec.template_kwargs
         else:
             body.update(prompt=prompt, logprobs=self.top_k)
         if self.settings.token_ids:
@@ -468,21 +502,21 @@ class OpenAIModel:
                 pass  # a damaged cache entry: ask again
         error = ""
         for attempt in range(self.settings.max_retries + 1):
+            if self._refused is not None:
+                raise RequestRefused(self._refused)
             try:
                 response, retries = self._send(body)
                 self._add(requests=1, retries=retries)
                 parsed = parse(response)
-            except MalformedResponse as exc:
-                error = f"malformed response ({exc})"
-                log.warning(
-                    "%s: %s; attempt %d of %d",
-                    self.spec.name,
-                    error,
-                    attempt + 1,
-                    self.settings.max_retries + 1,
-                )
-                continue
-            except Exception as exc:  # the client gave up (its own retries are spent) or refused the request
+            except Exception as exc:  # malformed, refused, or the client gave up (its own retries are spent)
+                why = refusal(exc)
+                if why is not None:
+                    self._refuse(why)
+                if isinstance(exc, MalformedResponse):
+                    error = f"malformed response ({exc})"
+                    log.warning("%s: %s; attempt %d of %d", self.spec.name, error, attempt + 1,
+                                self.settings.max_retries + 1)  # fmt: skip
+                    continue
                 error = scrub(f"{type(exc).__name__}: {exc}", self.secret)
                 break
             if self.cache is not None:
@@ -491,6 +525,19 @@ class OpenAIModel:
         self._add(failed=1)
         log.error("%s: request failed: %s", self.spec.name, error)
         return error
+
+    def _refuse(self, why: str) -> None:
+        """Stop every request of this model: the server refused one for good (:func:`refusal`)."""
+        with self._lock:
+            if self._refused is None:
+                self._refused = scrub(
+                    f"model {self.spec.name!r}: the server refused a request, which asking again cannot "
+                    f"change ({why}); no further request is sent — check the model name and its API's "
+                    "support for log-probabilities (python -m saltbench.stages.preflight CONFIG), then rerun",
+                    self.secret,
+                )
+                log.error("%s", self._refused)
+        raise RequestRefused(self._refused)
 
     def _one(self, prompt: str, budget: int) -> GenerationRecord:
         parsed = self._fetch(self.request(prompt, budget), lambda response: self._parse(response, prompt))

@@ -13,6 +13,7 @@ spec. Every key except ``source`` is optional; the defaults are shown below::
         reasoning: false          # a reasoning model (emits thinking tokens)
         reasoning_format: null    # think | harmony: where its reasoning ends and its answer starts
         thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
+        chat_template_kwargs: {}  # more arguments of the chat template, e.g. {reasoning_effort: high}
         max_context: 8192         # prompt + generated tokens; null = the config's max_position_embeddings
         max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
         max_new_tokens: null      # a budget for every task and style instead (a reasoning model's)
@@ -180,6 +181,7 @@ class ModelSpec:
     reasoning: bool = False
     reasoning_format: ReasoningFormat | None = None
     thinking: bool | None = None
+    chat_template_kwargs: tuple[tuple[str, Any], ...] = ()
     max_context: int | None = None
     max_new_tokens_scale: float = 1.0
     max_new_tokens_fixed: int | None = None
@@ -189,6 +191,13 @@ class ModelSpec:
     gpu_memory_utilization: float = 0.9
     enforce_eager: bool = False
     api: ApiSettings | None = None
+
+    @property
+    def template_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments every route passes to the chat template (docs/reasoning.md §4):
+        ``enable_thinking`` from ``thinking`` when it is set, then ``chat_template_kwargs``."""
+        kwargs: dict[str, Any] = {} if self.thinking is None else {"enable_thinking": self.thinking}
+        return kwargs | dict(self.chat_template_kwargs)
 
     @property
     def tensor_parallel_size(self) -> int:
@@ -355,6 +364,7 @@ _SPEC_KEYS = {
     "reasoning",
     "reasoning_format",
     "thinking",
+    "chat_template_kwargs",
     "max_context",
     "max_new_tokens_scale",
     "max_new_tokens",
@@ -542,6 +552,17 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
         if raw["thinking"] is not None and not isinstance(raw["thinking"], bool):
             raise _fail(name, "thinking", f"expected true, false or null, got {raw['thinking']!r}")
         values["thinking"] = raw["thinking"]
+    if raw.get("chat_template_kwargs") is not None:
+        kwargs = raw["chat_template_kwargs"]
+        if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
+            raise _fail(
+                name,
+                "chat_template_kwargs",
+                f"expected a mapping of argument names to values, got {kwargs!r}",
+            )
+        if "enable_thinking" in kwargs and "thinking" in raw and raw["thinking"] is not None:
+            raise _fail(name, "chat_template_kwargs", "enable_thinking is given twice (here and as thinking)")
+        values["chat_template_kwargs"] = tuple(sorted(kwargs.items()))
     if raw.get("max_context") is not None:
         values["max_context"] = _int(name, "max_context", raw["max_context"], 2)
     if "max_new_tokens_scale" in raw:

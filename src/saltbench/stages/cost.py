@@ -99,8 +99,13 @@ def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> l
     if spec.api is not None and spec.api.endpoint == "completions":
         from saltbench.inference.chat import render_prompts
 
-        return render_prompts(tokenizer, instructions, system_prompt=spec.system_prompt,
-                              chat_template=spec.chat_template, thinking=spec.thinking)  # fmt: skip
+        return render_prompts(
+            tokenizer,
+            instructions,
+            system_prompt=spec.system_prompt,
+            chat_template=spec.chat_template,
+            template_kwargs=spec.template_kwargs,
+        )
     return [f"{spec.system_prompt}\n{text}" if spec.system_prompt else text for text in instructions]
 
 

@@ -1,0 +1,103 @@
+"""Chat-template arguments per registry entry (``thinking``, ``chat_template_kwargs``; docs/reasoning.md §4),
+honoured by every route: the in-process backends and the ``completions`` route render with them, the ``chat``
+route sends them as ``chat_template_kwargs``. Three templates written for these tests have the structure of
+the reasoning families' own: one that opens ``<think>`` itself (the DeepSeek-R1 distills, Qwen3-2507
+thinking), one that takes ``enable_thinking`` (Qwen3), one with a reasoning-effort argument (gpt-oss)."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from saltbench.inference import parse_model_registry, render_prompts
+from saltbench.inference.openai_api import EXTRA_BODY, OpenAIModel
+
+OPENS_THINK = (  # the generation prompt ends inside an opened <think>: the output starts in the reasoning
+    "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}"
+    "{% if add_generation_prompt %}<|assistant|><think>\n{% endif %}"
+)
+ENABLE_THINKING = (  # thinking off: an empty, closed thinking block in the prompt (Qwen3's layout)
+    "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n"
+    "{% if enable_thinking is defined and enable_thinking is false %}<think>\n\n</think>\n\n{% endif %}"
+    "{% endif %}"
+)
+REASONING_EFFORT = (  # the effort goes into the system turn (gpt-oss's harmony layout)
+    "<|start|>system<|message|>Reasoning: {{ reasoning_effort | default('medium') }}<|end|>"
+    "{% for m in messages %}<|start|>{{ m['role'] }}<|message|>{{ m['content'] }}<|end|>{% endfor %}"
+    "{% if add_generation_prompt %}<|start|>assistant{% endif %}"
+)
+
+
+def _spec(**entry: object):
+    base = {"source": {"kind": "local", "path": "x"}, "chat_template": "auto", "system_prompt": ""}
+    return parse_model_registry({"models": {"m": {**base, **entry}}})["m"]
+
+
+@pytest.fixture()
+def tok(byte_bpe_tokenizer):
+    return copy.deepcopy(byte_bpe_tokenizer)
+
+
+def _render(tok, template: str, spec) -> str:
+    tok.chat_template = template
+    (prompt,) = render_prompts(
+        tok, ["Q"], system_prompt=spec.system_prompt, chat_template=spec.chat_template,
+        template_kwargs=spec.template_kwargs,
+    )  # fmt: skip
+    return prompt
+
+
+def test_a_template_that_opens_think_itself(tok) -> None:
+    assert _render(tok, OPENS_THINK, _spec()) == "<|user|>Q<|assistant|><think>\n"
+
+
+def test_thinking_maps_to_enable_thinking(tok) -> None:
+    off = _render(tok, ENABLE_THINKING, _spec(thinking=False))
+    assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert _render(tok, ENABLE_THINKING, _spec(thinking=True)).endswith("<|im_start|>assistant\n")
+    assert _render(tok, ENABLE_THINKING, _spec(chat_template_kwargs={"enable_thinking": False})) == off
+
+
+def test_any_template_argument_reaches_the_template(tok) -> None:
+    assert "Reasoning: high" in _render(
+        tok, REASONING_EFFORT, _spec(chat_template_kwargs={"reasoning_effort": "high"})
+    )
+    assert "Reasoning: medium" in _render(tok, REASONING_EFFORT, _spec())
+
+
+def test_the_chat_route_sends_the_template_arguments_to_the_server() -> None:
+    entry = {
+        "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
+        "backend": "openai", "thinking": True, "chat_template_kwargs": {"reasoning_effort": "low"},
+        "api": {"api_key_env": "UNUSED_KEY", "endpoint": "chat"},
+    }  # fmt: skip
+    spec = parse_model_registry({"models": {"served": entry}})["served"]
+    model = OpenAIModel(spec, None, None, 1, 20)
+    body = model.request(json.dumps([{"role": "user", "content": "Q"}]), 16)
+    assert body["chat_template_kwargs"] == {"enable_thinking": True, "reasoning_effort": "low"}
+    assert "chat_template_kwargs" in EXTRA_BODY  # sent as a server extension, beside the OpenAI keys
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"chat_template_kwargs": ["reasoning_effort"]}, r"key 'chat_template_kwargs': expected a mapping"),
+        (
+            {"thinking": True, "chat_template_kwargs": {"enable_thinking": False}},
+            r"enable_thinking is given twice",
+        ),
+        ({"reasoning_format": "xml"}, r"key 'reasoning_format': expected one of \['think', 'harmony'\]"),
+        ({"max_new_tokens": 0}, r"key 'max_new_tokens': expected an integer >= 1"),
+    ],
+)
+def test_bad_reasoning_keys_are_named(entry, message) -> None:
+    with pytest.raises(ValueError, match=message):
+        _spec(**entry)
+
+
+def test_a_registry_budget_replaces_the_configs() -> None:
+    assert _spec(max_new_tokens=16384).max_new_tokens(2048) == 16384
+    assert _spec(max_new_tokens_scale=2.0).max_new_tokens(2048) == 4096
