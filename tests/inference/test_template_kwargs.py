@@ -101,3 +101,16 @@ def test_bad_reasoning_keys_are_named(entry, message) -> None:
 def test_a_registry_budget_replaces_the_configs() -> None:
     assert _spec(max_new_tokens=16384).max_new_tokens(2048) == 16384
     assert _spec(max_new_tokens_scale=2.0).max_new_tokens(2048) == 4096
+
+
+def test_a_served_reasoning_model_must_use_the_token_exact_route() -> None:
+    entry = {
+        "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
+        "backend": "openai", "reasoning_format": "think", "api": {"endpoint": "chat"},
+    }  # fmt: skip
+    with pytest.raises(
+        ValueError, match=r"key 'api.endpoint': a reasoning model cannot use the chat endpoint"
+    ):
+        parse_model_registry({"models": {"served": entry}})
+    entry["api"] = {"endpoint": "completions", "token_ids": True, "tokenizer": "x"}
+    assert parse_model_registry({"models": {"served": entry}})["served"].reasoning_format == "think"

@@ -112,6 +112,33 @@ def render_prompts(
     return prompts
 
 
+HARMONY_FINAL = "<|channel|>final<|message|>"
+"""Where a harmony (gpt-oss) answer's text starts, after the generation prompt's ``<|start|>assistant``."""
+
+
+def answer_start(prompt: str, reasoning_format: str | None) -> str:
+    """``prompt`` (rendered) followed by what puts the next token where the model's answer starts
+    (docs/reasoning.md §5): for ``think``, a closed, empty reasoning block — ``</think>`` when the template
+    opened ``<think>`` itself, else ``<think>`` and ``</think>``; for ``harmony``, the final channel's
+    header; without a format, nothing. The interventions force their answer prefix after it.
+
+    Examples:
+        >>> answer_start("<|user|>Q<|assistant|><think>\\n", "think")
+        '<|user|>Q<|assistant|><think>\\n\\n</think>\\n\\n'
+        >>> answer_start("<|im_start|>assistant\\n", "think")
+        '<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n'
+        >>> answer_start("<|start|>assistant", "harmony")
+        '<|start|>assistant<|channel|>final<|message|>'
+    """
+    if reasoning_format == "think":
+        return prompt + (
+            "\n</think>\n\n" if prompt.rstrip().endswith("<think>") else "<think>\n\n</think>\n\n"
+        )
+    if reasoning_format == "harmony":
+        return prompt + HARMONY_FINAL
+    return prompt
+
+
 def encode_prompt(tokenizer: Any, prompt: str) -> list[int]:
     """Token ids of a rendered prompt, without doubling the BOS token.
 

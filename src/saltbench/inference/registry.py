@@ -596,4 +596,13 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
         raise _fail(name, "api", "only a backend: openai entry takes an api block")
     if served:
         values["api"] = _parse_api(name, raw.get("api"))
+        if values.get("reasoning_format") is not None and values["api"].endpoint == "chat":
+            raise _fail(
+                name,
+                "api.endpoint",
+                "a reasoning model cannot use the chat endpoint: a server with a reasoning parser returns "
+                "the reasoning apart from the answer while the log-probabilities cover every generated "
+                "token, so the answer's tokens cannot be told apart; use endpoint: completions with "
+                "token_ids: true and a tokenizer, the token-exact route (docs/reasoning.md §4)",
+            )
     return ModelSpec(**values)

@@ -295,7 +295,10 @@ def run_interventions(
         model_name: the registry name written to the ``model`` column.
         prompts: rendered prompts per row; default: the task prompt in ``options.style`` with
             ``n_shots`` examples, rendered as the model sees it (:meth:`LoadedModel.render`: the registry
-            entry's system prompt, chat template and thinking flag), exactly as the inference stage does.
+            entry's system prompt, chat template and template arguments), exactly as the inference stage
+            does, then — for a reasoning model — a closed, empty reasoning block in the model's format, so
+            that the forced answer prefix stands where its answer would
+            (:func:`saltbench.inference.chat.answer_start`).
         reuse_cache: encode each prompt once and share its cache (``False``: re-encode per batch row —
             the benchmark baseline; same results).
 
@@ -304,9 +307,11 @@ def run_interventions(
         atoms contribute nothing.
     """
     from saltbench.inference import encode_prompt
+    from saltbench.inference.chat import answer_start
 
     if prompts is None:
-        prompts = model.render(build_prompts(rows, options.style, n_shots))
+        rendered = model.render(build_prompts(rows, options.style, n_shots))
+        prompts = [answer_start(prompt, model.spec.reasoning_format) for prompt in rendered]
     if len(prompts) != rows.height:
         raise ValueError(f"prompts must have one entry per row ({rows.height}), got {len(prompts)}")
     run = SampleRun(
