@@ -393,6 +393,17 @@ class Usage:
         ) / 1e6
 
 
+@dataclass(frozen=True)
+class Probe:
+    """What one short request to a served model gave: ``ok`` when log-probabilities with at least ``top_k``
+    alternatives per token came back; ``detail`` says what came back or what went wrong."""
+
+    model: str
+    ok: bool
+    alternatives: int
+    detail: str
+
+
 @dataclass
 class OpenAIModel:
     """A registry model behind an OpenAI-compatible API: the
@@ -538,6 +549,22 @@ class OpenAIModel:
                 )
                 log.error("%s", self._refused)
         raise RequestRefused(self._refused)
+
+    def probe(self, instruction: str = "Reply with the word OK.", budget: int = 4) -> Probe:
+        """One short request, not cached and not retried beyond the client's own retries, and what came back
+        (:class:`Probe`): the preflight of a served model before any large spend (docs/backends.md §8.8)."""
+        try:
+            (prompt,) = self.render([instruction])
+            response, _ = self._send(self.request(prompt, budget))
+            parsed = self._parse(response, prompt)
+        except Exception as exc:  # the probe reports every failure instead of raising it
+            return Probe(self.spec.name, False, 0, scrub(f"{type(exc).__name__}: {exc}", self.secret))
+        alternatives = min((len(row) for row in parsed.alt_ids), default=0)
+        ok = bool(parsed.chosen) and alternatives >= self.top_k
+        detail = f"{len(parsed.chosen)} tokens, {alternatives} alternatives per token" + (
+            "" if ok else f": fewer than the {self.top_k} the study needs"
+        )
+        return Probe(self.spec.name, ok, alternatives, detail)
 
     def _one(self, prompt: str, budget: int) -> GenerationRecord:
         parsed = self._fetch(self.request(prompt, budget), lambda response: self._parse(response, prompt))
@@ -720,6 +747,9 @@ __all__ = [
     "PAD_ID",
     "ApiKeyMissing",
     "MalformedResponse",
+    "NoLogprobs",
+    "Probe",
+    "RequestRefused",
     "OpenAIModel",
     "ParsedChoice",
     "RequestCache",
