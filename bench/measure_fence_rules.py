@@ -1,4 +1,4 @@
-"""What the fence rule changes (docs/compatibility.md §1.4): the authors' positional pairing (every run of
+"""What the fence rule changes (docs/compatibility.md §1.3): the authors' positional pairing (every run of
 four or more ``*`` is a fence) against the ``line`` rule (only a run that starts or ends a line), on
 
 1. the paper's reproduction references: each rendered as a model should answer (fence lines around it),

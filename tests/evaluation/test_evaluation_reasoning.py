@@ -64,7 +64,7 @@ def test_a_trace_cut_anywhere_is_truncated_and_its_thinking_never_scored(case_an
 
 def test_a_fence_quoted_in_prose_is_not_a_fence_under_the_line_rule() -> None:
     """A plain chain-of-thought model restating the instruction: the quoted fences stand inside a line of
-    prose, so under the line rule only the answer's own fence lines pair (docs/compatibility.md §1.4)."""
+    prose, so under the line rule only the answer's own fence lines pair (docs/compatibility.md §1.3)."""
     text = f"I must print '{FENCE}' on a line of its own. AGA -> TCT.\n{ANSWER}"
     assert evaluate(text, REFERENCE, "dna", fence_rule="line").metrics["precision"] == 1
     assert evaluate(text, REFERENCE, "dna", fence_rule="positional").metrics["precision"] < 1

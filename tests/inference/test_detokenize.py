@@ -58,3 +58,16 @@ def test_context_does_not_change_byte_level_texts(byte_bpe_tokenizer, before, af
     ctx = tok(before, add_special_tokens=False)["input_ids"]
     ids = tok(after, add_special_tokens=False)["input_ids"]
     assert "".join(token_texts(tok, ids, context_ids=ctx)) == _decode(tok, ids)
+
+
+def test_a_harmony_tokenizer_keeps_its_special_tokens(byte_bpe_tokenizer):
+    """gpt-oss's channel markers are special tokens: a tokenizer marked for a harmony model keeps their texts
+    (the final channel can be found), any other drops them as before (docs/reasoning.md §1)."""
+    import copy
+
+    from saltbench.inference.detokenize import keep_special_tokens
+
+    tok = copy.deepcopy(byte_bpe_tokenizer)
+    ids = tok("<|im_start|>the cat<|im_end|>", add_special_tokens=False)["input_ids"]
+    assert "".join(token_texts(tok, ids)) == "the cat"
+    assert "".join(token_texts(keep_special_tokens(tok), ids)) == "<|im_start|>the cat<|im_end|>"

@@ -37,7 +37,7 @@ class ScoringConfig(Block):
     fence_rule: FenceRule = setting(
         "line",
         "Which runs of four or more '*' are fences: line (only one that starts or ends a line, so a fence "
-        "quoted in prose is none) or positional (every run, the authors' rule); docs/compatibility.md §1.4.",
+        "quoted in prose is none) or positional (every run, the authors' rule); docs/compatibility.md §1.3.",
     )
     granularities: tuple[Granularity, ...] = setting(
         ("atom", "line", "generation"), "Unit granularities scored.", minItems=1, uniqueItems=True

@@ -103,7 +103,7 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = get_args(ReasoningFormat)
 
 FenceRule = Literal["positional", "line"]
 FENCE_RULES: tuple[FenceRule, ...] = get_args(FenceRule)
-"""Which fence tokens count (docs/compatibility.md §1.4): ``positional`` — every run of four or more ``*``,
+"""Which fence tokens count (docs/compatibility.md §1.3): ``positional`` — every run of four or more ``*``,
 as the authors' release; ``line`` — only a run that starts or ends a line (nothing but whitespace between
 it and the line break), so a fence quoted in prose is not a fence."""
 

@@ -325,7 +325,7 @@ def extract_answer(
     ``reasoning`` (a model's reasoning format, docs/reasoning.md §1): the rules apply to the final content
     after the reasoning only ("the text" above), offsets staying those of the whole response; a reasoning
     that never ends leaves no answer. ``fence_rule="line"``: only the fence tokens that start or end a line
-    are in F, so a fence quoted in prose is none (docs/compatibility.md §1.4).
+    are in F, so a fence quoted in prose is none (docs/compatibility.md §1.3).
 
     Examples:
         >>> extract_answer("blah\\n********\\nTCT CGA\\n")

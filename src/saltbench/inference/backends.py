@@ -299,6 +299,10 @@ def load_backend(
         raise ValueError(f"backend {name!r} is not one of {', '.join(BACKEND_LOADERS)}")
     verify_model_files(model_path, spec)
     loaded = BACKEND_LOADERS[name](model_path, spec, settings)
+    if spec.reasoning_format == "harmony" and loaded.tokenizer is not None:
+        from saltbench.inference.detokenize import keep_special_tokens
+
+        keep_special_tokens(loaded.tokenizer)  # the channel markers are special tokens (docs/reasoning.md §1)
     log.info("%s loaded on %s", spec.name, name)
     return loaded
 

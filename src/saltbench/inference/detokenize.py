@@ -7,9 +7,10 @@ emitted tokens as context; after appending token ``i``, decode the window with a
 not-yet-emitted tokens; if the longer decode grew and does not end in an incomplete character
 (U+FFFD, the replacement character the decoder puts for a partial UTF-8 sequence), the new
 characters become token ``i``'s text, otherwise token ``i`` gets ``""`` and its bytes are carried to the
-token that completes the character. Special tokens decode to ``""`` (``skip_special_tokens``) and no
-``clean_up_tokenization_spaces`` is applied. Characters still pending after the last token (a
-generation cut inside a character) go to the last token.
+token that completes the character. Special tokens decode to ``""`` (``skip_special_tokens``) — except for
+a tokenizer marked with :func:`keep_special_tokens` (a model whose reasoning format, gpt-oss's harmony,
+lives in special tokens: docs/reasoning.md §1) — and no ``clean_up_tokenization_spaces`` is applied.
+Characters still pending after the last token (a generation cut inside a character) go to the last token.
 
 Decoding starts from the last few prompt tokens (``context_ids``), so SentencePiece tokenizers keep
 the leading space of the first generated word, as in vLLM. For byte-level BPE tokenizers the
@@ -29,11 +30,22 @@ CONTEXT_TOKENS = 6
 """How many prompt tokens precede the generation in the first decoding window."""
 
 
+KEEP_SPECIAL = "_saltbench_keep_special_tokens"
+"""The attribute :func:`keep_special_tokens` sets on a tokenizer."""
+
+
+def keep_special_tokens(tokenizer: Any) -> Any:
+    """Mark ``tokenizer`` so that :func:`token_texts` keeps its special tokens' texts; returns it."""
+    setattr(tokenizer, KEEP_SPECIAL, True)
+    return tokenizer
+
+
 def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
+    skip = not getattr(tokenizer, KEEP_SPECIAL, False)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:  # fast tokenizer: call Rust directly (no Python-side cleanup)
-        return lambda ids: backend.decode(ids, skip_special_tokens=True)
-    return lambda ids: tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return lambda ids: backend.decode(ids, skip_special_tokens=skip)
+    return lambda ids: tokenizer.decode(ids, skip_special_tokens=skip, clean_up_tokenization_spaces=False)
 
 
 def token_texts(

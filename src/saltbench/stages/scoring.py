@@ -1,6 +1,6 @@
 """Scoring stage: generations -> one row per response unit with status and every confidence value.
 
-Token -> unit alignment (fixes docs/compatibility.md §1.4 and §1.5):
+Token -> unit alignment (fixes docs/compatibility.md §1.3 and §1.5):
 
 * Units and their character spans come from the evaluator itself
   (:func:`saltbench.evaluation.evaluate_many`, columns ``span_start``/``span_end``), i.e. from the
@@ -158,7 +158,7 @@ def score_generations(
             :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`), each in the flavours it supports.
         reasoning: the model's reasoning format (its registry entry's ``reasoning_format``): units come from
             the final content after the reasoning only, never from the thinking (docs/reasoning.md §2).
-        fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.4).
+        fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.3).
         max_new_tokens: the generation budget the responses had (0: unknown), for the health table.
 
     Returns:
