@@ -114,3 +114,21 @@ def test_a_served_reasoning_model_must_use_the_token_exact_route() -> None:
         parse_model_registry({"models": {"served": entry}})
     entry["api"] = {"endpoint": "completions", "token_ids": True, "tokenizer": "x"}
     assert parse_model_registry({"models": {"served": entry}})["served"].reasoning_format == "think"
+
+
+def test_every_reasoning_model_of_the_paper_config_declares_its_format_and_a_budget_that_fits(
+    repo_root,
+) -> None:
+    import yaml
+
+    from saltbench.inference import load_model_registry
+
+    registry = load_model_registry(repo_root / "config" / "models.yaml")
+    models = yaml.safe_load((repo_root / "config" / "paper.yaml").read_text())["models"]
+    reasoning = [registry[name] for name in models if registry[name].reasoning]
+    assert len(reasoning) == 17
+    for spec in reasoning:
+        expected = "harmony" if spec.name.startswith("gpt-oss") else "think"
+        assert spec.reasoning_format == expected, spec.name
+        assert spec.max_new_tokens_fixed is not None and spec.max_context is not None
+        assert spec.max_new_tokens(2048) <= spec.max_context // 2, spec.name  # room for any SALT prompt

@@ -48,10 +48,13 @@ def check_error_rows(frame: pl.DataFrame, *, model_name: str, what: str, max_err
     errors = frame.filter(pl.col("finish_reason") == "error")
     if not frame.height or errors.height <= max_error_share * frame.height:
         return
-    counts = (
-        errors.group_by("error", maintain_order=True).len().sort("len", descending=True, maintain_order=True)
+    # reasons that differ only in their numbers (token counts) are one reason; one example of each is shown
+    kinds = errors.select(
+        pl.col("error").fill_null(""), kind=pl.col("error").fill_null("").str.replace_all(r"\d+", "N")
     )
-    reasons = "; ".join(f"{n} x {reason}" for reason, n in counts.head(3).iter_rows())
+    counts = kinds.group_by("kind", maintain_order=True).agg(pl.len(), pl.col("error").first())
+    counts = counts.sort("len", descending=True, maintain_order=True)
+    reasons = "; ".join(f"{n} x {example}" for _, n, example in counts.head(3).iter_rows())
     more = f"; and {counts.height - 3} other reason(s)" if counts.height > 3 else ""
     raise GenerationFailed(
         f"model {model_name!r}, {what}: {errors.height} of {frame.height} prompts ended as error rows (more "
