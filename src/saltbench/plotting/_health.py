@@ -8,6 +8,7 @@ from matplotlib.patches import Patch
 
 from saltbench.core.vocabulary import ANSWER_STATUSES
 
+from ._metrics_figures import STYLE_ORDER, _ordered
 from ._style import PALETTE, TEXT_WIDTH, empty_figure, new_figure, styled
 
 STATUS_COLOURS: dict[str, tuple[float, float, float] | str] = {
@@ -39,7 +40,7 @@ def plot_generation_health(table: pl.DataFrame, *, min_answered: float = 0.9) ->
     pooled = table.group_by("model", "style", maintain_order=True).agg(
         weight.sum(), *[((pl.col(s) * weight).sum() / weight.sum()).alias(s) for s in ANSWER_STATUSES]
     )
-    styles = pooled["style"].unique(maintain_order=True).to_list()
+    styles = _ordered(pooled["style"].to_list(), STYLE_ORDER)
     models = pooled["model"].unique(maintain_order=True).to_list()
     fig = new_figure(TEXT_WIDTH, 0.9 + 0.28 * len(models))
     axes = fig.subplots(1, len(styles), sharey=True, squeeze=False)[0]
