@@ -68,3 +68,24 @@ def test_a_fence_quoted_in_prose_is_not_a_fence_under_the_line_rule() -> None:
     text = f"I must print '{FENCE}' on a line of its own. AGA -> TCT.\n{ANSWER}"
     assert evaluate(text, REFERENCE, "dna", fence_rule="line").metrics["precision"] == 1
     assert evaluate(text, REFERENCE, "dna", fence_rule="positional").metrics["precision"] < 1
+
+
+@pytest.mark.vllm
+def test_the_think_rules_are_vllms_reasoning_parsers(smollm2_dir) -> None:
+    """``final_content`` for ``think`` against vLLM's own ``<think>`` parser (DeepSeek-R1's; Qwen3's and
+    Phi-4's follow the same rules), on every whole and cut output of the corpus: the same final content, or
+    none where vLLM finds none."""
+    pytest.importorskip("vllm", reason="vLLM is not installed")
+    from transformers import AutoTokenizer
+    from vllm.reasoning.deepseek_r1_reasoning_parser import DeepSeekR1ReasoningParser
+
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    tokenizer.add_tokens(["<think>", "</think>"])
+    parser = DeepSeekR1ReasoningParser(tokenizer)
+    cases = [c for c in CASES if c.reasoning == "think"] + [
+        c for c, _ in cut_traces() if c.reasoning == "think"
+    ]
+    for case in cases:
+        _, content = parser.extract_reasoning(case.text, None)
+        ours = final_content(case.text, "think")
+        assert (None if ours is None else case.text[ours[0] :] or None) == content, case.text

@@ -216,3 +216,33 @@ def test_a_reasoning_models_units_come_from_its_answer_and_each_response_has_a_s
     assert (answered["span_start"] > QWEN3_THINKING.index("</think>")).all()
     cut_units = units.filter(pl.col("sample_id") == "s1")
     assert set(cut_units["status"].cast(pl.String).to_list()) == {"missing"}
+
+
+def test_every_family_of_the_corpus_through_the_scoring_stage():
+    """The reasoning corpus (tests/helpers/reasoning_corpus.py) through ``score_generations``: each response's
+    status is the corpus's, and its atoms — never from the thinking — give the corpus's precision."""
+    import dataclasses
+    import re
+
+    from helpers.reasoning_corpus import CASES, REFERENCE
+
+    from saltbench.evaluation import final_content
+
+    for case in CASES:
+        pieces = re.findall(r"\s*\S+|\s+", case.text)
+        if case.finish_reason == "error":
+            record = GenerationRecord.failed("refused", num_prompt_tokens=3)
+        else:
+            record = dataclasses.replace(
+                make_record(pieces, [0.9] * len(pieces)), finish_reason=case.finish_reason
+            )
+        gens, data = frames([record], [REFERENCE])
+        units = score_generations(gens, data, "dna", reasoning=case.reasoning, fence_rule="line")
+        assert units["answer_status"].cast(pl.String).unique().to_list() == [case.status], case.family
+        atoms = units.filter(pl.col("granularity") == "atom")
+        produced = atoms.filter(pl.col("span_start").is_not_null())
+        precision = produced["is_correct"].mean() if produced.height else 0.0
+        assert precision == pytest.approx(case.precision), case.family
+        content = final_content(case.text, case.reasoning)
+        assert content is not None or produced.height == 0
+        assert (produced["span_start"] >= (content[0] if content else 0)).all(), case.family
