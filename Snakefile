@@ -11,6 +11,8 @@ import sys
 from saltbench.config import ConfigError, check_config_files, resolve_config
 from saltbench.core.plugins import PluginError
 from saltbench.core.outputs import target_files
+from saltbench.inference import load_model_registry
+from saltbench.inference.registry import SimulatedSource
 from saltbench.interventions import InterventionOptions
 from saltbench.workflow.rule_support import report_text
 from saltbench.workflow.kept import prune_kept
@@ -39,6 +41,7 @@ STYLES = list(SETTINGS.prompt_styles)
 STYLE_TASKS = [(style, task) for style in STYLES for task in TASKS]  # the files of a per_model inference job
 INFERENCE_JOBS = SETTINGS.inference.jobs
 MODELS = list(SETTINGS.models)
+REGISTRY = load_model_registry(config["model_registry"])  # checked by resolve_config above
 INTERVENTIONS = InterventionOptions.from_config(SETTINGS)
 INTERVENTION_MODELS = list(INTERVENTIONS.models) if INTERVENTIONS.enabled else []
 INTERVENTION_TASKS = [t for t in INTERVENTIONS.tasks if t in TASKS] if INTERVENTION_MODELS else []
@@ -47,7 +50,12 @@ TRAINING_FAMILIES = TRAINING.families()  # family -> the saltbench.training.Trai
 TRAINING_CHECKPOINTS = list(TRAINING.checkpoint_names)
 TRAINED_MODELS = list(TRAINING_FAMILIES) if TRAINING.enabled else []
 # The parts of the study this run makes (saltbench.core.outputs: every table and figure, with what it needs).
-ENABLED_OUTPUTS = ["interventions"] * bool(INTERVENTION_MODELS) + ["training"] * bool(TRAINED_MODELS)
+SIMULATED_MODELS = [m for m in MODELS if isinstance(REGISTRY[m].source, SimulatedSource)]
+ENABLED_OUTPUTS = (
+    ["interventions"] * bool(INTERVENTION_MODELS)
+    + ["training"] * bool(TRAINED_MODELS)
+    + ["simulation"] * bool(SIMULATED_MODELS)
+)
 
 
 # No job runs more threads than its rule's `threads` (the scheduler keeps their sum within --cores):
@@ -78,6 +86,7 @@ include: "rules/scoring.smk"
 include: "rules/interventions.smk"
 include: "rules/analysis.smk"
 include: "rules/figures.smk"
+include: "rules/simulation.smk"
 
 
 rule all:

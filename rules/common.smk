@@ -2,9 +2,10 @@
 
 from saltbench.core.shards import n_shards
 from saltbench.core.vocabulary import MODEL_NAME_REGEX
-from saltbench.inference import GgufPackageSource, LocalSource, load_model_registry
+from saltbench.inference import GgufPackageSource, LocalSource
+from saltbench.inference.registry import SimulatedSource
 from saltbench.tasks import TASK_SLUGS
-from saltbench.workflow.rule_support import plugin_versions
+from saltbench.workflow.rule_support import plugin_versions, simulation_parameters
 
 
 wildcard_constraints:
@@ -14,7 +15,6 @@ wildcard_constraints:
     model=MODEL_NAME_REGEX,
 
 
-REGISTRY = load_model_registry(config["model_registry"])
 CONVERTED_MODELS = "data/models/converted"
 
 
@@ -49,13 +49,21 @@ def generation_shards(wildcards):
 
 
 def model_files(wildcards):
-    """Files an inference job needs for its model: the converted GGUF, a trained/local directory, or none."""
+    """Files an inference job needs for its model: the converted GGUF, a trained/local directory, a simulated
+    model's datasets, or none."""
     source = spec_of(wildcards.model).source
     if isinstance(source, GgufPackageSource):
         return [f"{CONVERTED_MODELS}/{wildcards.model}"]
     if isinstance(source, LocalSource):
         return [source.path]
+    if isinstance(source, SimulatedSource) and source.datasets == "data/datasets":
+        return expand("data/datasets/{task}.parquet", task=TASKS)  # what it answers from
     return []
+
+
+def simulation(wildcards):
+    """The ``simulation`` parameter of a job running the model: a simulated model's planted parameters."""
+    return simulation_parameters(spec_of(wildcards.model))
 
 
 def backend_of(wildcards):

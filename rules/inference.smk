@@ -70,6 +70,7 @@ if INFERENCE_JOBS == "per_model":
         params:
             plugins=task_plugins,
             spec=lambda wildcards: spec_of(wildcards.model),
+            simulation=simulation,
             model_path=model_path,
             backend=backend_of,
             inference=config["inference"],
@@ -110,6 +111,7 @@ else:
         params:
             plugins=task_plugins,
             spec=lambda wildcards: spec_of(wildcards.model),
+            simulation=simulation,
             model_path=model_path,
             backend=backend_of,
             inference=config["inference"],

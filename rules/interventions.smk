@@ -22,6 +22,7 @@ rule intervention_shard:
     params:
         plugins=task_plugins,
         spec=lambda wildcards: spec_of(wildcards.model),
+        simulation=simulation,
         model_path=model_path,
         backend=backend_of,
         options=INTERVENTION_OPTIONS.as_dict(),

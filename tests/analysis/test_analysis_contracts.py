@@ -36,7 +36,7 @@ def samples(inputs) -> dict[str, pl.DataFrame]:
 
 
 def test_every_table_of_the_rules_has_an_artifact_and_a_builder():
-    rules = (REPO / "rules" / "analysis.smk").read_text()
+    rules = "".join((REPO / "rules" / name).read_text() for name in ("analysis.smk", "simulation.smk"))
     written = set(re.findall(r'table_outputs\("(\w+)"', rules)) | set(
         re.findall(r'"results/tables/(\w+)\.parquet"', rules)
     )

@@ -16,6 +16,7 @@ from saltbench.analysis import (
     accuracy_by_corruption,
     accuracy_by_placement,
     accuracy_by_position,
+    distinct_interventions,
     fit_intervention_effects,
     separated,
 )
@@ -49,7 +50,9 @@ def test_fit_table_shape_and_counts(effects, interventions):
     assert effects.height == 2 * 5  # 2 tasks x 5 terms; nothing pooled over tasks
     assert set(effects["task"]) == {"dna", "matmul"}
     dna = _term(effects, "dna", "intercept")
-    assert dna["n_rows"] == interventions.filter(pl.col("task") == "dna").height and dna["n_samples"] == 60
+    distinct = distinct_interventions(interventions)  # c = k - 1 enters once
+    assert dna["n_rows"] == distinct.filter(pl.col("task") == "dna").height < interventions.height
+    assert dna["n_samples"] == 60
     assert (effects["ci_low"] <= effects["estimate"]).all()
     assert (effects["estimate"] <= effects["ci_high"]).all()
 
@@ -140,11 +143,12 @@ def test_accuracy_tables_are_consistent(interventions):
     by_corr = accuracy_by_corruption(interventions, n_bins=4)
     by_pos = accuracy_by_position(interventions, n_bins=5)
     n_clean = interventions.filter(pl.col("placement") == "clean").height
+    distinct = distinct_interventions(interventions).height
     assert (
         set(by_place["task"]) == set(by_corr["task"]) == set(by_pos["task"]) == {"dna", "matmul"}
     )  # no pool
-    assert by_place["n"].sum() == interventions.height
-    assert by_corr["n"].sum() == interventions.height
+    assert by_place["n"].sum() == distinct
+    assert by_corr["n"].sum() == distinct
     assert by_pos["n"].sum() == n_clean
     assert by_corr.filter(pl.col("placement") == "clean")["bin"].unique().to_list() == [-1]
     assert by_corr["bin"].max() <= 3 and by_pos["bin"].is_between(0, 4).all()

@@ -125,9 +125,22 @@ def test_inference_backend_override(default_cfg):
     default_cfg["inference"]["backend"] = "vllm"
     assert validate_config(default_cfg, check_models=False)["inference"]["backend"] == "vllm"
     default_cfg["inference"]["backend"] = "tgi"
-    expected = r"inference.backend: 'tgi' is not one of \['hf', 'vllm', 'openai', 'vllm_server', None\]"
+    expected = r"inference.backend: 'tgi' is not one of \['hf', 'vllm', 'openai', 'vllm_server', 'simulated', None\]"
     with pytest.raises(ConfigError, match=expected):
         validate_config(default_cfg, check_models=False)
+
+
+def test_a_simulated_model_runs_on_its_own_backend_only(default_cfg, repo_root, monkeypatch):
+    """``inference.backend: hf`` cannot run a simulated model, nor ``simulated`` a real one: refused naming both."""
+    monkeypatch.chdir(repo_root)
+    default_cfg["models"] = ["sim-planted"]
+    default_cfg["inference"]["backend"] = "hf"
+    with pytest.raises(ConfigError, match=r"inference\.backend: 'hf' cannot run model 'sim-planted'"):
+        validate_config(default_cfg)
+    default_cfg["models"] = ["smollm2-135m"]
+    default_cfg["inference"]["backend"] = "simulated"
+    with pytest.raises(ConfigError, match=r"inference\.backend: 'simulated' cannot run model 'smollm2-135m'"):
+        validate_config(default_cfg)
 
 
 # -- integers are real integers (2.0 and true are not) ----------------------------------------------------

@@ -102,8 +102,43 @@ TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "interventions_by_position": lambda i: accuracy_by_position(i.interventions),
     "interventions_by_corruption": lambda i: accuracy_by_corruption(i.interventions),
     "interventions_by_placement": lambda i: accuracy_by_placement(i.interventions),
+    "recovery": lambda i: recovery_sample(i),
 }
 """Table name → how the workflow builds it (the functions of rules/analysis.smk's scripts)."""
+
+
+def recovery_sample(inputs: Inputs) -> pl.DataFrame:
+    """The recovery table of the sample inputs, their models taken for simulated ones with default
+    parameters (one reference per task)."""
+    from saltbench.analysis import SimulatedRun, planted_values, recovery_estimates, recovery_table
+    from saltbench.inference.simulation import SimulationParams
+
+    datasets = {
+        t: pl.DataFrame(
+            {"reference": ["1 2 3"], "variant": [None]}, schema={"reference": pl.String, "variant": pl.String}
+        )
+        for t in TASKS
+    }
+    interventions = inputs.interventions.with_columns(  # the corrupted positions of a local placement
+        corrupted_positions=pl.int_ranges(pl.col("position") - pl.col("n_corrupted"), pl.col("position"))
+    )
+    run = SimulatedRun(
+        {m: SimulationParams() for m in MODELS},
+        ["direct", "cot"],
+        datasets,
+        MODELS[:1],
+        TASKS,
+        interventions=interventions,
+    )
+    tradeoff = reasoning_tradeoff(inputs.metrics, tradeoff_comparisons(), n_resamples=20)
+    estimates = recovery_estimates(
+        inputs.metrics,
+        generation_health(inputs.units),
+        fit_intervention_effects(inputs.interventions, n_resamples=5),
+        tradeoff,
+    )
+    return recovery_table(planted_values(run, replicates=50), estimates)
+
 
 SAMPLE_LEVEL_TRADEOFF: Callable[[Inputs], pl.DataFrame] = lambda i: reasoning_tradeoff_units(  # noqa: E731
     i.units, tradeoff_comparisons(), n_resamples=10

@@ -31,6 +31,7 @@ from ._interventions import (
     accuracy_by_corruption,
     accuracy_by_placement,
     accuracy_by_position,
+    distinct_interventions,
     fit_intervention_effects,
     separated,
 )
@@ -51,6 +52,7 @@ from ._reasoning import (
     reasoning_tradeoff,
     reasoning_tradeoff_units,
 )
+from ._recovery import SimulatedRun, planted_values, recovery_estimates, recovery_table
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
@@ -71,15 +73,20 @@ __all__ = [
     "TRAIN_LOG_SCHEMA",
     "Comparison",
     "ModelPair",
+    "SimulatedRun",
     "accuracy_by_corruption",
     "accuracy_by_placement",
     "accuracy_by_position",
     "accuracy_by_task",
     "generation_health",
+    "planted_values",
+    "recovery_estimates",
+    "recovery_table",
     "thin_models",
     "base_model",
     "combine_intervals",
     "comparisons",
+    "distinct_interventions",
     "dominance",
     "dominance_cells",
     "expected_auroc",

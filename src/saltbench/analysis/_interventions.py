@@ -59,6 +59,12 @@ FIT_STATUSES: Mapping[str, str] = {
 
 def _design(frame: pl.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray]:
     """Design matrix (columns :data:`TERMS`), its column names and the response."""
+    x = _design_matrix(frame)
+    return x, list(TERMS), frame["next_correct"].cast(pl.Float64).to_numpy()
+
+
+def _design_matrix(frame: pl.DataFrame) -> np.ndarray:
+    """The columns :data:`TERMS` of the regression, one row per intervention."""
     placement = frame["placement"].to_numpy()
     cols = {
         "intercept": np.ones(frame.height),
@@ -67,9 +73,7 @@ def _design(frame: pl.DataFrame) -> tuple[np.ndarray, list[str], np.ndarray]:
         "placement_random": (placement == "random").astype(np.float64),
         "position_fraction": frame["position_fraction"].to_numpy().astype(np.float64),
     }
-    y = frame["next_correct"].cast(pl.Float64).to_numpy()
-    names = list(cols)
-    return np.column_stack([cols[n] for n in names]), names, y
+    return np.column_stack([cols[n] for n in TERMS])
 
 
 def separated(x: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> bool:
@@ -112,19 +116,39 @@ def _fit(x: np.ndarray, y: np.ndarray, method: FitMethod, ridge: float) -> np.nd
         gram = xs.T @ xs + np.diag(penalty)
         beta[varies] = np.linalg.solve(gram, xs.T @ y)
         return beta
-    b = np.zeros(xs.shape[1])
+    beta[varies] = _newton(xs, y, penalty)
+    return beta
+
+
+def _newton(x: np.ndarray, y: np.ndarray, penalty: np.ndarray) -> np.ndarray:
+    """Penalised logistic maximum likelihood by Newton's method; ``y`` may be probabilities (the expected
+    log-likelihood of outcomes with those probabilities)."""
+    b = np.zeros(x.shape[1])
     for _ in range(100):
-        eta = np.clip(xs @ b, -30, 30)
+        eta = np.clip(x @ b, -30, 30)
         p = 1.0 / (1.0 + np.exp(-eta))
         w = np.maximum(p * (1 - p), 1e-10)
-        grad = xs.T @ (y - p) - penalty * b
-        hess = (xs * w[:, None]).T @ xs + np.diag(penalty) + 1e-12 * np.eye(xs.shape[1])
+        grad = x.T @ (y - p) - penalty * b
+        hess = (x * w[:, None]).T @ x + np.diag(penalty) + 1e-12 * np.eye(x.shape[1])
         step = np.linalg.solve(hess, grad)
         b = b + step
         if np.max(np.abs(step)) < 1e-9:
             break
-    beta[varies] = b
-    return beta
+    return b
+
+
+def population_effects(frame: pl.DataFrame, p_correct: np.ndarray, ridge: float = 1e-3) -> dict[str, float]:
+    """The coefficients :func:`fit_intervention_effects` (logistic) converges to on the design of ``frame``
+    (one model × task) when each row's next atom is correct with probability ``p_correct``: the maximiser of
+    the expected log-likelihood, the estimand of the fit (a term that does not vary: NaN)."""
+    x, names = _design_matrix(frame), list(TERMS)
+    varies = np.ones(x.shape[1], dtype=bool)
+    varies[1:] = x[:, 1:].std(axis=0) > 0
+    penalty = np.full(int(varies.sum()), ridge)
+    penalty[0] = 0.0
+    beta = np.full(x.shape[1], NAN)
+    beta[varies] = _newton(x[:, varies], np.asarray(p_correct, dtype=np.float64), penalty)
+    return dict(zip(names, beta.tolist(), strict=True))
 
 
 def _cluster_codes(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -214,7 +238,8 @@ def fit_intervention_effects(
             + \beta_\text{local}[\text{local}] + \beta_\text{random}[\text{random}]
             + \beta_k\,\frac{k}{n}
 
-    ``corrupted_fraction`` is :math:`c/(k-1)` and ``position_fraction`` :math:`k/n`. Placement terms
+    ``corrupted_fraction`` is :math:`c/(k-1)` and ``position_fraction`` :math:`k/n`. An intervention that
+    corrupts every prefix atom enters once, as ``local`` (:func:`distinct_interventions`). Placement terms
     compare with ``distant`` corruption (clean rows have :math:`c = 0` and no placement dummy), so
     :math:`\beta_\text{local} > 0` means nearby corruption hurts less than distant corruption at equal
     corrupted fraction. A small L2 penalty ``ridge`` on the slopes stabilises nearly separated fits.
@@ -249,11 +274,15 @@ def fit_intervention_effects(
         raise ValueError(f"method must be 'logistic' or 'linear', got {method!r}")
     if not ridge >= 0:
         raise ValueError(f"ridge must be >= 0, got {ridge!r}")
-    data = interventions.filter(
-        pl.col("next_correct").is_not_null()
-        & pl.col("corrupted_fraction").is_finite()
-        & pl.col("position_fraction").is_finite()
-    ).with_columns(pl.col("sample_id").cast(pl.String))
+    data = (
+        distinct_interventions(interventions)
+        .filter(
+            pl.col("next_correct").is_not_null()
+            & pl.col("corrupted_fraction").is_finite()
+            & pl.col("position_fraction").is_finite()
+        )
+        .with_columns(pl.col("sample_id").cast(pl.String))
+    )
     rows: list[dict[str, object]] = []
     k = 0
     for (model, task), frame in data.sort("model", "task").group_by(["model", "task"], maintain_order=True):
@@ -289,9 +318,27 @@ def _accuracy(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
     )
 
 
+def distinct_interventions(interventions: pl.DataFrame) -> pl.DataFrame:
+    """``interventions`` without the ``random`` and ``distant`` copies of an intervention that corrupts every
+    prefix atom (``c = k − 1``, ``corrupted_fraction`` 1): its prefix is the ``local`` one, so the plan's
+    three placements are one intervention measured three times under three labels. Counted three times, they
+    gave the ``distant`` baseline the effect of a corrupted last atom, which biased ``placement_local``
+    towards 0 and ``corrupted_fraction`` away from it (a simulated model with planted effects showed both,
+    docs/simulation.md §5); kept once, as ``local``.
+
+    Example:
+        >>> rows = pl.DataFrame({"placement": ["local", "distant", "random", "distant"],
+        ...                      "corrupted_fraction": [1.0, 1.0, 1.0, 0.5]})
+        >>> distinct_interventions(rows)["placement"].to_list()
+        ['local', 'distant']
+    """
+    every = pl.col("corrupted_fraction") >= 1.0
+    return interventions.filter(~(every & pl.col("placement").is_in(["random", "distant"])))
+
+
 def _prepared(interventions: pl.DataFrame) -> pl.DataFrame:
     require_columns(interventions, INTERVENTIONS_SCHEMA, "interventions")
-    return interventions.filter(pl.col("next_correct").is_not_null())
+    return distinct_interventions(interventions).filter(pl.col("next_correct").is_not_null())
 
 
 def _bin_expr(column: str, n_bins: int) -> pl.Expr:

@@ -211,11 +211,16 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     override = settings.inference.backend
     for name in settings.models:
         spec = registry[name]
-        if override is not None and (override == "openai") != spec.served:
+        exclusive = ("openai", "simulated")  # backends of one source kind each (served, simulated models)
+        if (
+            override is not None
+            and override != spec.backend
+            and exclusive.count(override) + exclusive.count(spec.backend)
+        ):
             raise ConfigError(
                 f"inference.backend: {override!r} cannot run model {name!r} (registry backend "
-                f"{spec.backend!r}): a served model runs only on backend openai, and backend openai only a "
-                "served model"
+                f"{spec.backend!r}): a served model runs only on backend openai and a simulated one only on "
+                "backend simulated, and those backends run nothing else"
             )
     if settings.interventions.enabled:
         served = [

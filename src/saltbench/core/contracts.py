@@ -598,12 +598,21 @@ INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
 """``interventions_by_placement``: next-atom accuracy per model × task × placement
 (:func:`saltbench.analysis.accuracy_by_placement`)."""
 
+RECOVERY_TABLE = _table(
+    "recovery",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "quantity": pl.String(),
+     "planted": pl.Float64(), **_interval("estimate"), "error": pl.Float64(), "inside": pl.Boolean()},
+    _ordered("ci_low", "ci_high"),
+)  # fmt: skip
+"""``recovery`` (runs with simulated models): each planted value of the simulated models beside the run's
+estimate of it and its interval (:func:`saltbench.analysis.recovery_table`)."""
+
 TABLES: Mapping[str, Artifact] = {
     a.name.removeprefix("table."): a
     for a in (GENERATION_HEALTH_TABLE, LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE,
               DOMINANCE_CELLS_TABLE, GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE,
               RELIABILITY_TABLE, REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
-              INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE)
+              INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE, RECOVERY_TABLE)
 }  # fmt: skip
 """The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is
 called ``table.{name}``); one per entry of :data:`saltbench.core.outputs.TABLE_OUTPUTS`."""

@@ -18,8 +18,9 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Literal
 
-Needs = Literal["always", "interventions", "training"]
-"""When an output is part of a run: always, when interventions are enabled, when tiny models are trained."""
+Needs = Literal["always", "interventions", "training", "simulation"]
+"""When an output is part of a run: always, when interventions are enabled, when tiny models are trained,
+when the run has simulated models."""
 
 PUBLISHED = ("parquet", "csv", "tex")
 """Formats of a table of the paper (LaTeX for the manuscript)."""
@@ -68,6 +69,7 @@ TABLE_OUTPUTS: tuple[TableOutput, ...] = (
     TableOutput("interventions_by_position", needs="interventions"),
     TableOutput("interventions_by_corruption", needs="interventions"),
     TableOutput("interventions_by_placement", needs="interventions"),
+    TableOutput("recovery", DATA_ONLY, needs="simulation"),
 )
 """Every analysis table, in the order of the paper's sections."""
 

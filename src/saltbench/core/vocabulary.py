@@ -77,7 +77,7 @@ FitMethod = Literal["logistic", "linear"]
 FIT_METHODS: tuple[FitMethod, ...] = get_args(FitMethod)
 """Regression fitted to the intervention outcomes (docs/interventions.md §5)."""
 
-Backend = Literal["hf", "vllm", "openai", "vllm_server"]
+Backend = Literal["hf", "vllm", "openai", "vllm_server", "simulated"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
 """Inference backends of the model registry (docs/backends.md; saltbench.inference.backends): weights
 in-process through transformers or vLLM, a served / hosted model through its OpenAI-compatible API, or

@@ -264,9 +264,21 @@ def _load_vllm_server(path: str | Path, spec: ModelSpec, settings: LoadSettings)
     )  # fmt: skip
 
 
+def _load_simulated(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
+    from saltbench.inference.simulated import load_simulated
+
+    return load_simulated(path, spec, batch_size=settings.batch_size, top_k=settings.top_k)
+
+
 BACKEND_LOADERS: Mapping[Backend, Callable[[str | Path, ModelSpec, LoadSettings], LoadedModel]] = (
     MappingProxyType(
-        {"hf": _load_hf, "vllm": _load_vllm, "openai": _load_openai, "vllm_server": _load_vllm_server}
+        {
+            "hf": _load_hf,
+            "vllm": _load_vllm,
+            "openai": _load_openai,
+            "vllm_server": _load_vllm_server,
+            "simulated": _load_simulated,
+        }
     )
 )
 """The loader of each backend name of the model registry."""

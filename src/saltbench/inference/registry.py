@@ -43,6 +43,9 @@ Source kinds:
   served ``model`` name; with ``backend: openai`` and an ``api`` block (:class:`ApiSettings`:
   ``api_key_env``, ``endpoint``, ``concurrency``, ``timeout_s``, ``max_retries``, ``token_ids``,
   ``tokenizer``, ``prompt_logprobs``, prices). Nothing is loaded here (docs/backends.md §8).
+* ``simulated`` — a simulated model with planted effects (``backend: simulated``): ``parameters``
+  (:class:`~saltbench.inference.simulation.SimulationParams`) and the ``datasets`` folder it answers from
+  (default ``data/datasets``); no weights (docs/simulation.md).
 
 Backends (``backend``; a run may override it with the config key ``inference.backend``):
 
@@ -56,7 +59,8 @@ Backends (``backend``; a run may override it with the config key ``inference.bac
   API, or ``vllm serve`` / SGLang / TGI; top-20 log-probabilities as the API returns them, entropy NaN;
 * ``vllm_server`` — the model's own weights behind a vLLM server that the workflow starts for it (one per
   model, a Snakemake service job) and its jobs reach through the ``openai`` client
-  (:mod:`saltbench.inference.serving`); the same records as ``vllm``.
+  (:mod:`saltbench.inference.serving`); the same records as ``vllm``;
+* ``simulated`` — the planted process of a ``simulated`` source (:mod:`saltbench.inference.simulated`).
 
 Unknown keys and bad values raise :class:`ValueError` naming the model and the key.
 """
@@ -84,6 +88,7 @@ from saltbench.core.vocabulary import (
     Dtype,
     ReasoningFormat,
 )
+from saltbench.inference.simulation.params import SimulationParams, parse_simulation_params
 
 logger = logging.getLogger(__name__)
 
@@ -127,7 +132,17 @@ class ApiSource:
     kind: Literal["api"] = "api"
 
 
-ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource
+@dataclass(frozen=True)
+class SimulatedSource:
+    """A simulated model (``backend: simulated``, docs/simulation.md): the planted process with
+    ``parameters``, answering the dataset rows in the folder ``datasets``."""
+
+    parameters: SimulationParams = field(default_factory=SimulationParams)
+    datasets: str = "data/datasets"
+    kind: Literal["simulated"] = "simulated"
+
+
+ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource | SimulatedSource
 
 
 @dataclass(frozen=True)
@@ -217,6 +232,8 @@ class ModelSpec:
             return Path(src.path)
         if isinstance(src, ApiSource):
             return src.base_url
+        if isinstance(src, SimulatedSource):
+            return Path(src.datasets)
         return src.id
 
     @property
@@ -300,7 +317,7 @@ def verify_model_files(model_path: str | Path, spec: ModelSpec) -> None:
     from saltbench.io import CorruptDirectoryError, CorruptFileError, quarantine, verify_manifest
 
     path = Path(model_path)
-    if isinstance(spec.source, ApiSource) or not path.is_dir():
+    if isinstance(spec.source, (ApiSource, SimulatedSource)) or not path.is_dir():
         return
     try:
         verify_manifest(path, required=isinstance(spec.source, GgufPackageSource))
@@ -380,7 +397,10 @@ _SOURCE_KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, opt
     "hub": ({"id"}, {"revision"}),
     "local": ({"path"}, set()),
     "api": ({"base_url", "model"}, set()),
+    "simulated": (set(), {"parameters", "datasets"}),
 }
+_OWN_BACKENDS = {"api": "openai", "simulated": "simulated"}
+"""Source kinds that run only on one backend (which runs no other source kind)."""
 _API_KEYS = {f.name for f in dataclasses.fields(ApiSettings)}
 _RESOURCE_KEYS = {"gpus", "gpu_model", "mem_mb", "runtime_min", "cpus"}
 
@@ -418,6 +438,14 @@ def _parse_source(model: str, raw: Any) -> ModelSource:
     missing = required - set(raw)
     if missing:
         raise _fail(model, "source", f"kind {kind!r} needs keys {sorted(missing)}")
+    if kind == "simulated":
+        try:
+            parameters = parse_simulation_params(raw.get("parameters"), "source.parameters")
+        except ValueError as exc:
+            key, _, message = str(exc).partition(": ")
+            raise _fail(model, key, message) from None
+        datasets = _nonempty_str(model, "source.datasets", raw.get("datasets", SimulatedSource.datasets))
+        return SimulatedSource(parameters=parameters, datasets=datasets)
     values = {
         key: _nonempty_str(model, f"source.{key}", raw[key]) for key in (required | optional) & set(raw)
     }
@@ -583,15 +611,16 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
     if raw.get("pair_with") is not None:
         values["pair_with"] = _nonempty_str(name, "pair_with", raw["pair_with"])
     values["resources"] = _parse_resources(name, raw.get("resources"))
+    backend = values.get("backend", "hf")
+    for kind, own in _OWN_BACKENDS.items():  # these sources run on their own backend, and it on nothing else
+        if (values["source"].kind == kind) != (backend == own):
+            raise _fail(
+                name,
+                "backend",
+                f"a source of kind {kind!r} needs backend: {own}, and backend: {own} a source of kind "
+                f"{kind!r} (got source kind {values['source'].kind!r}, backend {backend!r})",
+            )
     served = isinstance(values["source"], ApiSource)
-    if served != (values.get("backend") == "openai"):
-        raise _fail(
-            name,
-            "backend",
-            "a source of kind 'api' needs backend: openai, and backend: openai a source of "
-            f"kind 'api' (got source kind {values['source'].kind!r}, backend "
-            f"{values.get('backend', 'hf')!r})",
-        )
     if "api" in raw and not served:
         raise _fail(name, "api", "only a backend: openai entry takes an api block")
     if served:

@@ -91,18 +91,38 @@ def per_task_files(tasks: Sequence[str], *files: Sequence[str]) -> list[tuple[st
     return rows
 
 
-class _NoPlugin:
-    """The value of a rule's ``plugins`` parameter when the job uses no plugin: not a built-in type, so
-    Snakemake does not record it, and adding the parameter left the outputs of plugin-free runs current."""
+class _Untracked:
+    """A rule parameter's value where there is nothing to track: not a built-in type, so Snakemake does not
+    record it, and adding the parameter left the outputs of runs without that thing current."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
 
     def __repr__(self) -> str:
-        return "no plugin"
+        return self.label
 
 
-NO_PLUGIN = _NoPlugin()
+NO_PLUGIN = _Untracked("no plugin")
+"""The ``plugins`` parameter of a job that uses no plugin."""
+NOT_SIMULATED = _Untracked("not simulated")
+"""The ``simulation`` parameter of a job whose model is not simulated."""
 
 
-def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -> str | _NoPlugin:
+def simulation_parameters(spec: Any) -> str | _Untracked:
+    """The ``simulation`` parameter of an inference or intervention job: a simulated model's planted
+    parameters as JSON (editing them makes its generations stale, docs/simulation.md §3), else
+    :data:`NOT_SIMULATED`."""
+    import dataclasses
+    import json
+
+    from saltbench.inference.registry import SimulatedSource
+
+    if not isinstance(spec.source, SimulatedSource):
+        return NOT_SIMULATED
+    return json.dumps(dataclasses.asdict(spec.source), sort_keys=True)
+
+
+def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -> str | _Untracked:
     """What a job's outputs depend on besides its inputs: the fingerprint (package, version, source digest:
     :attr:`saltbench.core.plugins.Plugin.fingerprint`) of each plugin among its ``tasks`` and
     ``confidence`` functions, as one string, or :data:`NO_PLUGIN`.

@@ -1,0 +1,273 @@
+"""Planted truth: what a simulated model's parameters say each estimate of the study should be, and whether
+the run recovered it (docs/simulation.md §4).
+
+:func:`planted_values` turns the parameters of the run's simulated models
+(:class:`~saltbench.inference.simulation.SimulationParams`) and its datasets into one planted value per
+quantity; :func:`recovery_estimates` reads the same quantities, with their intervals, from the run's tables;
+:func:`recovery_table` joins them (``inside``: the planted value lies in the interval).
+
+Quantities (``quantity`` column), per model, style and task unless said otherwise:
+
+* ``atom_auroc`` — pooled atom-level AUROC of ``mean_probability`` (top-k flavour, uncalibrated; every
+  confidence function but ``log_probability_sum`` ranks the atoms alike): ``Φ(d/√2)``;
+* ``atom_precision`` — atom precision, the mean over the dataset rows of ``E[correct atoms of r / n_r]``,
+  the expectations from :func:`~saltbench.inference.simulation.atom_chain` by Monte Carlo (``replicates``
+  answers per row); only for models whose every response is answered (no truncation, no missing fences);
+* ``truncated_share`` — the share of responses cut off: ``truncation_rate`` (interval: Wilson, from the
+  health table's counts);
+* ``intervention_<term>`` (interventions' style, per model and task) — the terms of the interventions'
+  logistic regression (docs/interventions.md). The planted process (``η`` of
+  :mod:`~saltbench.inference.simulation.params`) is that regression with the exposure ``[atom k−1 corrupted]``
+  in place of the placement labels; the two agree for ``clean``, ``local`` and ``distant`` rows, but a
+  ``random`` placement corrupts atom ``k−1`` with probability ``c/(k−1)`` — the corrupted fraction — so the
+  regression cannot separate its terms as planted. Their planted values are therefore the regression's
+  *estimand*: the coefficients it converges to on the run's own interventions when each next atom is correct
+  with its planted probability (:func:`~saltbench.analysis._interventions.population_effects`);
+  docs/simulation.md §5 sets them beside the structural parameters (``propagation_*``, ``position_effect``);
+* ``delta_precision`` and ``rel_delta_auroc`` (task ``all``, style ``a→b``) — the reasoning trade-off's
+  comparisons (:mod:`saltbench.analysis._reasoning`): the differences of the planted task means above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from saltbench.core.contracts import RECOVERY_TABLE
+from saltbench.evaluation import decompose
+from saltbench.inference.simulation import SimulationParams, atom_chain
+from saltbench.tasks import get_task
+
+from ._common import wilson_interval
+from ._interventions import distinct_interventions, population_effects
+from ._leaderboard import select_metric
+
+RECOVERY_SCHEMA: Mapping[str, pl.DataType] = RECOVERY_TABLE.columns
+PLANTED_SCHEMA = {
+    "model": pl.String(),
+    "style": pl.String(),
+    "task": pl.String(),
+    "quantity": pl.String(),
+    "planted": pl.Float64(),
+}
+ESTIMATE_SCHEMA = {
+    "model": pl.String(),
+    "style": pl.String(),
+    "task": pl.String(),
+    "quantity": pl.String(),
+    "estimate": pl.Float64(),
+    "ci_low": pl.Float64(),
+    "ci_high": pl.Float64(),
+}
+
+
+@dataclass(frozen=True)
+class SimulatedRun:
+    """What the planted values depend on: the simulated models' parameters, the styles and datasets, the
+    interventions (models, tasks, style, and their rows: the design of the regression) and the reasoning
+    comparisons ``(model_a, style_a, model_b, style_b)`` of the run."""
+
+    params: Mapping[str, SimulationParams]
+    styles: Sequence[str]
+    datasets: Mapping[str, pl.DataFrame]
+    intervention_models: Sequence[str] = ()
+    intervention_tasks: Sequence[str] = ()
+    intervention_style: str = "direct"
+    interventions: pl.DataFrame | None = None
+    comparisons: Sequence[tuple[str, str, str, str]] = ()
+
+
+def expected_precision(
+    params: SimulationParams, task: str, style: str, lengths: np.ndarray, replicates: int, seed: int
+) -> float:
+    """The mean over answers of ``lengths`` atoms of ``E[correct atoms / n]`` — the metrics' precision, a
+    mean of per-response precisions (Monte Carlo, ``replicates`` each; answers without atoms left out)."""
+    rng = np.random.default_rng(seed)
+    total, count_all = 0.0, 0
+    for n, count in zip(*np.unique(lengths[lengths > 0], return_counts=True), strict=True):
+        chain, _ = atom_chain(params, task, style, int(n), rng.random((replicates, int(n))))
+        total += count * chain.mean()
+        count_all += int(count)
+    return total / count_all if count_all else float("nan")
+
+
+def planted_values(run: SimulatedRun, *, replicates: int = 2000, seed: int = 0) -> pl.DataFrame:
+    """One planted value per quantity (module docstring): columns model, style, task, quantity, planted."""
+    rows: list[tuple[str, str, str, str, float]] = []
+    lengths = {
+        task: np.array(
+            [
+                len(decompose(ref.strip(), get_task(task, variant)))
+                for ref, variant in frame.select("reference", "variant").iter_rows()
+            ]
+        )
+        for task, frame in run.datasets.items()
+    }
+    precision: dict[tuple[str, str, str], float] = {}
+    for model, p in run.params.items():
+        whole = p.truncation_rate == 0 and p.no_fence_rate == 0
+        for style in run.styles:
+            for task in run.datasets:
+                rows.append((model, style, task, "atom_auroc", p.planted_atom_auroc(style)))
+                rows.append((model, style, task, "truncated_share", p.truncation_rate))
+                if whole:
+                    value = expected_precision(p, task, style, lengths[task], replicates, seed)
+                    precision[model, style, task] = value
+                    rows.append((model, style, task, "atom_precision", value))
+    rows += _intervention_estimands(run)
+    for model_a, style_a, model_b, style_b in run.comparisons:
+        if model_a not in run.params or model_b not in run.params:
+            continue
+        label = f"{model_a}:{style_a}→{model_b}:{style_b}"
+        a, b = (
+            run.params[model_a].planted_atom_auroc(style_a),
+            run.params[model_b].planted_atom_auroc(style_b),
+        )
+        rows.append((label, f"{style_a}→{style_b}", "all", "rel_delta_auroc", (b - a) / a))
+        pa = [precision.get((model_a, style_a, t)) for t in run.datasets]
+        pb = [precision.get((model_b, style_b, t)) for t in run.datasets]
+        if all(v is not None for v in pa + pb):
+            delta = float(np.mean(pb) - np.mean(pa))  # type: ignore[arg-type]
+            rows.append((label, f"{style_a}→{style_b}", "all", "delta_precision", delta))
+    return pl.DataFrame(rows, schema=PLANTED_SCHEMA, orient="row")
+
+
+def intervention_p_correct(
+    params: SimulationParams, task: str, style: str, frame: pl.DataFrame
+) -> np.ndarray:
+    """``P(next atom correct)`` of each intervention row under the planted process: ``σ(η_k)`` with the row's
+    corrupted fraction, position fraction and whether atom ``k−1`` is among its corrupted positions."""
+    last = (
+        frame.select(pl.col("corrupted_positions").list.contains(pl.col("position") - 1).fill_null(False))
+        .to_series()
+        .to_numpy()
+        .astype(np.float64)
+    )
+    eta = (
+        params.base_logit(task, style)
+        + params.position_effect * frame["position_fraction"].to_numpy()
+        + params.propagation_fraction * frame["corrupted_fraction"].to_numpy()
+        + params.propagation_local * last
+    )
+    return 1.0 / (1.0 + np.exp(-eta))
+
+
+def _intervention_estimands(run: SimulatedRun) -> list[tuple[str, str, str, str, float]]:
+    """Planted values of the intervention regression's terms (module docstring), per model and task."""
+    if run.interventions is None or not run.interventions.height:
+        return []
+    if "corrupted_positions" not in run.interventions.columns:
+        raise ValueError("the interventions have no corrupted_positions column: their planted values need it")
+    rows = []
+    data = distinct_interventions(run.interventions).filter(pl.col("next_correct").is_not_null())
+    for (model, task), frame in data.group_by(["model", "task"], maintain_order=True):
+        if model not in run.params or task not in run.intervention_tasks:
+            continue
+        p = intervention_p_correct(run.params[str(model)], str(task), run.intervention_style, frame)
+        for term, value in population_effects(frame, p).items():
+            rows.append((str(model), run.intervention_style, str(task), f"intervention_{term}", value))
+    return rows
+
+
+def recovery_estimates(
+    metrics: pl.DataFrame,
+    health: pl.DataFrame,
+    interventions: pl.DataFrame | None = None,
+    tradeoff: pl.DataFrame | None = None,
+) -> pl.DataFrame:
+    """The run's estimates of the planted quantities with their 95 % intervals (module docstring)."""
+    frames = []
+    cells = ["model", "style", "task"]
+    auroc = select_metric(
+        metrics,
+        "auroc_pooled",
+        granularity="atom",
+        confidence="mean_probability",
+        flavour="topk",
+        calibration="none",
+    )
+    frames.append(
+        auroc.select(
+            *cells, quantity=pl.lit("atom_auroc"), estimate="value", ci_low="ci_low", ci_high="ci_high"
+        )
+    )
+    precision = select_metric(metrics, "precision", granularity="atom")
+    frames.append(
+        precision.select(
+            *cells, quantity=pl.lit("atom_precision"), estimate="value", ci_low="ci_low", ci_high="ci_high"
+        )
+    )
+    cut = np.rint(health["truncated"].to_numpy() * health["responses"].to_numpy())
+    low, high = wilson_interval(cut, health["responses"].to_numpy())
+    frames.append(
+        health.select(
+            *cells,
+            quantity=pl.lit("truncated_share"),
+            estimate="truncated",
+            ci_low=pl.Series(low),
+            ci_high=pl.Series(high),
+        )
+    )
+    if interventions is not None and interventions.height:
+        ok = interventions.filter(pl.col("status") == "ok", pl.col("method") == "logistic")
+        frames.append(
+            ok.select(
+                "model",
+                style=pl.lit(None, pl.String()),
+                task="task",
+                quantity=pl.lit("intervention_") + pl.col("term"),
+                estimate="estimate",
+                ci_low="ci_low",
+                ci_high="ci_high",
+            )
+        )
+    if tradeoff is not None and tradeoff.height:
+        label = pl.format("{}:{}→{}:{}", "model_a", "style_a", "model_b", "style_b")
+        for quantity in ("delta_precision", "rel_delta_auroc"):
+            frames.append(
+                tradeoff.select(
+                    model=label,
+                    style=pl.format("{}→{}", "style_a", "style_b"),
+                    task=pl.lit("all"),
+                    quantity=pl.lit(quantity),
+                    estimate=quantity,
+                    ci_low=f"{quantity}_ci_low",
+                    ci_high=f"{quantity}_ci_high",
+                )
+            )
+    return pl.concat([f.cast(ESTIMATE_SCHEMA) for f in frames])  # type: ignore[arg-type]
+
+
+def recovery_table(
+    planted: pl.DataFrame, estimates: pl.DataFrame, intervention_style: str = "direct"
+) -> pl.DataFrame:
+    """Each planted value beside its estimate and interval; ``inside`` says whether the interval holds it
+    (null where the run has no estimate). Columns: :data:`RECOVERY_SCHEMA`."""
+    estimates = estimates.with_columns(
+        style=pl.when(pl.col("quantity").str.starts_with("intervention_"))
+        .then(pl.lit(intervention_style))
+        .otherwise(pl.col("style"))
+    )
+    joined = planted.join(estimates, on=["model", "style", "task", "quantity"], how="left")
+    joined = joined.with_columns(
+        inside=pl.when(pl.col("ci_low").is_null() | pl.col("ci_high").is_null())
+        .then(None)
+        .otherwise((pl.col("ci_low") <= pl.col("planted")) & (pl.col("planted") <= pl.col("ci_high"))),
+        error=pl.col("estimate") - pl.col("planted"),
+    )
+    table = joined.select(list(RECOVERY_SCHEMA)).sort("quantity", "model", "style", "task")
+    return table.cast(dict(RECOVERY_SCHEMA))  # type: ignore[arg-type]
+
+
+__all__ = [
+    "RECOVERY_SCHEMA",
+    "SimulatedRun",
+    "expected_precision",
+    "intervention_p_correct",
+    "planted_values",
+    "recovery_estimates",
+    "recovery_table",
+]

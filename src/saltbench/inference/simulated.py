@@ -1,0 +1,450 @@
+"""The ``simulated`` backend: a model whose answers come from the planted process, written as a real
+backend writes them (docs/simulation.md §3).
+
+**What it knows.** Like a model that reads the prompt, it finds the dataset row a prompt asks about (every
+prompt ends with its task's test block, :meth:`saltbench.tasks.base.Task.test_block`) among the dataset
+files in its model path (``data/datasets``, the registry's ``source.datasets``) — the :class:`Oracle`.
+
+**Tokens.** A byte-level tokenizer without merges (a ``transformers`` fast tokenizer, 256 byte tokens plus
+``<|endoftext|>`` = 256): every ASCII character is one token, so token texts and offsets follow from the
+text. Each token's chosen probability ``p`` (for the tokens of an atom, the atom's:
+:func:`~saltbench.inference.simulation.chain.atom_confidence`; elsewhere
+:data:`~saltbench.inference.simulation.params.STRUCTURE_PROB`) is the
+most likely of a top-20 whose other 19 entries share ``1 − p`` evenly; the stored entropy is that
+distribution's (nats).
+
+**Answers.** The reference with each wrong atom replaced by :func:`wrong_atom`, between fence lines; in the
+``cot`` style after two lines of working; for a share of responses after a ``<think>`` trace that quotes the
+fence, cut inside the answer (``finish_reason = length``) or without fences (parameters module). A budget
+shorter than the response cuts it too.
+
+**Interventions** (:meth:`SimulatedModel.force_and_continue`): the forced prefix is read back into atoms,
+compared with the reference, and the chain continues from it with those atoms' wrongness as its history, so
+corrupted prefixes act through the planted ``propagation_*`` terms. The teacher-forced log-probability of
+the reference atom ``k`` is ``log P(correct_k)``, split evenly over its tokens.
+
+Every response is a function of the parameters' seed and its prompt (and forced prefix) only, so batches,
+shards and resumed jobs give identical files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import polars as pl
+
+from saltbench.core.vocabulary import Backend
+from saltbench.evaluation import decompose_clean, resolve_task
+from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
+from saltbench.inference.registry import ModelSpec
+from saltbench.inference.simulation.chain import atom_chain, atom_confidence
+from saltbench.inference.simulation.params import STRUCTURE_PROB, SimulationParams
+from saltbench.tasks import get_task
+from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
+
+log = logging.getLogger(__name__)
+
+EOS_ID = 256
+"""The id of ``<|endoftext|>``, the simulated tokenizer's one special token."""
+THINK_CLOSED = "<think>\n\n</think>\n\n"
+"""What :func:`saltbench.inference.chat.answer_start` appends for a ``think`` model (stripped on lookup)."""
+COT_WORKING = "Let me work through this step by step.\nI compute every part of the answer in order.\n"
+"""The working a simulated model writes before its fenced answer in the ``cot`` style."""
+TRACE_OPENING = "<think>\nI must print '********' on its own line before and after the answer. "
+"""How a simulated reasoning trace opens: it quotes the fence, as real reasoning models do."""
+TRACE_FILLER = "Let me check each part once more. "
+TAIL_CHARS = 64
+"""Characters of a prompt's end used to index the dataset rows (candidates are then checked in full)."""
+
+
+def build_tokenizer() -> Any:
+    """The byte-level tokenizer (module docstring): byte ``b`` is token ``b``, ``<|endoftext|>`` is 256."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
+    others = [b for b in range(256) if b not in printable]
+    symbol = {b: chr(b) for b in printable} | {b: chr(256 + i) for i, b in enumerate(others)}
+    vocab = {symbol[b]: b for b in range(256)} | {"<|endoftext|>": EOS_ID}
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    tokenizer.add_special_tokens(["<|endoftext|>"])
+    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, eos_token="<|endoftext|>")
+
+
+def wrong_atom(atom: str, rng: random.Random) -> str:
+    """A wrong atom of the same form: a ``True``/``False`` flipped; otherwise one letter or digit replaced by
+    another of its kind (a base by another base when the atom is DNA); an atom without either gets a ``0``.
+
+    Examples:
+        >>> rng = random.Random(0)
+        >>> wrong_atom("p3: True", rng), wrong_atom("ACG", rng) != "ACG", wrong_atom("[]", rng)
+        ('p3: False', True, '[]0')
+    """
+    for word, other in (("True", "False"), ("False", "True")):
+        at = atom.rfind(word)
+        if at >= 0:
+            return atom[:at] + other + atom[at + len(word) :]
+    places = [i for i, c in enumerate(atom) if c.isascii() and c.isalnum()]
+    if not places:
+        return atom + "0"
+    i = rng.choice(places)
+    c = atom[i]
+    if set(atom) <= set("ACGT "):
+        pool = "ACGT"
+    elif c.isdigit():
+        pool = "0123456789"
+    elif c.isupper():
+        pool = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+    else:
+        pool = "abcdefghijklmnopqrstuvwxyz"
+    return atom[:i] + rng.choice([x for x in pool if x != c]) + atom[i + 1 :]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One dataset row as the simulated model knows it: its reference (stripped), atoms and their spans."""
+
+    task: str
+    sample_id: str
+    reference: str
+    atoms: tuple[str, ...]
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+
+class Oracle:
+    """The dataset rows behind prompts (module docstring), indexed by the last characters of their test
+    blocks."""
+
+    def __init__(self, frames: Sequence[pl.DataFrame]) -> None:
+        blocks: list[tuple[str, Answer]] = []
+        for frame in frames:
+            for row in frame.select("sample_id", "task", "variant", "input", "reference").iter_rows(
+                named=True
+            ):
+                task = get_task(row["task"], row["variant"])
+                reference = row["reference"].strip()
+                atoms, (starts, ends) = decompose_clean(reference, resolve_task(task), "atom")
+                answer = Answer(
+                    row["task"], row["sample_id"], reference, tuple(atoms), tuple(starts), tuple(ends)
+                )
+                blocks.append((task.test_block(row["input"]), answer))
+        if not blocks:
+            raise ValueError("the simulated model found no dataset rows to answer")
+        self.tail = min(TAIL_CHARS, *(len(b) for b, _ in blocks))
+        self._index: dict[str, list[tuple[str, Answer]]] = {}
+        for block, answer in blocks:
+            self._index.setdefault(block[-self.tail :], []).append((block, answer))
+
+    @classmethod
+    def from_folder(cls, folder: str | Path) -> Oracle:
+        """Every ``*.parquet`` dataset file in ``folder``."""
+        files = sorted(Path(folder).glob("*.parquet"))
+        if not files:
+            raise FileNotFoundError(
+                f"the simulated model's datasets folder {str(folder)!r} has no *.parquet files"
+            )
+        return cls([pl.read_parquet(f) for f in files])
+
+    def lookup(self, prompt: str) -> Answer | None:
+        """The row whose test block ends ``prompt`` (after any closed, empty reasoning block), or ``None``."""
+        text = prompt.removesuffix(THINK_CLOSED)
+        for block, answer in self._index.get(text[-self.tail :], ()):
+            if text.endswith(block):
+                return answer
+        return None
+
+
+def style_of(prompt: str) -> str:
+    """The prompt style whose instruction line the prompt holds (``direct`` when none does)."""
+    return next((s for s, line in STYLE_INSTRUCTIONS.items() if s != "direct" and line in prompt), "direct")
+
+
+def _rng(seed: int, *texts: str) -> np.random.Generator:
+    digest = hashlib.sha256("\x00".join(texts).encode("utf-8")).digest()
+    return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
+
+
+def token_scores(text: str, probs: np.ndarray, eos: bool) -> tuple[TokenScores, tuple[str, ...]]:
+    """The tokens of ``text`` (one per byte; then EOS when ``eos``) with their chosen probabilities ``probs``
+    (one per byte, EOS excluded) as a top-20 whose other entries share the rest evenly."""
+    raw = text.encode("utf-8")
+    ids = np.frombuffer(raw, np.uint8).astype(np.int32)
+    p = np.asarray(probs, dtype=np.float64)
+    if eos:
+        ids = np.append(ids, np.int32(EOS_ID))
+        p = np.append(p, STRUCTURE_PROB)
+    alt = (1.0 - p) / (TOP_K - 1)
+    topk_ids = (ids[:, None] + np.arange(TOP_K, dtype=np.int32)[None, :]) % (EOS_ID + 1)
+    topk = np.empty((len(ids), TOP_K), np.float64)
+    topk[:, 0] = np.log(p)
+    topk[:, 1:] = np.log(alt)[:, None]
+    entropy = -(p * np.log(p) + (1.0 - p) * np.log(alt))
+    scores = TokenScores(
+        ids,
+        np.log(p).astype(np.float32),
+        topk_ids.astype(np.int32),
+        topk.astype(np.float32),
+        entropy.astype(np.float32),
+    )
+    if len(raw) == len(text):  # ASCII: a token per character
+        texts: tuple[str, ...] = tuple(text)
+    else:
+        from saltbench.inference.detokenize import token_texts
+
+        texts = tuple(token_texts(build_tokenizer(), ids[: len(raw)]))
+    return scores, (*texts, "") if eos else texts
+
+
+class _Segments:
+    """Text assembled piece by piece with one chosen-token probability per piece (per byte in the end)."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.probs: list[float] = []
+
+    def add(self, text: str, prob: float = STRUCTURE_PROB) -> None:
+        if text:
+            self.texts.append(text)
+            self.probs.append(prob)
+
+    def build(self) -> tuple[str, np.ndarray]:
+        lengths = [len(t.encode("utf-8")) for t in self.texts]
+        return "".join(self.texts), np.repeat(np.asarray(self.probs, np.float64), lengths)
+
+
+def answer_body(
+    answer: Answer,
+    correct: np.ndarray,
+    probs: np.ndarray,
+    rng: random.Random,
+    first: int = 1,
+    start: int | None = None,
+) -> _Segments:
+    """Atoms ``first..n`` of the reference from character ``start`` (default: atom ``first``'s start), each
+    wrong one replaced by :func:`wrong_atom`, with their probabilities; separators certain."""
+    out = _Segments()
+    at = answer.starts[first - 1] if start is None else start
+    for j, k in enumerate(range(first, len(answer.atoms) + 1)):
+        out.add(answer.reference[at : answer.starts[k - 1]])
+        atom = answer.atoms[k - 1]
+        out.add(atom if correct[j] else wrong_atom(atom, rng), float(probs[j]))
+        at = answer.ends[k - 1]
+    out.add(answer.reference[at:])
+    return out
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planted draws of one response: which atoms are correct, their chosen-token probabilities, its
+    shape (``answered``, ``truncated``: cut at ``cut`` of its body, ``no_fence``), whether a reasoning
+    trace comes first, and the seed of its wrong atoms."""
+
+    answer: Answer
+    style: str
+    correct: np.ndarray
+    probs: np.ndarray
+    shape: str
+    cut: float
+    trace: bool
+    wrong_seed: int
+
+
+@dataclass
+class SimulatedModel:
+    """The planted process behind the backend protocol (:class:`saltbench.inference.backends.LoadedModel`)."""
+
+    backend: ClassVar[Backend] = "simulated"
+    continuous_batching: ClassVar[bool] = True
+    full_entropy: ClassVar[bool] = True
+    spec: ModelSpec
+    tokenizer: Any
+    oracle: Oracle
+    params: SimulationParams
+    batch_size: int = 8
+    top_k: int = TOP_K
+
+    def render(self, instructions: Sequence[str]) -> list[str]:
+        """The instructions as they are (the simulated model has no chat template)."""
+        return list(instructions)
+
+    def _answer(self, prompt: str) -> Answer:
+        answer = self.oracle.lookup(prompt)
+        if answer is None:
+            raise ValueError(f"model {self.spec.name!r}: no dataset row ends this prompt: …{prompt[-80:]!r}")
+        return answer
+
+    def generate(
+        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
+    ) -> list[GenerationRecord]:
+        """One record per prompt (module docstring), cut at its budget (capped by the registry)."""
+        if len(budgets) != len(prompts):
+            raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
+        return [
+            self._generate_one(p, self.spec.max_new_tokens(b)) for p, b in zip(prompts, budgets, strict=True)
+        ]
+
+    def plan(self, prompt: str) -> Plan:
+        """What the planted process decided for ``prompt`` (the draws :meth:`generate` writes out)."""
+        params, answer, style = self.params, self._answer(prompt), style_of(prompt)
+        rng = _rng(params.seed, prompt)
+        n = len(answer.atoms)
+        shape_draw, cut_draw, trace_draw = rng.random(3)
+        correct, _ = atom_chain(params, answer.task, style, n, rng.random((1, n)))
+        probs = atom_confidence(params, style, correct[0], rng.standard_normal(n))
+        if shape_draw < params.no_fence_rate:
+            shape = "no_fence"
+        elif shape_draw < params.no_fence_rate + params.truncation_rate:
+            shape = "truncated"
+        else:
+            shape = "answered"
+        trace = self.spec.reasoning_format == "think" and trace_draw < params.reasoning_rate
+        return Plan(answer, style, correct[0], probs, shape, float(cut_draw), trace, int(rng.integers(2**63)))
+
+    def _generate_one(self, prompt: str, budget: int) -> GenerationRecord:
+        plan, params = self.plan(prompt), self.params
+        text = _Segments()
+        if plan.trace:
+            filler = (TRACE_FILLER * (params.reasoning_tokens // len(TRACE_FILLER) + 1))[
+                : params.reasoning_tokens
+            ]
+            text.add(TRACE_OPENING + filler + "\n</think>\n\n")
+        if plan.style == "cot":
+            text.add(COT_WORKING)
+        if plan.shape != "no_fence":
+            text.add(FENCE + "\n")
+        before = len(text.build()[1])
+        body = answer_body(plan.answer, plan.correct, plan.probs, random.Random(plan.wrong_seed), start=0)
+        text.texts += body.texts
+        text.probs += body.probs
+        if plan.shape != "no_fence":
+            text.add("\n" + FENCE)
+        full, byte_probs = text.build()
+        eos = True
+        cut = len(byte_probs)
+        if plan.shape == "truncated":  # cut inside the answer's body
+            cut, eos = before + int(plan.cut * len(body.build()[1])), False
+        if cut + eos > budget:
+            cut, eos = budget, False
+        if cut < len(byte_probs):
+            full = full.encode("utf-8")[:cut].decode("utf-8", "ignore")
+            byte_probs = byte_probs[: len(full.encode("utf-8"))]
+        scores, texts = token_scores(full, byte_probs, eos)
+        return GenerationRecord.from_scores(
+            scores,
+            texts,
+            finish_reason="eos" if eos else "length",
+            num_prompt_tokens=len(prompt.encode("utf-8")),
+        )
+
+    def prompt_cache(self, prompt_ids: Sequence[int]) -> None:
+        """Nothing to cache."""
+        return None
+
+    def force_and_continue(
+        self,
+        prompt_ids: Sequence[int],
+        rows: Sequence[tuple[Sequence[int], Sequence[int]]],
+        *,
+        max_new_tokens: int,
+        cache: Any = None,
+        stop: Any = None,
+    ) -> list[Any]:
+        """Teacher-forced target log-probabilities and the continuation of each forced prefix (module
+        docstring), cut like a real engine's (:func:`saltbench.inference.forced.cut_continuation`)."""
+        from saltbench.inference.forced import ForcedContinuation, cut_continuation
+
+        decode = self.tokenizer.decode
+        prompt = decode(list(prompt_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        answer, style = self._answer(prompt), style_of(prompt)
+        out = []
+        for row, (prefix_ids, target_ids) in enumerate(rows):
+            prefix = decode(list(prefix_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
+            text, probs, target = self._continue(prompt, prefix, answer, style, len(target_ids))
+            keep = text.encode("utf-8")[:max_new_tokens].decode("utf-8", "ignore")
+            eos = len(keep) == len(text)
+            scores, texts = token_scores(keep, probs[: len(keep.encode("utf-8"))], eos)
+            length, finish = cut_continuation(scores, [EOS_ID], row, stop)
+            if not eos and finish == "eos":
+                finish = "length"
+            record = GenerationRecord.from_scores(
+                scores.slice(0, length),
+                texts[:length],
+                finish_reason="eos" if finish == "eos" else "length",
+                num_prompt_tokens=len(prompt_ids) + len(prefix_ids),
+            )
+            out.append(ForcedContinuation(target, record, finish))
+        return out
+
+    def _continue(
+        self, prompt: str, prefix: str, answer: Answer, style: str, n_target: int
+    ) -> tuple[str, np.ndarray, np.ndarray]:
+        """The continuation text after ``prefix`` with its byte probabilities, and the teacher-forced
+        log-probabilities of the ``n_target`` target tokens."""
+        fence = prefix.rfind(FENCE + "\n")
+        body = prefix[fence + len(FENCE) + 1 :] if fence >= 0 else ""
+        rule = resolve_task(get_task(answer.task))
+        forced, (_, ends) = decompose_clean(body.rstrip(), rule, "atom") if body.strip() else ([], ([], []))
+        k = len(forced) + 1
+        n = len(answer.atoms)
+        if k > n:
+            return (
+                "\n" + FENCE,
+                np.full(len(FENCE) + 1, STRUCTURE_PROB),
+                np.full(n_target, math.log(STRUCTURE_PROB)),
+            )
+        wrong = np.array([[a != r for a, r in zip(forced, answer.atoms, strict=False)]], bool)
+        rng = _rng(self.params.seed, prompt, prefix)
+        correct, p_correct = atom_chain(self.params, answer.task, style, n, rng.random((1, n - k + 1)), wrong)
+        probs = atom_confidence(self.params, style, correct[0], rng.standard_normal(n - k + 1))
+        tail = body[ends[-1] :] if forced else body  # what the prefix wrote after its last atom
+        start = (answer.ends[k - 2] if k > 1 else 0) + len(tail)
+        segments = answer_body(
+            answer, correct[0], probs, random.Random(int(rng.integers(2**63))), first=k, start=start
+        )
+        segments.add("\n" + FENCE)
+        text, byte_probs = segments.build()
+        # target: the separator still to write, then the reference atom k (its tokens share log P(correct_k))
+        atom_bytes = len(answer.atoms[k - 1].encode("utf-8"))
+        target = np.full(n_target, math.log(STRUCTURE_PROB))
+        if 0 < atom_bytes <= n_target:
+            target[n_target - atom_bytes :] = math.log(p_correct[0, 0]) / atom_bytes
+        return text, byte_probs, target.astype(np.float32)
+
+
+def load_simulated(
+    path: str | Path, spec: ModelSpec, *, batch_size: int = 8, top_k: int = TOP_K
+) -> SimulatedModel:
+    """The simulated model of ``spec`` answering the datasets in ``path`` (module docstring)."""
+    from saltbench.inference.registry import SimulatedSource
+
+    if not isinstance(spec.source, SimulatedSource):
+        raise ValueError(f"model {spec.name!r}: backend simulated needs a source of kind 'simulated'")
+    if top_k != TOP_K:
+        raise ValueError(f"the simulated backend writes top-{TOP_K} log-probabilities, not top-{top_k}")
+    return SimulatedModel(
+        spec, build_tokenizer(), Oracle.from_folder(path), spec.source.parameters, batch_size, top_k
+    )
+
+
+__all__ = [
+    "EOS_ID",
+    "Oracle",
+    "Plan",
+    "SimulatedModel",
+    "build_tokenizer",
+    "load_simulated",
+    "style_of",
+    "token_scores",
+    "wrong_atom",
+]

@@ -1,0 +1,23 @@
+"""Simulated models with planted effects (docs/simulation.md): the parameters
+(:mod:`~saltbench.inference.simulation.params`), the planted process
+(:mod:`~saltbench.inference.simulation.chain`) and the ``simulated`` backend
+(:mod:`~saltbench.inference.simulated`, imported on first use)."""
+
+from saltbench.inference.simulation.chain import atom_chain, atom_confidence
+from saltbench.inference.simulation.params import (
+    P_FLOOR,
+    STRUCTURE_PROB,
+    CotEffect,
+    SimulationParams,
+    parse_simulation_params,
+)
+
+__all__ = [
+    "P_FLOOR",
+    "STRUCTURE_PROB",
+    "CotEffect",
+    "SimulationParams",
+    "atom_chain",
+    "atom_confidence",
+    "parse_simulation_params",
+]

@@ -1,0 +1,99 @@
+"""The planted process itself: which atoms are correct and how confident each is (docs/simulation.md §2).
+
+:func:`atom_chain` draws atom correctness left to right with the logit ``η_k`` of
+:mod:`~saltbench.inference.simulation.params`, for many answers of one length at once (one numpy step per
+position); :func:`atom_confidence` draws the latent scores and the chosen-token probabilities. Both the
+simulated backend and the planted-truth computations use them, so what a run recovers is compared with the
+process that produced its data.
+"""
+
+from __future__ import annotations
+
+import numba  # type: ignore[import-untyped]
+import numpy as np
+
+from saltbench.inference.simulation.params import P_FLOOR, SimulationParams
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def atom_chain(
+    params: SimulationParams,
+    task: str,
+    style: str,
+    n_atoms: int,
+    uniforms: np.ndarray,
+    prefix_wrong: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Correctness of atoms ``k0..n`` of ``R`` answers of ``n_atoms`` atoms, and ``P(correct_k)`` of each.
+
+    ``uniforms`` [R, n − k0 + 1] in [0, 1) decide the atoms (atom ``k`` is correct when its uniform is below
+    ``σ(η_k)``); ``prefix_wrong`` [R, k0 − 1] says which atoms before ``k0`` are wrong (an intervention's
+    forced prefix; none: ``k0 = 1``). Returns ``(correct, p_correct)``, both [R, n − k0 + 1].
+    """
+    uniforms = np.atleast_2d(np.asarray(uniforms, dtype=np.float64))
+    rows = uniforms.shape[0]
+    prefix = np.zeros((rows, 0), bool) if prefix_wrong is None else np.atleast_2d(prefix_wrong).astype(bool)
+    k0 = prefix.shape[1] + 1
+    if uniforms.shape[1] != n_atoms - k0 + 1:
+        raise ValueError(f"{uniforms.shape[1]} uniforms per row for atoms {k0}..{n_atoms}")
+    correct = np.empty(uniforms.shape, bool)
+    p_correct = np.empty(uniforms.shape)
+    _chain(
+        uniforms,
+        prefix,
+        params.base_logit(task, style),
+        params.position_effect,
+        params.propagation_fraction,
+        params.propagation_local,
+        n_atoms,
+        correct,
+        p_correct,
+    )
+    return correct, p_correct
+
+
+@numba.njit(cache=True, nogil=True)
+def _chain(
+    uniforms: np.ndarray,
+    prefix: np.ndarray,
+    base: float,
+    position: float,
+    fraction: float,
+    local: float,
+    n_atoms: int,
+    correct: np.ndarray,
+    p_correct: np.ndarray,
+) -> None:
+    """The loop of :func:`atom_chain`, compiled: each atom depends on the ones before it."""
+    k0 = prefix.shape[1] + 1
+    for r in range(uniforms.shape[0]):
+        errors = 0.0
+        for j in range(prefix.shape[1]):
+            if prefix[r, j]:
+                errors += 1.0
+        previous = 1.0 if k0 > 1 and prefix[r, k0 - 2] else 0.0
+        for j in range(uniforms.shape[1]):
+            k = k0 + j
+            eta = base + position * k / n_atoms + local * previous
+            if k > 1:
+                eta += fraction * errors / (k - 1)
+            p = 1.0 / (1.0 + np.exp(-eta))
+            p_correct[r, j] = p
+            correct[r, j] = uniforms[r, j] < p
+            previous = 0.0 if correct[r, j] else 1.0
+            errors += previous
+
+
+def atom_confidence(
+    params: SimulationParams, style: str, correct: np.ndarray, normals: np.ndarray
+) -> np.ndarray:
+    """The chosen-token probability of each atom: ``P_FLOOR + (1 − P_FLOOR) σ(shift + slope · s)`` with
+    ``s = normals + d · correct`` (params module docstring)."""
+    latent = np.asarray(normals, dtype=np.float64) + params.separation_for(style) * correct
+    return P_FLOOR + (1 - P_FLOOR) * _sigmoid(params.calibration_shift + params.calibration_slope * latent)
+
+
+__all__ = ["atom_chain", "atom_confidence"]

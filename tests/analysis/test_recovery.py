@@ -1,0 +1,109 @@
+"""Planted values (saltbench.analysis._recovery) and the interventions' estimand."""
+
+import numpy as np
+import polars as pl
+import pytest
+
+from saltbench.analysis import (
+    SimulatedRun,
+    distinct_interventions,
+    fit_intervention_effects,
+    planted_values,
+    recovery_table,
+)
+from saltbench.analysis._interventions import population_effects
+from saltbench.analysis._recovery import expected_precision, intervention_p_correct
+from saltbench.inference.simulation import SimulationParams
+
+
+def design(n_samples: int, placements: tuple[str, ...], seed: int = 0) -> pl.DataFrame:
+    """Intervention rows of ``n_samples`` answers of 12 atoms: every k in 3..12, c in 0..2, each placement."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_samples):
+        for k in range(3, 13):
+            rows.append((f"s{s}", k, 0, "clean", []))
+            for c in (1, 2):
+                for placement in placements:
+                    chosen = {
+                        "local": list(range(k - c, k)),
+                        "distant": list(range(1, c + 1)),
+                        "random": sorted(rng.choice(np.arange(1, k), c, replace=False).tolist()),
+                    }[placement]
+                    rows.append((f"s{s}", k, c, placement, chosen))
+    frame = pl.DataFrame(
+        rows,
+        schema=["sample_id", "position", "n_corrupted", "placement", "corrupted_positions"],
+        orient="row",
+    )
+    return frame.with_columns(
+        model=pl.lit("sim"),
+        task=pl.lit("dna"),
+        corrupted_fraction=pl.col("n_corrupted") / (pl.col("position") - 1),
+        position_fraction=pl.col("position") / 12,
+    )
+
+
+PARAMS = SimulationParams(
+    accuracy={"default": 0.85}, position_effect=-1.0, propagation_fraction=-1.5, propagation_local=-1.0
+)
+
+
+def test_without_random_placements_the_estimand_is_the_planted_process():
+    frame = distinct_interventions(design(5, ("local", "distant")))
+    p = intervention_p_correct(PARAMS, "dna", "direct", frame)
+    effects = population_effects(frame, p, ridge=0.0)
+    assert effects["corrupted_fraction"] == pytest.approx(-1.5, abs=1e-6)
+    assert effects["placement_local"] == pytest.approx(-1.0, abs=1e-6)
+    assert effects["position_fraction"] == pytest.approx(-1.0, abs=1e-6)
+    assert effects["intercept"] == pytest.approx(PARAMS.base_logit("dna", "direct"), abs=1e-6)
+
+
+def test_random_placements_move_the_estimand_and_the_fit_recovers_it():
+    frame = distinct_interventions(design(300, ("random", "local", "distant")))
+    p = intervention_p_correct(PARAMS, "dna", "direct", frame)
+    estimand = population_effects(frame, p)
+    assert (
+        estimand["corrupted_fraction"] < -1.5
+    )  # random placements corrupt atom k-1 in proportion to c/(k-1)
+    rng = np.random.default_rng(1)
+    observed = frame.with_columns(next_correct=pl.Series(rng.random(frame.height) < p))
+    fit = fit_intervention_effects(observed, n_resamples=50, seed=0)
+    for row in fit.iter_rows(named=True):
+        assert row["status"] == "ok"
+        assert row["ci_low"] <= estimand[row["term"]] <= row["ci_high"], row
+
+
+def test_expected_precision_without_propagation_is_the_base_probability():
+    flat = SimulationParams(
+        accuracy={"default": 0.7}, position_effect=0.0, propagation_fraction=0.0, propagation_local=0.0
+    )
+    value = expected_precision(flat, "dna", "direct", np.array([3, 5, 5, 8]), replicates=20000, seed=0)
+    assert value == pytest.approx(0.7, abs=0.005)
+
+
+def test_the_recovery_table_says_what_lies_inside(tmp_path):
+    datasets = {
+        "dna": pl.DataFrame(
+            {"reference": ["AAA CCC", "GGG"], "variant": [None, None]},
+            schema={"reference": pl.String, "variant": pl.String},
+        )
+    }
+    run = SimulatedRun(params={"sim": SimulationParams()}, styles=["direct"], datasets=datasets)
+    planted = planted_values(run, replicates=200)
+    assert set(planted["quantity"]) == {"atom_auroc", "truncated_share", "atom_precision"}
+    auroc = planted.filter(pl.col("quantity") == "atom_auroc")["planted"][0]
+    estimates = pl.DataFrame(
+        {
+            "model": ["sim", "sim"],
+            "style": ["direct"] * 2,
+            "task": ["dna"] * 2,
+            "quantity": ["atom_auroc", "truncated_share"],
+            "estimate": [auroc + 0.01, 0.2],
+            "ci_low": [auroc - 0.02, 0.1],
+            "ci_high": [auroc + 0.03, 0.3],
+        }
+    )
+    table = recovery_table(planted, estimates)
+    inside = dict(zip(table["quantity"], table["inside"], strict=True))
+    assert inside == {"atom_auroc": True, "truncated_share": False, "atom_precision": None}

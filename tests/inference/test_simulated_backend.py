@@ -1,0 +1,212 @@
+"""The ``simulated`` backend (docs/simulation.md): it answers as planted, scores as planted, and writes what a
+real backend writes."""
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from saltbench.evaluation import evaluate, response_status
+from saltbench.inference import GenerationRecord, load_model_registry
+from saltbench.inference.backends import load_backend
+from saltbench.inference.registry import ModelSpec, SimulatedSource
+from saltbench.inference.simulated import EOS_ID, wrong_atom
+from saltbench.inference.simulation import SimulationParams, atom_chain, parse_simulation_params
+from saltbench.stages.generation import build_prompts
+from saltbench.tasks import get_task
+
+TASKS = {
+    "dna": {"min_codons": 4, "max_codons": 12},
+    "logic": {"num_variables": [6]},
+    "matmul": {"output_lengths": [9]},
+    "code": {},
+    "words": {"min_words": 12, "max_words": 20, "min_needles": 2, "subjects": ["numbers"]},
+}
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("datasets")
+    for task, params in TASKS.items():
+        get_task(task).generate(12, 3, **params).write_parquet(folder / f"{task}.parquet")
+    return folder
+
+
+def simulated(folder: Path, **params: object) -> object:
+    spec = ModelSpec(
+        name="sim",
+        source=SimulatedSource(SimulationParams(**params)),
+        backend="simulated",
+        chat_template="none",
+    )
+    return load_backend(folder, spec)
+
+
+def prompts_of(folder: Path, task: str, style: str) -> tuple[list[str], pl.DataFrame]:
+    rows = pl.read_parquet(folder / f"{task}.parquet")
+    return build_prompts(rows, style, None), rows
+
+
+def test_answers_score_exactly_as_planted(datasets):
+    model = simulated(datasets, seed=4)
+    checked = 0
+    for task in TASKS:
+        for style in ("direct", "cot"):
+            prompts, rows = prompts_of(datasets, task, style)
+            for prompt, record, row in zip(
+                prompts,
+                model.generate(prompts, [4096] * len(prompts)),
+                rows.iter_rows(named=True),
+                strict=True,
+            ):
+                plan = model.plan(prompt)
+                ev = evaluate(record.text, row["reference"], task, variant=row["variant"], fence_rule="line")
+                assert [c.status == "correct" for c in ev.comparisons] == plan.correct.tolist(), record.text
+                assert record.finish_reason == "eos" and record.token_ids[-1] == EOS_ID
+                checked += 1
+    assert checked == 12 * len(TASKS) * 2
+
+
+def test_tokens_offsets_and_log_probabilities_are_those_of_a_real_record(datasets):
+    model = simulated(datasets, seed=1)
+    prompts, _ = prompts_of(datasets, "dna", "direct")
+    record: GenerationRecord = model.generate(prompts[:1], [4096])[0]
+    assert "".join(record.token_texts) == record.text
+    assert record.token_offsets.tolist() == np.cumsum([0, *map(len, record.token_texts[:-1])]).tolist()
+    assert record.topk_ids.shape == (len(record.token_ids), 20)
+    assert (record.topk_ids[:, 0] == record.token_ids).all()
+    assert (
+        record.topk_logprobs[:, 0] == record.chosen_logprobs
+    ).all()  # greedy: the chosen is the most likely
+    assert (np.diff(record.topk_logprobs, axis=1) <= 0).all()
+    total = np.exp(record.topk_logprobs.astype(np.float64)).sum(axis=1)
+    assert np.allclose(total, 1.0, atol=1e-5)
+    assert model.tokenizer.decode(record.token_ids.tolist(), skip_special_tokens=True) == record.text
+
+
+def test_a_response_depends_on_its_prompt_and_seed_only(datasets):
+    model = simulated(datasets, seed=2)
+    prompts, _ = prompts_of(datasets, "logic", "direct")
+    alone = [model.generate([p], [4096])[0].text for p in prompts]
+    together = [r.text for r in model.generate(prompts[::-1], [4096] * len(prompts))][::-1]
+    assert alone == together
+    other = [r.text for r in simulated(datasets, seed=3).generate(prompts, [4096] * len(prompts))]
+    assert other != alone
+
+
+def test_shapes_at_their_rates_reach_the_response_statuses(datasets):
+    spec = ModelSpec(
+        name="sim",
+        backend="simulated",
+        chat_template="none",
+        reasoning=True,
+        reasoning_format="think",
+        source=SimulatedSource(
+            SimulationParams(
+                seed=5, truncation_rate=0.3, no_fence_rate=0.2, reasoning_rate=1.0, reasoning_tokens=40
+            )
+        ),
+    )
+    model = load_backend(datasets, spec)
+    statuses = []
+    for task in TASKS:
+        prompts, _ = prompts_of(datasets, task, "direct")
+        for prompt, record in zip(prompts, model.generate(prompts, [4096] * len(prompts)), strict=True):
+            plan = model.plan(prompt)
+            status = response_status(record.text, record.finish_reason, reasoning="think", fence_rule="line")
+            assert record.text.startswith("<think>\nI must print '********'")  # the trace quotes the fence
+            expected = {"answered": "answered", "truncated": "truncated", "no_fence": "no_fence"}[plan.shape]
+            assert status == expected, (plan.shape, record.text[-120:])
+            statuses.append(status)
+    assert {"answered", "truncated", "no_fence"} <= set(statuses)
+
+
+def test_a_budget_cuts_the_response(datasets):
+    model = simulated(datasets, seed=1)
+    prompts, _ = prompts_of(datasets, "dna", "direct")
+    record = model.generate(prompts[:1], [10])[0]
+    assert record.finish_reason == "length" and len(record.token_ids) == 10
+
+
+def test_a_forced_prefix_acts_through_the_planted_terms(datasets):
+    params = SimulationParams(
+        seed=0,
+        accuracy={"default": 0.8},
+        position_effect=-0.5,
+        propagation_fraction=-2.0,
+        propagation_local=-1.0,
+    )
+    model = simulated(datasets, **params.__dict__)
+    prompts, rows = prompts_of(datasets, "dna", "direct")
+    prompt, reference = prompts[0], rows["reference"][0]
+    atoms = reference.split()
+    n, k = len(atoms), 4
+    corrupted = [*atoms[: k - 2], wrong_atom(atoms[k - 2], __import__("random").Random(0))]  # atom k-1 wrong
+    prefix = "********\n" + " ".join(corrupted) + " "
+    target = atoms[k - 1]
+    encode = model.tokenizer.encode
+    out = model.force_and_continue(encode(prompt), [(encode(prefix), encode(target))], max_new_tokens=200)[0]
+    eta = params.base_logit("dna", "direct") - 0.5 * k / n - 2.0 * 1 / (k - 1) - 1.0
+    assert out.target_logprobs.sum() == pytest.approx(-np.log1p(np.exp(-eta)), rel=1e-5)
+    assert out.generation.text.endswith("********") and out.finish_reason == "eos"
+    assert len(out.generation.text.split("\n")[0].split()) == n - k + 1  # atoms k..n, then the fence
+
+
+def test_the_chain_matches_its_formula():
+    params = SimulationParams(
+        accuracy={"default": 0.7}, position_effect=-1.0, propagation_fraction=-1.5, propagation_local=-0.5
+    )
+    prefix = np.array([[True, False, True]])
+    _, p = atom_chain(params, "dna", "direct", 6, np.full((1, 3), 0.999), prefix)  # atoms 4..6, all wrong
+    etas = [
+        params.base_logit("dna", "direct") - 4 / 6 - 1.5 * 2 / 3 - 0.5,
+        params.base_logit("dna", "direct") - 5 / 6 - 1.5 * 3 / 4 - 0.5,
+        params.base_logit("dna", "direct") - 6 / 6 - 1.5 * 4 / 5 - 0.5,
+    ]
+    assert p[0] == pytest.approx(1 / (1 + np.exp(-np.array(etas))))
+
+
+@pytest.mark.parametrize(
+    "raw, message",
+    [
+        ({"acuracy": 0.9}, "unknown keys ['acuracy']"),
+        ({"accuracy": 1.2}, "expected a probability in (0, 1)"),
+        ({"truncation_rate": -0.1}, "expected a share in [0, 1]"),
+        ({"cot": {"accuracy": 1}}, "expected a mapping with accuracy_shift"),
+        ({"seed": 1.5}, "expected an integer >= 0"),
+    ],
+)
+def test_bad_parameters_are_refused_by_name(raw, message):
+    with pytest.raises(ValueError, match=__import__("re").escape(message)):
+        parse_simulation_params(raw)
+
+
+def test_the_registry_reads_a_simulated_entry_and_refuses_a_mismatched_backend(tmp_path):
+    registry = tmp_path / "models.yaml"
+    registry.write_text(
+        "models:\n  sim:\n    source: {kind: simulated, parameters: {seed: 3, accuracy: {dna: 0.7}}}\n"
+        "    backend: simulated\n    chat_template: none\n"
+    )
+    spec = load_model_registry(registry)["sim"]
+    assert spec.source.parameters.seed == 3 and spec.source.parameters.base_logit(
+        "dna", "direct"
+    ) == pytest.approx(np.log(0.7 / 0.3))
+    registry.write_text(
+        "models:\n  sim:\n    source: {kind: simulated, parameters: {sed: 3}}\n    backend: simulated\n"
+    )
+    with pytest.raises(ValueError, match=r"model 'sim', key 'source.parameters'.*unknown keys \['sed'\]"):
+        load_model_registry(registry)
+    registry.write_text("models:\n  sim:\n    source: {kind: simulated}\n")
+    with pytest.raises(ValueError, match="needs backend: simulated"):
+        load_model_registry(registry)
+
+
+def test_the_planted_atom_auroc_is_the_normal_separation():
+    assert SimulationParams(separation=0.0).planted_atom_auroc("direct") == pytest.approx(0.5)
+    assert SimulationParams(separation=1.5).planted_atom_auroc("direct") == pytest.approx(0.855578, abs=1e-6)
+    assert replace(SimulationParams(), separation=1.5).planted_atom_auroc("cot") == pytest.approx(
+        0.760250, abs=1e-6
+    )
+

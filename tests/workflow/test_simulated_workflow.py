@@ -1,0 +1,49 @@
+"""A small planted-truth run (docs/simulation.md): two simulated models through the whole workflow, up to the
+recovery table; every planted value has an estimate, and for this seed 90 % of them lie inside their 95 %
+intervals (docs/simulation.md §5; the coverage over seeds is bench/bench_recovery_coverage.py's)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+
+
+def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow):
+    root = copy_workflow(tmp_path)
+    config = yaml.safe_load((root / "config/simulated.yaml").read_text(encoding="utf-8"))
+    config["datasets"]["n_samples"] = 30
+    config["inference"]["shard_size"] = 30
+    config["interventions"].update(tasks=["dna", "matmul"], samples_per_task=30, shard_size=30)
+    config["metrics"]["n_bootstrap"] = 100
+    (root / "config/small-simulated.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    command = [sys.executable, "-m", "snakemake", "results/tables/recovery.parquet", "--cores", "2",
+               "--profile", "profiles/local", "--configfile", "config/small-simulated.yaml"]  # fmt: skip
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=1500)
+    assert done.returncode == 0, done.stderr[-4000:]
+
+    table = pl.read_parquet(root / "results/tables/recovery.parquet")
+    quantities = set(table["quantity"])
+    assert {
+        "atom_auroc",
+        "atom_precision",
+        "truncated_share",
+        "delta_precision",
+        "rel_delta_auroc",
+    } <= quantities
+    assert {f"intervention_{t}" for t in ("intercept", "corrupted_fraction", "placement_local")} <= quantities
+    assert table["inside"].is_not_null().all(), table.filter(pl.col("inside").is_null())
+    outside = table.filter(~pl.col("inside")).select(
+        "model", "style", "task", "quantity", "planted", "estimate"
+    )
+    assert outside.height <= 0.1 * table.height, outside.to_dicts()
+    health = pl.read_parquet(root / "results/tables/generation_health.parquet")
+    reason = health.filter(pl.col("model") == "sim-planted-reason")
+    assert (reason["mean_reasoning_tokens"] > 0).all() and reason["truncated"].sum() > 0
+    assert Path(root / "results/tables/recovery.csv").is_file()

@@ -1,0 +1,61 @@
+"""Rule table_recovery: results/tables/recovery.{parquet,csv} — every planted value of the run's simulated
+models beside the run's estimate of it (docs/simulation.md §4)."""
+
+import polars as pl
+
+from saltbench.analysis import (
+    INTERVENTIONS_SCHEMA,
+    METRICS_SCHEMA,
+    SimulatedRun,
+    planted_values,
+    read_tables,
+    recovery_estimates,
+    recovery_table,
+)
+from saltbench.core.contracts import TABLES
+from saltbench.inference import load_model_registry
+from saltbench.inference.registry import SimulatedSource
+from saltbench.io import read_table
+from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.rule_support import setup_logging
+
+
+def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+    log = setup_logging(snakemake)
+    p, inputs = snakemake.params, snakemake.input
+    registry = load_model_registry(inputs.registry)
+    params = {
+        m: registry[m].source.parameters for m in p.models if isinstance(registry[m].source, SimulatedSource)
+    }
+    tradeoff = read_table(inputs.tradeoff, "table.reasoning_tradeoff")
+    run = SimulatedRun(
+        params=params,
+        styles=p.styles,
+        datasets={t: read_table(f, "dataset") for t, f in zip(p.tasks, inputs.datasets, strict=True)},
+        intervention_models=p.intervention_models,
+        intervention_tasks=p.intervention_tasks,
+        intervention_style=p.intervention_style,
+        interventions=read_tables(list(inputs.intervention_rows), INTERVENTIONS_SCHEMA, "interventions")
+        if p.intervention_models
+        else None,
+        comparisons=list(tradeoff.select("model_a", "style_a", "model_b", "style_b").iter_rows()),
+    )
+    planted = planted_values(run, seed=p.seed)
+    estimates = recovery_estimates(
+        read_tables(list(inputs.metrics), METRICS_SCHEMA, "metrics"),
+        read_table(inputs.health, "table.generation_health"),
+        read_table(inputs.interventions, "table.interventions") if inputs.get("interventions") else None,
+        tradeoff,
+    )
+    table = recovery_table(planted, estimates, p.intervention_style)
+    inside = table.filter(pl.col("inside").is_not_null())
+    log.info(
+        "%d planted values, %d estimated, %d inside their intervals",
+        table.height,
+        inside.height,
+        inside["inside"].sum(),
+    )
+    write_rule_tables(snakemake, table, TABLES["recovery"])
+
+
+main(snakemake)  # noqa: F821
