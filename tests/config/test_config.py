@@ -125,13 +125,14 @@ def test_inference_backend_override(default_cfg):
     default_cfg["inference"]["backend"] = "vllm"
     assert validate_config(default_cfg, check_models=False)["inference"]["backend"] == "vllm"
     default_cfg["inference"]["backend"] = "tgi"
-    expected = r"inference.backend: 'tgi' is not one of \['hf', 'vllm', 'openai', 'vllm_server', 'simulated', None\]"
+    backends = r"\['hf', 'vllm', 'openai', 'vllm_server', 'simulated', None\]"
+    expected = rf"inference.backend: 'tgi' is not one of {backends}"
     with pytest.raises(ConfigError, match=expected):
         validate_config(default_cfg, check_models=False)
 
 
 def test_a_simulated_model_runs_on_its_own_backend_only(default_cfg, repo_root, monkeypatch):
-    """``inference.backend: hf`` cannot run a simulated model, nor ``simulated`` a real one: refused naming both."""
+    """``inference.backend: hf`` cannot run a simulated model, nor ``simulated`` a real one (named)."""
     monkeypatch.chdir(repo_root)
     default_cfg["models"] = ["sim-planted"]
     default_cfg["inference"]["backend"] = "hf"

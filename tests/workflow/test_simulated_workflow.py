@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.workflow, pytest.mark.slow]
 def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow):
     root = copy_workflow(tmp_path)
     config = yaml.safe_load((root / "config/simulated.yaml").read_text(encoding="utf-8"))
+    config["tasks"] = ["dna", "logic", "matmul", "kronecker"]
     config["datasets"]["n_samples"] = 30
     config["inference"]["shard_size"] = 30
     config["interventions"].update(tasks=["dna", "matmul"], samples_per_task=30, shard_size=30)

@@ -261,8 +261,8 @@ def test_one_shard_and_interventions_through_vllm(tmp_path, copy_workflow):
 @pytest.mark.model
 def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_workflow):
     """While a real run works, a second real run and a targeted run in the same directory are refused,
-    and a run that finds nothing to do cannot take the lock away; after SIGKILL of the first run, the same
-    command resumes without --unlock and removes the temporary file an interrupted writer left."""
+    and a run that finds nothing to do cannot take the lock away; after SIGKILL of the first run, a rerun
+    resumes without --unlock and removes the temporary file an interrupted writer left."""
     import os
     import signal
     import time
@@ -305,7 +305,8 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
     stale = workdir / "data/generations/smollm2-135m/direct/dna/.shard-1.parquet.x1y2.tmp"
     stale.parent.mkdir(parents=True, exist_ok=True)
     stale.write_bytes(b"half a file")
-    (workdir / "results/metrics/smollm2-135m/direct/matmul.parquet").unlink(missing_ok=True)  # work is left
-    run(command, workdir, timeout=1500)  # the same command, no --unlock
+    metrics = "results/metrics/smollm2-135m/direct/matmul.parquet"
+    (workdir / metrics).unlink(missing_ok=True)  # work is left
+    run([metrics, *command], workdir, timeout=1500)  # no --unlock (one target: the lock is any real run's)
     assert not stale.exists()
-    assert (workdir / "results/metrics/smollm2-135m/direct/matmul.parquet").is_file()
+    assert (workdir / metrics).is_file()
