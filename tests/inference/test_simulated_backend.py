@@ -209,4 +209,3 @@ def test_the_planted_atom_auroc_is_the_normal_separation():
     assert replace(SimulationParams(), separation=1.5).planted_atom_auroc("cot") == pytest.approx(
         0.760250, abs=1e-6
     )
-
