@@ -33,6 +33,7 @@ import hashlib
 import logging
 import math
 import random
+import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,6 +62,10 @@ COT_WORKING = "Let me work through this step by step.\nI compute every part of t
 TRACE_OPENING = "<think>\nI must print '********' on its own line before and after the answer. "
 """How a simulated reasoning trace opens: it quotes the fence, as real reasoning models do."""
 TRACE_FILLER = "Let me check each part once more. "
+_POOLS = {c: pool for pool in (string.digits, string.ascii_uppercase, string.ascii_lowercase) for c in pool}
+"""The characters a wrong atom's character is drawn from: digits, capitals or small letters, as the one it
+replaces (a base by another base in a DNA atom)."""
+_ALNUM = frozenset(_POOLS)
 TAIL_CHARS = 64
 """Characters of a prompt's end used to index the dataset rows (candidates are then checked in full)."""
 
@@ -94,20 +99,15 @@ def wrong_atom(atom: str, rng: random.Random) -> str:
         at = atom.rfind(word)
         if at >= 0:
             return atom[:at] + other + atom[at + len(word) :]
-    places = [i for i, c in enumerate(atom) if c.isascii() and c.isalnum()]
+    places = [i for i, c in enumerate(atom) if c in _ALNUM]
     if not places:
         return atom + "0"
-    i = rng.choice(places)
+    i = places[rng.randrange(len(places))]
     c = atom[i]
-    if set(atom) <= set("ACGT "):
-        pool = "ACGT"
-    elif c.isdigit():
-        pool = "0123456789"
-    elif c.isupper():
-        pool = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    else:
-        pool = "abcdefghijklmnopqrstuvwxyz"
-    return atom[:i] + rng.choice([x for x in pool if x != c]) + atom[i + 1 :]
+    pool = "ACGT" if not atom.strip("ACGT ") else _POOLS[c]
+    r = rng.randrange(len(pool) - 1)  # uniform over the pool without c
+    other = pool[r] if r < pool.index(c) else pool[r + 1]
+    return atom[:i] + other + atom[i + 1 :]
 
 
 @dataclass(frozen=True)
@@ -207,20 +207,29 @@ def token_scores(text: str, probs: np.ndarray, eos: bool) -> tuple[TokenScores, 
 
 
 class _Segments:
-    """Text assembled piece by piece with one chosen-token probability per piece (per byte in the end)."""
+    """Text assembled piece by piece with a chosen-token probability per character (per byte in the end)."""
 
     def __init__(self) -> None:
         self.texts: list[str] = []
-        self.probs: list[float] = []
+        self.probs: list[np.ndarray] = []
 
-    def add(self, text: str, prob: float = STRUCTURE_PROB) -> None:
+    def add(self, text: str, prob: float | np.ndarray = STRUCTURE_PROB) -> None:
+        """``text`` with one probability for all its characters, or one each."""
         if text:
             self.texts.append(text)
-            self.probs.append(prob)
+            self.probs.append(np.broadcast_to(np.asarray(prob, np.float64), (len(text),)))
+
+    def extend(self, other: _Segments) -> None:
+        self.texts += other.texts
+        self.probs += other.probs
 
     def build(self) -> tuple[str, np.ndarray]:
-        lengths = [len(t.encode("utf-8")) for t in self.texts]
-        return "".join(self.texts), np.repeat(np.asarray(self.probs, np.float64), lengths)
+        """The text and one probability per UTF-8 byte of it."""
+        text = "".join(self.texts)
+        probs = np.concatenate(self.probs) if self.probs else np.zeros(0)
+        if not text.isascii():  # a character's probability for each of its bytes
+            probs = np.repeat(probs, [len(c.encode("utf-8")) for c in text])
+        return text, probs
 
 
 def answer_body(
@@ -232,15 +241,28 @@ def answer_body(
     start: int | None = None,
 ) -> _Segments:
     """Atoms ``first..n`` of the reference from character ``start`` (default: atom ``first``'s start), each
-    wrong one replaced by :func:`wrong_atom`, with their probabilities; separators certain."""
+    wrong one replaced by :func:`wrong_atom` (in atom order), every character of atom ``k`` with its
+    probability, the separators certain. Only wrong atoms cut the reference text; the characters' positions
+    follow from the atoms' spans and the replacements' lengths."""
+    starts = np.asarray(answer.starts[first - 1 :], np.int64)
+    ends = np.asarray(answer.ends[first - 1 :], np.int64)
+    at = int(starts[0]) if start is None else start
+    lengths = ends - starts
+    pieces, position = [], at
+    for j in np.flatnonzero(~np.asarray(correct, bool)).tolist():
+        replacement = wrong_atom(answer.atoms[first - 1 + j], rng)
+        pieces += [answer.reference[position : starts[j]], replacement]
+        position = int(ends[j])
+        lengths[j] = len(replacement)
+    pieces.append(answer.reference[position:])
+    text = "".join(pieces)
+    grown = lengths - (ends - starts)  # how much each atom's replacement moved the text after it
+    out_starts = starts - at + np.concatenate(([0], np.cumsum(grown)[:-1]))
+    char_probs = np.full(len(text), STRUCTURE_PROB)
+    first_char = np.repeat(out_starts - (np.cumsum(lengths) - lengths), lengths)
+    char_probs[first_char + np.arange(int(lengths.sum()))] = np.repeat(np.asarray(probs, np.float64), lengths)
     out = _Segments()
-    at = answer.starts[first - 1] if start is None else start
-    for j, k in enumerate(range(first, len(answer.atoms) + 1)):
-        out.add(answer.reference[at : answer.starts[k - 1]])
-        atom = answer.atoms[k - 1]
-        out.add(atom if correct[j] else wrong_atom(atom, rng), float(probs[j]))
-        at = answer.ends[k - 1]
-    out.add(answer.reference[at:])
+    out.add(text, char_probs)
     return out
 
 
@@ -325,8 +347,7 @@ class SimulatedModel:
             text.add(FENCE + "\n")
         before = len(text.build()[1])
         body = answer_body(plan.answer, plan.correct, plan.probs, random.Random(plan.wrong_seed), start=0)
-        text.texts += body.texts
-        text.probs += body.probs
+        text.extend(body)
         if plan.shape != "no_fence":
             text.add("\n" + FENCE)
         full, byte_probs = text.build()
