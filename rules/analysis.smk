@@ -1,7 +1,8 @@
 """Stage 6: analysis tables results/tables/{name}.{parquet,csv,tex} (saltbench.analysis).
 
-Needs from the Snakefile: TASKS, STYLES, MODELS, and INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists
-when config `interventions` is disabled). Options: config `analysis` (keys and defaults:
+Needs from the Snakefile: TASKS, STYLES, MODELS, INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists
+when config `interventions` is disabled) and SIMULATED_MODELS (the run's simulated models: the findings then
+read rules/simulation.smk's recovery table). Options: config `analysis` (keys and defaults:
 saltbench.workflow.rule_io.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
 calibration_fraction, n_bootstrap, ci_level). Each table's CSV goes into the HTML report with its caption.
 """
@@ -281,6 +282,7 @@ rule findings:
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
         label_noise="results/tables/label_noise.parquet",
         interventions=["results/tables/interventions.parquet"] if INTERVENTION_MODELS else [],
+        recovery=["results/tables/recovery.parquet"] if SIMULATED_MODELS else [],
     output:
         report("results/findings.md", caption="../report/findings.rst", category="Findings"),
     params:

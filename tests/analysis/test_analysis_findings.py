@@ -112,3 +112,19 @@ def test_models_whose_estimates_rest_on_few_answered_responses_are_named_first()
     assert_numbers_come_from_tables(page, tables)
     healthy = findings_markdown(_tables(n_samples=30, tasks=("dna", "matmul")))
     assert "Every model answered at least 90% of its prompts in every style." in healthy
+
+
+def test_planted_truth_has_a_section_only_with_a_recovery_table():
+    tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
+    assert "Planted truth" not in findings_markdown(tables)
+    tables["recovery"] = pl.DataFrame(
+        {"model": ["sim"] * 3, "style": ["direct"] * 3, "task": ["dna", "dna", "code"],
+         "quantity": ["atom_auroc", "truncated_share", "atom_auroc"], "planted": [0.856, 0.0, 0.856],
+         "estimate": [0.85, 0.01, 0.9], "ci_low": [0.8, 0.0, 0.87], "ci_high": [0.9, 0.03, 0.93],
+         "error": [-0.006, 0.01, 0.044], "inside": [True, True, False]}
+    )  # fmt: skip
+    page = findings_markdown(tables)
+    section = page.split("## 6. Planted truth")[1]
+    assert "Of 3 values the simulated models planted, 2 lie inside" in section
+    assert "- atom_auroc: 1 of 2 inside, mean error 0.019." in section
+    assert "- Planted truth: Of 3 values the simulated models planted, 2 lie inside" in page.split("## 0.")[0]

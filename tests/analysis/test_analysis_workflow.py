@@ -48,6 +48,7 @@ MODELS = config["models"]
 INTERVENTION_MODELS = config["interventions"]["models"]
 INTERVENTION_TASKS = config["interventions"]["tasks"]
 TRAINED_MODELS = config["training"]["models"]
+SIMULATED_MODELS = []
 
 report: "report/workflow.rst"
 

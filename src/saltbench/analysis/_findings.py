@@ -37,6 +37,7 @@ FINDINGS_TABLES: tuple[str, ...] = (
     "interventions",
     "reasoning_tradeoff",
     "label_noise",
+    "recovery",
 )
 """Tables the page reads (``results/tables/{name}.parquet``); a missing one gives "not enough data"."""
 
@@ -277,6 +278,28 @@ def _summary_health(table: pl.DataFrame | None, min_answered: float) -> list[str
     return [f"Fewer than {min_answered:.0%} answered responses: {', '.join(names)}."] if names else []
 
 
+def _recovery(table: pl.DataFrame | None) -> list[str]:
+    """Runs with simulated models: how many planted values lie inside their intervals, per quantity."""
+    if table is None or table.is_empty():
+        return []
+    scored = table.filter(pl.col("inside").is_not_null())
+    lines = [
+        f"Of {table.height} values the simulated models planted, {scored['inside'].sum()} lie inside the "
+        f"95 % interval of their estimate ({scored.height} estimated; `results/tables/recovery.csv`, "
+        "docs/simulation.md):"
+    ]
+    per = (
+        scored.group_by("quantity")
+        .agg(pl.len(), pl.col("inside").sum(), pl.col("error").mean())
+        .sort("quantity")
+    )
+    for row in per.iter_rows(named=True):
+        lines.append(
+            f"- {row['quantity']}: {row['inside']} of {row['len']} inside, mean error {fmt(row['error'])}."
+        )
+    return lines
+
+
 def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float = 0.9) -> list[str]:
     """The headline estimates of the page, one bullet each (only numbers the sections below print too), then
     one bullet naming the questions this run has no estimate for."""
@@ -293,6 +316,9 @@ def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float
     }
     lines = [f"- {line}" for group in found.values() for line in group]
     lines = [f"- {line}" for line in _summary_health(tables.get("generation_health"), min_answered)] + lines
+    recovery = _recovery(tables.get("recovery"))
+    if recovery:
+        lines.append(f"- Planted truth: {recovery[0].split(' (')[0]}.")
     missing = [question for question, group in found.items() if not group]
     if missing:
         lines.append(f"- {NOT_ENOUGH} for: {'; '.join(missing)} (see the sections below for why).")
@@ -314,6 +340,9 @@ def findings_markdown(tables: Mapping[str, pl.DataFrame | None], min_answered: f
            "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
            "'not enough data' marks an estimate the tables do not have, with the reason.", ""]  # fmt: skip
     out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary_lines(tables, min_answered), ""]
+    recovery = _recovery(tables.get("recovery"))
+    if recovery:  # only a run with simulated models has the section
+        sections.append(("6. Planted truth", recovery))
     for title, lines in sections:
         out += [f"## {title}", "", *lines, ""]
     return "\n".join(out)
