@@ -209,3 +209,11 @@ def test_the_planted_atom_auroc_is_the_normal_separation():
     assert replace(SimulationParams(), separation=1.5).planted_atom_auroc("cot") == pytest.approx(
         0.760250, abs=1e-6
     )
+
+
+def test_a_character_of_several_bytes_belongs_to_the_token_that_completes_it():
+    from saltbench.inference.simulated import build_tokenizer, token_scores
+
+    scores, texts = token_scores("é a", np.full(4, 0.9), True, build_tokenizer())
+    assert texts == ("", "é", " ", "a", "") and len(scores) == 5
+    assert scores.token_ids.tolist() == [*"é a".encode(), EOS_ID]

@@ -30,7 +30,6 @@ shards and resumed jobs give identical files.
 from __future__ import annotations
 
 import hashlib
-import logging
 import math
 import random
 import string
@@ -50,8 +49,6 @@ from saltbench.inference.simulation.chain import atom_chain, atom_confidence
 from saltbench.inference.simulation.params import STRUCTURE_PROB, SimulationParams
 from saltbench.tasks import get_task
 from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
-
-log = logging.getLogger(__name__)
 
 EOS_ID = 256
 """The id of ``<|endoftext|>``, the simulated tokenizer's one special token."""
@@ -175,9 +172,12 @@ def _rng(seed: int, *texts: str) -> np.random.Generator:
     return np.random.default_rng([seed, int.from_bytes(digest[:8], "little")])
 
 
-def token_scores(text: str, probs: np.ndarray, eos: bool) -> tuple[TokenScores, tuple[str, ...]]:
+def token_scores(
+    text: str, probs: np.ndarray, eos: bool, tokenizer: Any
+) -> tuple[TokenScores, tuple[str, ...]]:
     """The tokens of ``text`` (one per byte; then EOS when ``eos``) with their chosen probabilities ``probs``
-    (one per byte, EOS excluded) as a top-20 whose other entries share the rest evenly."""
+    (one per byte, EOS excluded) as a top-20 whose other entries share the rest evenly; ``tokenizer`` (the
+    model's) gives the texts of the tokens of a non-ASCII text."""
     raw = text.encode("utf-8")
     ids = np.frombuffer(raw, np.uint8).astype(np.int32)
     p = np.asarray(probs, dtype=np.float64)
@@ -202,7 +202,7 @@ def token_scores(text: str, probs: np.ndarray, eos: bool) -> tuple[TokenScores, 
     else:
         from saltbench.inference.detokenize import token_texts
 
-        texts = tuple(token_texts(build_tokenizer(), ids[: len(raw)]))
+        texts = tuple(token_texts(tokenizer, ids[: len(raw)]))
     return scores, (*texts, "") if eos else texts
 
 
@@ -360,7 +360,7 @@ class SimulatedModel:
         if cut < len(byte_probs):
             full = full.encode("utf-8")[:cut].decode("utf-8", "ignore")
             byte_probs = byte_probs[: len(full.encode("utf-8"))]
-        scores, texts = token_scores(full, byte_probs, eos)
+        scores, texts = token_scores(full, byte_probs, eos, self.tokenizer)
         return GenerationRecord.from_scores(
             scores,
             texts,
@@ -394,7 +394,7 @@ class SimulatedModel:
             text, probs, target = self._continue(prompt, prefix, answer, style, len(target_ids))
             keep = text.encode("utf-8")[:max_new_tokens].decode("utf-8", "ignore")
             eos = len(keep) == len(text)
-            scores, texts = token_scores(keep, probs[: len(keep.encode("utf-8"))], eos)
+            scores, texts = token_scores(keep, probs[: len(keep.encode("utf-8"))], eos, self.tokenizer)
             length, finish = cut_continuation(scores, [EOS_ID], row, stop)
             if not eos and finish == "eos":
                 finish = "length"
