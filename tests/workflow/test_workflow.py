@@ -100,7 +100,7 @@ REGISTRY_MISTAKES = {  # SmolLM2's entry changed -> the message
     ),
     "unknown_backend": (
         lambda entry: entry.replace("backend: vllm", "backend: tgi", 1),
-        "key 'backend': expected one of ['hf', 'vllm', 'openai', 'vllm_server'], got 'tgi'",
+        "key 'backend': expected one of ['hf', 'vllm', 'openai', 'vllm_server', 'simulated'], got 'tgi'",
     ),
     "duplicate_key": (
         lambda entry: entry.replace("    dtype:", "    dtype: float16\n    dtype:", 1),
