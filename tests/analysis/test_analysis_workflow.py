@@ -158,6 +158,7 @@ def test_tables_figures_and_report(tmp_path, level):
     tables = {
         name: read_table(tmp_path / "results" / "tables" / f"{name}.parquet", TABLE_ARTIFACTS[name])
         for name in FINDINGS_TABLES
+        if name != "recovery"  # runs with simulated models only
     }
     assert assert_numbers_come_from_tables(findings, tables) > 10
     if level == "task":
