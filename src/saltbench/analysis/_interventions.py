@@ -99,16 +99,19 @@ def separated(x: np.ndarray, y: np.ndarray, tol: float = 1e-7) -> bool:
     return bool(result.status == 0 and -result.fun > tol * max(signed.shape[0], 1))
 
 
-def _fit(x: np.ndarray, y: np.ndarray, method: FitMethod, ridge: float) -> np.ndarray:
+def _fit(
+    x: np.ndarray, y: np.ndarray, method: FitMethod, ridge: float, probabilities: bool = False
+) -> np.ndarray:
     """Coefficients; columns without variation (other than the intercept) get NaN, and so does every
-    coefficient of a logistic fit on separated data (its estimate would only be the penalty's bound)."""
+    coefficient of a logistic fit on separated data (its estimate would only be the penalty's bound).
+    ``probabilities``: ``y`` holds probabilities in (0, 1), not outcomes (nothing to be separated)."""
     varies = np.ones(x.shape[1], dtype=bool)
     varies[1:] = x[:, 1:].std(axis=0) > 0
     xs = x[:, varies]
     beta = np.full(x.shape[1], NAN)
     if xs.shape[0] == 0:
         return beta
-    if method == "logistic" and separated(xs, y):
+    if method == "logistic" and not probabilities and separated(xs, y):
         return beta
     penalty = np.full(xs.shape[1], ridge)
     penalty[0] = 0.0
@@ -141,14 +144,9 @@ def population_effects(frame: pl.DataFrame, p_correct: np.ndarray, ridge: float 
     """The coefficients :func:`fit_intervention_effects` (logistic) converges to on the design of ``frame``
     (one model × task) when each row's next atom is correct with probability ``p_correct``: the maximiser of
     the expected log-likelihood, the estimand of the fit (a term that does not vary: NaN)."""
-    x, names = _design_matrix(frame), list(TERMS)
-    varies = np.ones(x.shape[1], dtype=bool)
-    varies[1:] = x[:, 1:].std(axis=0) > 0
-    penalty = np.full(int(varies.sum()), ridge)
-    penalty[0] = 0.0
-    beta = np.full(x.shape[1], NAN)
-    beta[varies] = _newton(x[:, varies], np.asarray(p_correct, dtype=np.float64), penalty)
-    return dict(zip(names, beta.tolist(), strict=True))
+    p = np.asarray(p_correct, dtype=np.float64)
+    beta = _fit(_design_matrix(frame), p, "logistic", ridge, probabilities=True)
+    return dict(zip(TERMS, beta.tolist(), strict=True))
 
 
 def _cluster_codes(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
