@@ -13,7 +13,12 @@ from saltbench.inference import GenerationRecord, load_model_registry
 from saltbench.inference.backends import load_backend
 from saltbench.inference.registry import ModelSpec, SimulatedSource
 from saltbench.inference.simulated import EOS_ID, wrong_atom
-from saltbench.inference.simulation import SimulationParams, atom_chain, parse_simulation_params
+from saltbench.inference.simulation import (
+    SimulationParams,
+    atom_chain,
+    parse_simulation_params,
+    planted_logit,
+)
 from saltbench.stages.generation import build_prompts
 from saltbench.tasks import get_task
 
@@ -166,6 +171,8 @@ def test_the_chain_matches_its_formula():
         params.base_logit("dna", "direct") - 6 / 6 - 1.5 * 4 / 5 - 0.5,
     ]
     assert p[0] == pytest.approx(1 / (1 + np.exp(-np.array(etas))))
+    logit = planted_logit(params, "dna", "direct", np.array([4, 5, 6]) / 6, [2 / 3, 3 / 4, 4 / 5], [1, 1, 1])
+    assert logit == pytest.approx(np.array(etas))
 
 
 @pytest.mark.parametrize(

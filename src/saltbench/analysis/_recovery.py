@@ -38,7 +38,7 @@ import polars as pl
 
 from saltbench.core.contracts import RECOVERY_TABLE
 from saltbench.evaluation import decompose
-from saltbench.inference.simulation import SimulationParams, atom_chain
+from saltbench.inference.simulation import SimulationParams, atom_chain, planted_logit
 from saltbench.tasks import get_task
 
 from ._common import wilson_interval
@@ -146,12 +146,8 @@ def intervention_p_correct(
         .to_numpy()
         .astype(np.float64)
     )
-    eta = (
-        params.base_logit(task, style)
-        + params.position_effect * frame["position_fraction"].to_numpy()
-        + params.propagation_fraction * frame["corrupted_fraction"].to_numpy()
-        + params.propagation_local * last
-    )
+    eta = planted_logit(params, task, style, frame["position_fraction"].to_numpy(),
+                        frame["corrupted_fraction"].to_numpy(), last)  # fmt: skip
     return 1.0 / (1.0 + np.exp(-eta))
 
 

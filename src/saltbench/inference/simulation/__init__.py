@@ -3,7 +3,7 @@
 (:mod:`~saltbench.inference.simulation.chain`) and the ``simulated`` backend
 (:mod:`~saltbench.inference.simulated`, imported on first use)."""
 
-from saltbench.inference.simulation.chain import atom_chain, atom_confidence
+from saltbench.inference.simulation.chain import atom_chain, atom_confidence, planted_logit
 from saltbench.inference.simulation.params import (
     P_FLOOR,
     STRUCTURE_PROB,
@@ -20,4 +20,5 @@ __all__ = [
     "atom_chain",
     "atom_confidence",
     "parse_simulation_params",
+    "planted_logit",
 ]

@@ -87,6 +87,24 @@ def _chain(
             errors += previous
 
 
+def planted_logit(
+    params: SimulationParams,
+    task: str,
+    style: str,
+    position_fraction: np.ndarray,
+    wrong_fraction: np.ndarray,
+    previous_wrong: np.ndarray,
+) -> np.ndarray:
+    """``η_k`` (params module docstring) from its terms as arrays: ``k/n``, ``e_k/(k−1)`` and ``w_{k−1}``;
+    the logit :func:`atom_chain` draws each atom with, given its prefix."""
+    return (
+        params.base_logit(task, style)
+        + params.position_effect * np.asarray(position_fraction, np.float64)
+        + params.propagation_fraction * np.asarray(wrong_fraction, np.float64)
+        + params.propagation_local * np.asarray(previous_wrong, np.float64)
+    )
+
+
 def atom_confidence(
     params: SimulationParams, style: str, correct: np.ndarray, normals: np.ndarray
 ) -> np.ndarray:
@@ -96,4 +114,4 @@ def atom_confidence(
     return P_FLOOR + (1 - P_FLOOR) * _sigmoid(params.calibration_shift + params.calibration_slope * latent)
 
 
-__all__ = ["atom_chain", "atom_confidence"]
+__all__ = ["atom_chain", "atom_confidence", "planted_logit"]
