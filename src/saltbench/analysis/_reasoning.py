@@ -358,6 +358,79 @@ class _UnitIndex:
         return np.repeat(self.starts[idx] - offsets, sz) + np.arange(int(sz.sum()))
 
 
+def _task_means(
+    draw: np.ndarray, condition: _UnitIndex, scores: np.ndarray, task_codes: np.ndarray, n_tasks: int
+) -> tuple[float, float]:
+    """Mean over tasks of precision and of pooled AUROC, on the pairs ``draw`` of one condition."""
+    tasks = task_codes[draw]
+    count = np.bincount(tasks, minlength=n_tasks)
+    total = np.bincount(tasks, weights=condition.precision[draw], minlength=n_tasks)
+    precision = total[count > 0] / count[count > 0]
+    aurocs = np.full(n_tasks, np.nan)
+    for task in range(n_tasks):
+        gathered = condition.gather(draw[tasks == task])
+        if gathered.size:
+            aurocs[task] = auroc(scores[gathered], condition.correct[gathered])
+    defined = aurocs[np.isfinite(aurocs)]
+    return (
+        float(precision.mean()) if precision.size else NAN,
+        float(defined.mean()) if defined.size else NAN,
+    )
+
+
+def _sample_estimates(
+    keys: pl.DataFrame,
+    units_a: pl.DataFrame,
+    units_b: pl.DataFrame,
+    *,
+    confidence: str,
+    n_resamples: int,
+    alpha: float,
+    seed: int,
+) -> dict[str, float]:
+    """The estimates of one comparison with pairs ``keys`` (bootstrap stratified by task, seeded ``seed``)."""
+    n_pairs = keys.height
+    task_codes = np.unique(keys["task"].to_numpy(), return_inverse=True)[1].reshape(-1)
+    n_tasks = int(task_codes.max()) + 1
+    index_a, index_b = _UnitIndex(units_a, n_pairs), _UnitIndex(units_b, n_pairs)
+    scores_a = ranking_scores(confidence, index_a.score)
+    scores_b = ranking_scores(confidence, index_b.score)
+
+    def both(draw: np.ndarray) -> tuple[float, float, float, float]:
+        return (
+            *_task_means(draw, index_a, scores_a, task_codes, n_tasks),
+            *_task_means(draw, index_b, scores_b, task_codes, n_tasks),
+        )
+
+    draws = _resample_matrix(n_pairs, task_codes, n_resamples, np.random.default_rng(seed))
+    boot = np.array([both(draw) for draw in draws]).reshape(-1, 4)
+    boot_delta_precision = boot[:, 2] - boot[:, 0]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        boot_delta_auroc = np.where(boot[:, 1] != 0, (boot[:, 3] - boot[:, 1]) / boot[:, 1], np.nan)
+    precision_a, auroc_a, precision_b, auroc_b = both(np.arange(n_pairs))
+    ci_precision = _percentile_ci(precision_b - precision_a, boot_delta_precision, alpha, 0.5)
+    ci_auroc = _percentile_ci(_rel_change(auroc_a, auroc_b), boot_delta_auroc, alpha, 0.5)
+    finite = boot_delta_auroc[np.isfinite(boot_delta_auroc)]
+    p_auroc = (
+        min(1.0, 2 * min(float(np.mean(finite <= 0)), float(np.mean(finite >= 0)))) if finite.size else NAN
+    )
+    return {
+        "n_pairs_auroc": n_pairs,
+        "precision_a": precision_a,
+        "precision_b": precision_b,
+        "delta_precision": ci_precision.point,
+        "delta_precision_ci_low": ci_precision.low,
+        "delta_precision_ci_high": ci_precision.high,
+        "p_precision": paired_test(index_a.precision, index_b.precision),
+        "auroc_a": auroc_a,
+        "auroc_b": auroc_b,
+        "rel_delta_auroc": ci_auroc.point,
+        "rel_delta_auroc_ci_low": ci_auroc.low,
+        "rel_delta_auroc_ci_high": ci_auroc.high,
+        "p_auroc": p_auroc,
+    }
+
+
 def reasoning_tradeoff_units(
     units: pl.DataFrame,
     comparisons: Sequence[Comparison],
@@ -392,79 +465,21 @@ def reasoning_tradeoff_units(
     needed = ["model", "style", "task", "sample_id", "granularity", "is_correct", score_col]
     require_columns(units, needed, "units")
     rows = []
-    for k, cmp in enumerate(comparisons):
-        keys, a, b = _paired_samples(units, cmp, granularity, score_col)
-        n = keys.height
-        if n == 0:
-            undefined = {
-                c: NAN for c, t in TRADEOFF_SCHEMA.items() if t.is_float()
-            }  # statuses set at the end
-            rows.append(_row(cmp, "sample", 0, **undefined))
+    for index, cmp in enumerate(comparisons):
+        keys, units_a, units_b = _paired_samples(units, cmp, granularity, score_col)
+        if keys.height == 0:
+            undefined = {column: NAN for column, dtype in TRADEOFF_SCHEMA.items() if dtype.is_float()}
+            rows.append(_row(cmp, "sample", 0, **undefined))  # statuses set at the end
             continue
-        task_codes = np.unique(keys["task"].to_numpy(), return_inverse=True)[1].reshape(-1)
-        ia, ib = _UnitIndex(a, n), _UnitIndex(b, n)
-        sa, sb = ranking_scores(confidence, ia.score), ranking_scores(confidence, ib.score)
-        n_tasks = int(task_codes.max()) + 1
-
-        def per_task(
-            idx: np.ndarray,
-            index: _UnitIndex,
-            scores: np.ndarray,
-            *,
-            task_codes: np.ndarray = task_codes,  # bound now: B023
-            n_tasks: int = n_tasks,
-        ) -> tuple[float, float]:
-            tasks = task_codes[idx]
-            count = np.bincount(tasks, minlength=n_tasks)
-            total = np.bincount(tasks, weights=index.precision[idx], minlength=n_tasks)
-            precision = total[count > 0] / count[count > 0]
-            aucs = np.full(n_tasks, np.nan)
-            for t in range(n_tasks):
-                rows_t = index.gather(idx[tasks == t])
-                if rows_t.size:
-                    aucs[t] = auroc(scores[rows_t], index.correct[rows_t])
-            q = aucs[np.isfinite(aucs)]
-            return (float(precision.mean()) if precision.size else NAN, float(q.mean()) if q.size else NAN)
-
-        def both(
-            idx: np.ndarray,
-            *,
-            ia: _UnitIndex = ia,  # bound now: B023
-            sa: np.ndarray = sa,
-            ib: _UnitIndex = ib,
-            sb: np.ndarray = sb,
-        ) -> tuple[float, float, float, float]:
-            return (*per_task(idx, ia, sa), *per_task(idx, ib, sb))
-
-        draws = _resample_matrix(n, task_codes, int(n_resamples), np.random.default_rng(seed + k))
-        boot = np.array([both(d) for d in draws]).reshape(-1, 4)
-        boot_dp = boot[:, 2] - boot[:, 0]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot_da = np.where(boot[:, 1] != 0, (boot[:, 3] - boot[:, 1]) / boot[:, 1], np.nan)
-        pa, qa, pb, qb = both(np.arange(n))
-        ci_p = _percentile_ci(pb - pa, boot_dp, alpha, 0.5)
-        ci_a = _percentile_ci(_rel_change(qa, qb), boot_da, alpha, 0.5)
-        fin = boot_da[np.isfinite(boot_da)]
-        p_auc = min(1.0, 2 * min(float(np.mean(fin <= 0)), float(np.mean(fin >= 0)))) if fin.size else NAN
-        rows.append(
-            _row(
-                cmp,
-                "sample",
-                n,
-                n_pairs_auroc=n,
-                precision_a=pa,
-                precision_b=pb,
-                delta_precision=ci_p.point,
-                delta_precision_ci_low=ci_p.low,
-                delta_precision_ci_high=ci_p.high,
-                p_precision=paired_test(ia.precision, ib.precision),
-                auroc_a=qa,
-                auroc_b=qb,
-                rel_delta_auroc=ci_a.point,
-                rel_delta_auroc_ci_low=ci_a.low,
-                rel_delta_auroc_ci_high=ci_a.high,
-                p_auroc=p_auc,
-            )  # fmt: skip
+        estimates = _sample_estimates(
+            keys,
+            units_a,
+            units_b,
+            confidence=confidence,
+            n_resamples=int(n_resamples),
+            alpha=alpha,
+            seed=seed + index,
         )
-        logger.info("reasoning trade-off %s: %d paired samples", cmp.label, n)
+        rows.append(_row(cmp, "sample", keys.height, **estimates))
+        logger.info("reasoning trade-off %s: %d paired samples", cmp.label, keys.height)
     return with_statuses(nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA))))

@@ -30,7 +30,7 @@ import math
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,7 +40,7 @@ import polars as pl
 from saltbench.confidence import PAPER_CONFIDENCE_NAMES, scored_columns
 from saltbench.core.contracts import INTERVENTION_COLUMNS, confidence_column
 from saltbench.core.vocabulary import FLAVOURS, Backend, Boundary
-from saltbench.evaluation import UnitRule, decompose, evaluate, resolve_task
+from saltbench.evaluation import Evaluation, UnitRule, decompose, evaluate, resolve_task
 from saltbench.inference.backends import LoadedModel, LoadSettings, load_backend
 from saltbench.interventions import (
     AnswerLayout,
@@ -97,31 +97,33 @@ def auto_budget(rendered: Sequence[RenderedPrefix]) -> int:
 
 
 def _confidences(
-    gens: Sequence[Any], spans: Sequence[tuple[int, int] | None], top_k: int
+    generations: Sequence[Any], spans: Sequence[tuple[int, int] | None], top_k: int
 ) -> dict[str, np.ndarray]:
     """Every confidence function (both flavours) of one span per generation (NaN where ``None``)."""
-    n = len(gens)
-    base = np.cumsum([0] + [g.num_generated_tokens for g in gens])
-    tok_parts, unit_parts = [], []
-    for u, (gen, span) in enumerate(zip(gens, spans)):
-        if span is None or gen.num_generated_tokens == 0:
+    n_rows = len(generations)
+    base = np.cumsum([0] + [g.num_generated_tokens for g in generations])
+    token_parts, row_parts = [], []
+    for row, (generation, span) in enumerate(zip(generations, spans)):
+        if span is None or generation.num_generated_tokens == 0:
             continue
-        tok, _ = token_unit_pairs(gen.token_offsets, len(gen.text), np.array([span[0]]), np.array([span[1]]))
-        tok_parts.append(tok + base[u])
-        unit_parts.append(np.full(tok.size, u, dtype=np.int64))
-    tok_all = np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int64)
-    unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
+        tokens, _ = token_unit_pairs(
+            generation.token_offsets, len(generation.text), np.array([span[0]]), np.array([span[1]])
+        )
+        token_parts.append(tokens + base[row])
+        row_parts.append(np.full(tokens.size, row, dtype=np.int64))
+    token_index = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
+    row_index = np.concatenate(row_parts) if row_parts else np.zeros(0, np.int64)
     if base[-1] == 0:
-        nan = np.full(n, np.nan)
-        return {"n_tokens": np.zeros(n, np.int64), **{name: nan for name in CONFIDENCE_COLUMNS}}
-    tokens = {
-        "token_ids": np.concatenate([g.token_ids for g in gens]).astype(np.int64),
-        "chosen": np.concatenate([g.chosen_logprobs for g in gens]).astype(np.float64),
-        "topk": np.concatenate([g.topk_logprobs for g in gens]),
-        "topk_ids": np.concatenate([g.topk_ids for g in gens]),
-        "entropy": np.concatenate([g.entropy for g in gens]).astype(np.float64),
+        nan = np.full(n_rows, np.nan)
+        return {"n_tokens": np.zeros(n_rows, np.int64), **{name: nan for name in CONFIDENCE_COLUMNS}}
+    token_table = {
+        "token_ids": np.concatenate([g.token_ids for g in generations]).astype(np.int64),
+        "chosen": np.concatenate([g.chosen_logprobs for g in generations]).astype(np.float64),
+        "topk": np.concatenate([g.topk_logprobs for g in generations]),
+        "topk_ids": np.concatenate([g.topk_ids for g in generations]),
+        "entropy": np.concatenate([g.entropy for g in generations]).astype(np.float64),
     }
-    return confidence_columns(tokens, tok_all, unit_all, n, flavours=FLAVOURS, top_k=top_k)
+    return confidence_columns(token_table, token_index, row_index, n_rows, flavours=FLAVOURS, top_k=top_k)
 
 
 def _stop_rule(tokenizer: Any, rule: UnitRule, prefixes: Sequence[str], wanted: Sequence[int]) -> StopRule:
@@ -133,6 +135,251 @@ def _stop_rule(tokenizer: Any, rule: UnitRule, prefixes: Sequence[str], wanted: 
         return bool(_FENCE_TOKEN.search(text)) or len(decompose(prefixes[row] + text, rule)) >= wanted[row]
 
     return stop
+
+
+def _scored_atoms(next_atoms: int, n_atoms: int, position: int) -> int:
+    """``m' = min(m, n - k + 1)``: the atoms scored after the prefix of an intervention at ``position``."""
+    return min(next_atoms, n_atoms - position + 1)
+
+
+def _fitting(
+    rendered: Sequence[RenderedPrefix], *, prompt_tokens: int, budget: int, max_context: int | None
+) -> list[int]:
+    """Indices of the prefixes whose prompt + prefix + target + budget fit ``max_context`` (all when
+    ``None``); the others are dropped with a warning."""
+    if max_context is None:
+        return list(range(len(rendered)))
+    room = max_context - prompt_tokens - budget
+    keep = [
+        index
+        for index, prefix in enumerate(rendered)
+        if len(prefix.token_ids) + len(prefix.target_ids) <= room
+    ]
+    if len(keep) < len(rendered):
+        log.warning(
+            "%d of %d interventions exceed max_context %d (prompt %d + budget %d tokens); dropped",
+            len(rendered) - len(keep),
+            len(rendered),
+            max_context,
+            prompt_tokens,
+            budget,
+        )
+    return keep
+
+
+_PrefixKey = tuple[tuple[int, ...], tuple[int, ...]]
+"""A distinct run: the prefix tokens and the target tokens."""
+
+
+def _continue_prefixes(
+    model: LoadedModel,
+    prompt_ids: Sequence[int],
+    runs: Sequence[_PrefixKey],
+    representatives: Sequence[tuple[InterventionSpec, RenderedPrefix]],
+    *,
+    unit_rule: UnitRule,
+    n_atoms: int,
+    budget: int,
+    run: SampleRun,
+) -> list[ForcedContinuation]:
+    """One forced pass per distinct run, in batches (all at once on a continuously batching backend).
+
+    ``representatives[j]`` is the first intervention of ``runs[j]``; with ``run.early_stop`` a row stops
+    once its scored atoms are complete (:func:`_stop_rule`)."""
+    cache = model.prompt_cache(prompt_ids) if run.reuse_cache else None
+    group_size = len(runs) if model.continuous_batching else run.batch_size
+    continuations: list[ForcedContinuation] = []
+    for start in range(0, len(runs), group_size):
+        group = runs[start : start + group_size]
+        members = representatives[start : start + group_size]
+        stop = None
+        if run.early_stop:
+            stop = _stop_rule(
+                model.tokenizer,
+                unit_rule,
+                [prefix.text for _, prefix in members],
+                [
+                    spec.position + _scored_atoms(run.next_atoms, n_atoms, spec.position)
+                    for spec, _ in members
+                ],
+            )
+        continuations.extend(
+            model.force_and_continue(prompt_ids, group, max_new_tokens=budget, cache=cache, stop=stop)
+        )
+    return continuations
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """The evaluated answer of one run: prefix + continuation (cut after the first fence it writes)."""
+
+    evaluation: Evaluation
+    continuation: str
+    next_span: tuple[int, int] | None
+    """Atom ``k`` in continuation coordinates; ``None`` when the model wrote no atom ``k``."""
+
+
+def _evaluate_answer(
+    prefix: RenderedPrefix, position: int, generated: str, *, reference: str, task: str, variant: str | None
+) -> _Answer:
+    """Evaluate ``prefix + generated`` (fence required, no keyword filter) and locate atom ``position``."""
+    fence = _FENCE_TOKEN.search(generated)
+    continuation = generated[: fence.end()] if fence else generated
+    evaluation = evaluate(
+        prefix.text + continuation, reference, task, variant=variant, keyword_filter=False, require_fence=True
+    )
+    span = None
+    if len(evaluation.response_unit_spans) >= position:
+        start, end = evaluation.response_unit_spans[position - 1]
+        start, end = max(start - len(prefix.text), 0), end - len(prefix.text)
+        span = (start, end) if end > start else None
+    return _Answer(evaluation, continuation, span)
+
+
+@dataclass(frozen=True)
+class _InterventionRow:
+    """One measured intervention: the columns of :data:`INTERVENTION_FILE_COLUMNS` except ``model, task,
+    sample_id, variant``, in file order (``confidences`` expands into :data:`CONFIDENCE_COLUMNS`)."""
+
+    n_atoms: int
+    position: int
+    position_fraction: float
+    n_corrupted: int
+    corrupted_fraction: float
+    placement: str
+    corrupted_positions: list[int]
+    corrupted_atoms: list[str]
+    next_m: int
+    next_correct: bool
+    next_m_accuracy: float
+    next_status: str
+    next_atom: str | None
+    reference_atom: str
+    prefix_intact: bool
+    next_confidence: float
+    next_n_tokens: int
+    confidences: dict[str, float]
+    tf_logprob_correct: float
+    tf_logprob_with_gap: float
+    tf_n_tokens: int
+    prefix_tokens: int
+    canonical_cut: bool
+    prefix: str
+    continuation: str
+    finish_reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The row as :func:`run_sample` returns it."""
+        row: dict[str, Any] = {}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.name == "confidences":
+                row.update(value)
+            else:
+                row[field.name] = value
+        return row
+
+
+def _intervention_row(
+    spec: InterventionSpec,
+    corrupted: AnswerLayout,
+    prefix: RenderedPrefix,
+    *,
+    reference: AnswerLayout,
+    answer: _Answer,
+    continuation: ForcedContinuation,
+    confidences: dict[str, float],
+    next_tokens: int,
+    next_atoms: int,
+) -> _InterventionRow:
+    """The row of one intervention from the answer and the forced pass of its run."""
+    n_atoms, position = reference.n_atoms, spec.position
+    statuses = [comparison.status for comparison in answer.evaluation.comparisons]
+    units = answer.evaluation.response_units
+    scored = _scored_atoms(next_atoms, n_atoms, position)
+    window = statuses[position - 1 : position - 1 + scored]
+    mask = np.asarray(prefix.target_atom_mask, dtype=bool)
+    target_logprobs = continuation.target_logprobs
+    return _InterventionRow(
+        n_atoms=n_atoms,
+        position=position,
+        position_fraction=position / n_atoms,
+        n_corrupted=spec.n_corrupted,
+        corrupted_fraction=spec.n_corrupted / (position - 1),
+        placement=spec.placement,
+        corrupted_positions=list(spec.corrupted_positions),
+        corrupted_atoms=list(spec.corrupted_atoms),
+        next_m=scored,
+        next_correct=bool(window) and window[0] == "correct",
+        next_m_accuracy=sum(status == "correct" for status in window) / scored,
+        next_status=statuses[position - 1] if len(statuses) >= position else "missing",
+        next_atom=units[position - 1] if len(units) >= position else None,
+        reference_atom=reference.atoms[position - 1],
+        prefix_intact=tuple(units[: position - 1]) == corrupted.atoms[: position - 1],
+        next_confidence=confidences[confidence_column("topk", "mean_probability")],
+        next_n_tokens=next_tokens,
+        confidences=confidences,
+        tf_logprob_correct=float(target_logprobs[mask].sum())
+        if mask.size == target_logprobs.size and mask.any()
+        else math.nan,
+        tf_logprob_with_gap=float(target_logprobs.sum()) if target_logprobs.size else math.nan,
+        tf_n_tokens=int(mask.sum()),
+        prefix_tokens=len(prefix.token_ids),
+        canonical_cut=prefix.canonical_cut,
+        prefix=prefix.text,
+        continuation=answer.continuation,
+        finish_reason=continuation.finish_reason,
+    )
+
+
+def _render(
+    layout: AnswerLayout, specs: Sequence[InterventionSpec], tokenizer: Any, run: SampleRun
+) -> tuple[list[AnswerLayout], list[RenderedPrefix]]:
+    """Per intervention: the corrupted answer layout and its rendered prefix and target."""
+    layouts = [layout.substitute(spec.replacements) for spec in specs]
+    rendered = [
+        render_prefix(
+            corrupted, spec.position, tokenizer=tokenizer, boundary=run.boundary, next_atoms=run.next_atoms
+        )
+        for corrupted, spec in zip(layouts, specs)
+    ]
+    return layouts, rendered
+
+
+def _measure(
+    model: LoadedModel,
+    prompt_ids: Sequence[int],
+    runs: Sequence[_PrefixKey],
+    representatives: Sequence[tuple[InterventionSpec, RenderedPrefix]],
+    *,
+    task: str,
+    variant: str | None,
+    reference: str,
+    n_atoms: int,
+    budget: int,
+    run: SampleRun,
+) -> tuple[list[ForcedContinuation], list[_Answer], dict[str, np.ndarray]]:
+    """Per distinct run: the forced pass, the evaluated answer, and the confidences of atom ``k``."""
+    continuations = _continue_prefixes(
+        model,
+        prompt_ids,
+        runs,
+        representatives,
+        unit_rule=resolve_task(task, variant),
+        n_atoms=n_atoms,
+        budget=budget,
+        run=run,
+    )
+    answers = [
+        _evaluate_answer(
+            prefix, spec.position, forced.generation.text, reference=reference, task=task, variant=variant
+        )
+        for (spec, prefix), forced in zip(representatives, continuations)
+    ]
+    confidences = _confidences(
+        [forced.generation for forced in continuations], [answer.next_span for answer in answers], run.top_k
+    )
+    return continuations, answers, confidences
 
 
 def run_sample(
@@ -153,125 +400,115 @@ def run_sample(
     The dicts hold every column of :data:`INTERVENTION_FILE_COLUMNS` except ``model, task, sample_id,
     variant``.
     """
-    tokenizer = model.tokenizer
-    layouts = [layout.substitute(s.replacements) for s in specs]
-    rendered = [
-        render_prefix(lay, s.position, tokenizer=tokenizer, boundary=run.boundary, next_atoms=run.next_atoms)
-        for lay, s in zip(layouts, specs)
-    ]
+    layouts, rendered = _render(layout, specs, model.tokenizer, run)
     budget = run.max_new_tokens or auto_budget(rendered)
-    if run.max_context is not None:
-        room = run.max_context - len(prompt_ids) - budget
-        keep = [i for i, r in enumerate(rendered) if len(r.token_ids) + len(r.target_ids) <= room]
-        if len(keep) < len(specs):
-            log.warning(
-                "%d of %d interventions exceed max_context %d (prompt %d + budget %d tokens); dropped",
-                len(specs) - len(keep),
-                len(specs),
-                run.max_context,
-                len(prompt_ids),
-                budget,
-            )
-            specs, layouts, rendered = (
-                [specs[i] for i in keep],
-                [layouts[i] for i in keep],
-                [rendered[i] for i in keep],
-            )
-    if not specs:
+    keep = _fitting(rendered, prompt_tokens=len(prompt_ids), budget=budget, max_context=run.max_context)
+    if not keep:
         return []
+    specs, layouts, rendered = (
+        [specs[i] for i in keep],
+        [layouts[i] for i in keep],
+        [rendered[i] for i in keep],
+    )
 
     # one run per distinct (prefix, target), shortest first (little padding inside a batch)
-    keys = [(r.token_ids, r.target_ids) for r in rendered]
-    first = {key: i for i, key in reversed(list(enumerate(keys)))}
-    unique = sorted(first, key=lambda key: (len(key[0]) + len(key[1]), key))
-    cache = model.prompt_cache(prompt_ids) if run.reuse_cache else None
-    unit_rule = resolve_task(task, variant)
-    n = layout.n_atoms
-    conts: list[ForcedContinuation] = []
-    group_size = len(unique) if model.continuous_batching else run.batch_size
-    for lo in range(0, len(unique), group_size):
-        group = unique[lo : lo + group_size]
-        stop = None
-        if run.early_stop:
-            spec_of = [specs[first[key]] for key in group]
-            stop = _stop_rule(
-                tokenizer,
-                unit_rule,
-                [rendered[first[key]].text for key in group],
-                [s.position + min(run.next_atoms, n - s.position + 1) for s in spec_of],
-            )
-        conts.extend(
-            model.force_and_continue(prompt_ids, group, max_new_tokens=budget, cache=cache, stop=stop)
-        )
+    keys: list[_PrefixKey] = [(prefix.token_ids, prefix.target_ids) for prefix in rendered]
+    first = {key: index for index, key in reversed(list(enumerate(keys)))}
+    runs = sorted(first, key=lambda key: (len(key[0]) + len(key[1]), key))
+    representatives = [(specs[first[key]], rendered[first[key]]) for key in runs]
+    continuations, answers, confidences = _measure(
+        model,
+        prompt_ids,
+        runs,
+        representatives,
+        task=task,
+        variant=variant,
+        reference=reference,
+        n_atoms=layout.n_atoms,
+        budget=budget,
+        run=run,
+    )
 
-    # evaluate prefix + continuation (cut after the first fence the continuation writes)
-    evals, texts, spans = [], [], []
-    for u, key in enumerate(unique):
-        i = first[key]
-        r, k, text = rendered[i], specs[i].position, conts[u].generation.text
-        fence = _FENCE_TOKEN.search(text)
-        cont = text[: fence.end()] if fence else text
-        ev = evaluate(
-            r.text + cont, reference, task, variant=variant, keyword_filter=False, require_fence=True
-        )
-        span = None
-        if len(ev.response_unit_spans) >= k:  # atom k, in continuation coordinates
-            s, e = ev.response_unit_spans[k - 1]
-            s, e = max(s - len(r.text), 0), e - len(r.text)
-            span = (s, e) if e > s else None
-        evals.append(ev)
-        texts.append(cont)
-        spans.append(span)
-    conf = _confidences([c.generation for c in conts], spans, run.top_k)
-
-    index = {key: u for u, key in enumerate(unique)}
-    out = []
-    for spec, lay, key, r in zip(specs, layouts, keys, rendered):
-        u, k = index[key], spec.position
-        ev = evals[u]
-        statuses = [c.status for c in ev.comparisons]
-        m_eff = min(run.next_atoms, n - k + 1)
-        window = statuses[k - 1 : k - 1 + m_eff]
-        mask = np.asarray(r.target_atom_mask, dtype=bool)
-        lp = conts[u].target_logprobs
-        out.append(
-            {
-                "n_atoms": n,
-                "position": k,
-                "position_fraction": k / n,
-                "n_corrupted": spec.n_corrupted,
-                "corrupted_fraction": spec.n_corrupted / (k - 1),
-                "placement": spec.placement,
-                "corrupted_positions": list(spec.corrupted_positions),
-                "corrupted_atoms": list(spec.corrupted_atoms),
-                "next_m": m_eff,
-                "next_correct": bool(window) and window[0] == "correct",
-                "next_m_accuracy": sum(s == "correct" for s in window) / m_eff,
-                "next_status": statuses[k - 1] if len(statuses) >= k else "missing",
-                "next_atom": ev.response_units[k - 1] if len(ev.response_units) >= k else None,
-                "reference_atom": layout.atoms[k - 1],
-                "prefix_intact": tuple(ev.response_units[: k - 1]) == lay.atoms[: k - 1],
-                "next_confidence": float(conf[confidence_column("topk", "mean_probability")][u]),
-                "next_n_tokens": int(conf["n_tokens"][u]),
-                **{name: float(conf[name][u]) for name in CONFIDENCE_COLUMNS},
-                "tf_logprob_correct": float(lp[mask].sum())
-                if mask.size == lp.size and mask.any()
-                else math.nan,
-                "tf_logprob_with_gap": float(lp.sum()) if lp.size else math.nan,
-                "tf_n_tokens": int(mask.sum()),
-                "prefix_tokens": len(r.token_ids),
-                "canonical_cut": r.canonical_cut,
-                "prefix": r.text,
-                "continuation": texts[u],
-                "finish_reason": conts[u].finish_reason,
-            }
-        )
-    return out
+    run_of = {key: index for index, key in enumerate(runs)}
+    return [
+        _intervention_row(
+            spec,
+            corrupted,
+            prefix,
+            reference=layout,
+            answer=answers[run_of[key]],
+            continuation=continuations[run_of[key]],
+            confidences={name: float(confidences[name][run_of[key]]) for name in CONFIDENCE_COLUMNS},
+            next_tokens=int(confidences["n_tokens"][run_of[key]]),
+            next_atoms=run.next_atoms,
+        ).as_dict()
+        for spec, corrupted, key, prefix in zip(specs, layouts, keys, rendered)
+    ]
 
 
 def empty_interventions() -> pl.DataFrame:
     """An empty interventions table with :data:`INTERVENTION_FILE_COLUMNS`."""
     return pl.DataFrame(schema=INTERVENTION_FILE_COLUMNS)
+
+
+def _answer_prompts(
+    model: LoadedModel, rows: pl.DataFrame, options: InterventionOptions, n_shots: int | None
+) -> list[str]:
+    """The task prompts rendered as the model sees them, each ending where the answer starts
+    (after a closed, empty reasoning block for a reasoning model)."""
+    from saltbench.inference.chat import answer_start
+
+    rendered = model.render(build_prompts(rows, options.style, n_shots))
+    return [answer_start(prompt, model.spec.reasoning_format) for prompt in rendered]
+
+
+def _sample_run(model: LoadedModel, options: InterventionOptions, *, reuse_cache: bool) -> SampleRun:
+    """The settings of every sample's run; warns when the backend returns no full-vocabulary entropy."""
+    if not model.full_entropy:
+        log.warning(
+            "%s backend: the full-vocabulary entropy is not returned, so full.mean_entropy and "
+            "full.max_entropy are NaN",
+            model.backend,
+        )
+    return SampleRun(
+        next_atoms=options.next_atoms,
+        max_new_tokens=options.max_new_tokens,
+        boundary=options.boundary,
+        batch_size=options.batch_size,
+        top_k=model.top_k,
+        reuse_cache=reuse_cache,
+        max_context=model.spec.max_context,
+    )
+
+
+def _plan(
+    layout: AnswerLayout, options: InterventionOptions, *, sample_id: str, task: str, variant: str | None
+) -> list[InterventionSpec]:
+    """The interventions of one sample on the grid of ``options``."""
+    return plan_sample(
+        layout,
+        corruptor_for(task, variant),
+        sample_id=sample_id,
+        seed=options.seed,
+        positions=options.positions,
+        position_fractions=options.position_fractions,
+        corruption_counts=options.corruption_counts,
+        corruption_fractions=options.corruption_fractions,
+        placements=options.placements,
+    )
+
+
+def _log_sample(sample_id: str, n_atoms: int, measured: Sequence[dict[str, Any]], *, seconds: float) -> None:
+    """One log line per sample: its interventions, their time and their next-atom accuracy."""
+    accuracy = sum(row["next_correct"] for row in measured) / max(len(measured), 1)
+    log.info(
+        "%s: %d atoms, %d interventions in %.1f s (next-atom accuracy %.2f)",
+        sample_id,
+        n_atoms,
+        len(measured),
+        seconds,
+        accuracy,
+    )
 
 
 def run_interventions(
@@ -307,45 +544,19 @@ def run_interventions(
         atoms contribute nothing.
     """
     from saltbench.inference import encode_prompt
-    from saltbench.inference.chat import answer_start
 
     if prompts is None:
-        rendered = model.render(build_prompts(rows, options.style, n_shots))
-        prompts = [answer_start(prompt, model.spec.reasoning_format) for prompt in rendered]
+        prompts = _answer_prompts(model, rows, options, n_shots)
     if len(prompts) != rows.height:
         raise ValueError(f"prompts must have one entry per row ({rows.height}), got {len(prompts)}")
-    run = SampleRun(
-        next_atoms=options.next_atoms,
-        max_new_tokens=options.max_new_tokens,
-        boundary=options.boundary,
-        batch_size=options.batch_size,
-        top_k=model.top_k,
-        reuse_cache=reuse_cache,
-        max_context=model.spec.max_context,
-    )
-    if not model.full_entropy:
-        log.warning(
-            "%s backend: the full-vocabulary entropy is not returned, so full.mean_entropy and "
-            "full.max_entropy are NaN",
-            model.backend,
-        )
+    run = _sample_run(model, options, reuse_cache=reuse_cache)
     records: list[dict[str, Any]] = []
     for prompt, (sample_id, task, variant, reference) in zip(
         prompts, rows.select("sample_id", "task", "variant", "reference").iter_rows()
     ):
         started = time.perf_counter()
         layout = AnswerLayout.from_reference(reference, task, variant)
-        specs = plan_sample(
-            layout,
-            corruptor_for(task, variant),
-            sample_id=sample_id,
-            seed=options.seed,
-            positions=options.positions,
-            position_fractions=options.position_fractions,
-            corruption_counts=options.corruption_counts,
-            corruption_fractions=options.corruption_fractions,
-            placements=options.placements,
-        )
+        specs = _plan(layout, options, sample_id=sample_id, task=task, variant=variant)
         if not specs:
             log.info("%s: %d reference atom(s), no intervention", sample_id, layout.n_atoms)
             continue
@@ -359,17 +570,9 @@ def run_interventions(
             reference=reference,
             run=run,
         )
-        meta = {"model": model_name, "task": task, "sample_id": sample_id, "variant": variant}
-        records.extend({**meta, **row} for row in measured)
-        accuracy = sum(r["next_correct"] for r in measured) / max(len(measured), 1)
-        log.info(
-            "%s: %d atoms, %d interventions in %.1f s (next-atom accuracy %.2f)",
-            sample_id,
-            layout.n_atoms,
-            len(measured),
-            time.perf_counter() - started,
-            accuracy,
-        )
+        sample = {"model": model_name, "task": task, "sample_id": sample_id, "variant": variant}
+        records.extend({**sample, **row} for row in measured)
+        _log_sample(sample_id, layout.n_atoms, measured, seconds=time.perf_counter() - started)
     if not records:
         return empty_interventions()
     return pl.DataFrame(records, schema=INTERVENTION_FILE_COLUMNS)
