@@ -159,6 +159,19 @@ def test_a_forced_prefix_acts_through_the_planted_terms(datasets):
     assert len(out.generation.text.split("\n")[0].split()) == n - k + 1  # atoms k..n, then the fence
 
 
+@pytest.mark.parametrize("task", TASKS)
+def test_every_task_continues_a_forced_prefix_of_its_own_atoms(datasets, task):
+    model = simulated(datasets, seed=3)
+    prompts, rows = prompts_of(datasets, task, "direct")
+    reference = rows["reference"][0].strip()
+    half = reference[: len(reference) // 2]
+    encode = model.tokenizer.encode
+    out = model.force_and_continue(
+        encode(prompts[0]), [(encode("********\n" + half), encode("x"))], max_new_tokens=4000
+    )[0]
+    assert out.finish_reason == "eos" and out.generation.text.endswith("********")
+
+
 def test_the_chain_matches_its_formula():
     params = SimulationParams(
         accuracy={"default": 0.7}, position_effect=-1.0, propagation_fraction=-1.5, propagation_local=-0.5

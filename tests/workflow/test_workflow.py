@@ -310,3 +310,30 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
     run([metrics, *command], workdir, timeout=1500)  # no --unlock (one target: the lock is any real run's)
     assert not stale.exists()
     assert (workdir / metrics).is_file()
+
+
+def test_the_paper_stand_ins_plan_the_papers_analysis_jobs(workdir):
+    """bench/bench_paper_size.py's configuration (docs/performance.md §5): the paper roster as simulated
+    stand-ins at 1/64 of the samples plans the same analysis jobs as the paper configuration, plus the
+    recovery table of its planted values, with one generation job per model."""
+    from saltbench.inference.simulation.stand_in import scaled_config, stand_in_registry
+
+    paper = yaml.safe_load((workdir / "config/paper.yaml").read_text(encoding="utf-8"))
+    registry = yaml.safe_load((workdir / paper["model_registry"]).read_text(encoding="utf-8"))["models"]
+    (workdir / "config/stand-ins.yaml").write_text(
+        yaml.safe_dump(stand_in_registry(registry, paper["models"])), encoding="utf-8"
+    )
+    scaled = scaled_config(paper, 1 / 64, "config/stand-ins.yaml")
+    (workdir / "config/scaled.yaml").write_text(yaml.safe_dump(scaled), encoding="utf-8")
+    stand_ins = job_counts(
+        (p := run(["-n", "--configfile", "config/scaled.yaml"], workdir)).stdout + p.stderr
+    )
+    real = job_counts((p := run(["-n", "--configfile", "config/paper.yaml"], workdir)).stdout + p.stderr)
+    analysis = {
+        rule for rule in real if rule.startswith(("score_", "compute_", "table_", "figure_", "explorer"))
+    }
+    assert analysis and {rule: stand_ins[rule] for rule in analysis} == {
+        rule: real[rule] for rule in analysis
+    }
+    assert stand_ins["generate_model"] == 59 and stand_ins["table_recovery"] == 1
+    assert stand_ins["intervention_shard"] == 8 * 6  # one shard of 1/64 of the samples per model and task

@@ -112,6 +112,7 @@ class Answer:
     """One dataset row as the simulated model knows it: its reference (stripped), atoms and their spans."""
 
     task: str
+    variant: str | None
     sample_id: str
     reference: str
     atoms: tuple[str, ...]
@@ -133,7 +134,13 @@ class Oracle:
                 reference = row["reference"].strip()
                 atoms, (starts, ends) = decompose_clean(reference, resolve_task(task), "atom")
                 answer = Answer(
-                    row["task"], row["sample_id"], reference, tuple(atoms), tuple(starts), tuple(ends)
+                    row["task"],
+                    row["variant"],
+                    row["sample_id"],
+                    reference,
+                    tuple(atoms),
+                    tuple(starts),
+                    tuple(ends),
                 )
                 blocks.append((task.test_block(row["input"]), answer))
         if not blocks:
@@ -414,7 +421,7 @@ class SimulatedModel:
         log-probabilities of the ``n_target`` target tokens."""
         fence = prefix.rfind(FENCE + "\n")
         body = prefix[fence + len(FENCE) + 1 :] if fence >= 0 else ""
-        rule = resolve_task(get_task(answer.task))
+        rule = resolve_task(get_task(answer.task, answer.variant))
         forced, (_, ends) = decompose_clean(body.rstrip(), rule, "atom") if body.strip() else ([], ([], []))
         k = len(forced) + 1
         n = len(answer.atoms)
