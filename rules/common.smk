@@ -5,7 +5,7 @@ from saltbench.core.vocabulary import MODEL_NAME_REGEX
 from saltbench.inference import GgufPackageSource, LocalSource
 from saltbench.inference.registry import SimulatedSource
 from saltbench.tasks import TASK_SLUGS
-from saltbench.workflow.rule_support import plugin_versions, simulation_parameters
+from saltbench.workflow.rule_support import names_regex, plugin_versions, simulation_parameters
 
 
 wildcard_constraints:
@@ -16,6 +16,9 @@ wildcard_constraints:
 
 
 CONVERTED_MODELS = "data/models/converted"
+# the models whose generations the generation rules write, and those rule import_generations writes
+GENERATED_MODEL_REGEX = names_regex(name for name, spec in REGISTRY.items() if not spec.imported)
+IMPORTED_MODEL_REGEX = names_regex(IMPORTED_MODELS)
 
 
 def spec_of(model):

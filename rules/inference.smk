@@ -3,7 +3,8 @@
 ``inference.jobs: per_shard`` (the cluster layout): one ``generate_shard`` job per shard and one
 ``merge_generations`` job per (model, style). ``per_model`` (CPU runs, where a job's start-up and model load
 dominate): one ``generate_model`` job per model for every style, task and shard, keeping finished shards
-for a rerun after a kill.
+for a rerun after a kill. A model of source kind ``generations`` is imported instead (``import_generations``:
+one job per model, every style and task, the file validated before anything is written).
 """
 
 
@@ -61,6 +62,8 @@ if INFERENCE_JOBS == "per_model":
 
     rule generate_model:
         """Greedy generations of every style, task and shard of one model from one model load (per_model jobs)."""
+        wildcard_constraints:
+            model=GENERATED_MODEL_REGEX,
         input:
             datasets=expand("data/datasets/{task}.parquet", task=TASKS),
             model=model_files,
@@ -102,6 +105,8 @@ else:
 
     rule generate_shard:
         """Greedy generations of one shard of a task's prompts for one model and prompt style."""
+        wildcard_constraints:
+            model=GENERATED_MODEL_REGEX,
         input:
             dataset="data/datasets/{task}.parquet",
             model=model_files,
@@ -141,6 +146,8 @@ else:
 
     rule merge_generations:
         """Concatenate the shards of each task of one (model, style) into data/generations/{model}/{style}/{task}.parquet."""
+        wildcard_constraints:
+            model=GENERATED_MODEL_REGEX,
         localrule: True
         input:
             unpack(generation_shards),
@@ -159,3 +166,37 @@ else:
             "../environment.yml"
         script:
             "../workflow_scripts/merge_generations.py"
+
+
+rule import_generations:
+    """Generations made elsewhere (source kind generations): the file validated against the datasets and
+    converted into every style and task's generations table, with the import record (docs/backends.md §9)."""
+    wildcard_constraints:
+        model=IMPORTED_MODEL_REGEX,
+    input:
+        datasets=expand("data/datasets/{task}.parquet", task=TASKS),
+        file=lambda wildcards: spec_of(wildcards.model).source.path,
+    output:
+        generations=[f"data/generations/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
+        record="data/generations/{model}/import.json",
+    params:
+        plugins=task_plugins,
+        spec=lambda wildcards: spec_of(wildcards.model),
+        n_shots=config["datasets"]["n_shots"],
+        max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+        top_k=config["inference"]["top_k"],
+        tasks=TASKS,
+        styles=STYLES,
+        outputs=STYLE_TASKS,
+    log:
+        "logs/generations/{model}/import.log",
+    benchmark:
+        "benchmarks/generations/{model}/import.tsv"
+    priority: 50
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    conda:
+        "../environment.yml"
+    script:
+        "../workflow_scripts/import_generations.py"

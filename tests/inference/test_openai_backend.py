@@ -94,7 +94,7 @@ def test_a_response_without_logprobs_stops_the_model_at_once(server):
     """A server that answers without log-probabilities would answer every retry the same, at the same
     price: the first such answer fails the model's job, naming it and the reason, and nothing more is sent."""
     model = _load(server, max_retries=3)
-    server.faults = ["nologprobs"]
+    server.faults = ["nologprobs"] * 3  # a server without log-probabilities answers every request so
     with pytest.raises(RequestRefused, match=r"model 'served': the server refused a request.*no logprobs"):
         model.generate(model.render(["a", "b", "c"]), [100] * 3, progress=False)
     assert server.requests <= 2  # the one refused, and at most one already in flight (concurrency 2)

@@ -194,3 +194,18 @@ def test_provenance(raw, tmp_path):
     meta = registry["smollm2-135m"].provenance(tmp_path)
     assert meta["model_source"] == "gguf_package" and meta["model_file"].endswith(".gguf")
     assert meta["model_sha256"] == "abc"
+
+
+def test_a_generations_source_is_imported_and_takes_no_backend():
+    """Source kind generations (docs/backends.md §9): a format and a path; no backend key."""
+    models = {"mine": {"source": {"kind": "generations", "format": "jsonl", "path": "data/mine.jsonl"}}}
+    spec = parse_model_registry({"models": models})["mine"]
+    assert spec.imported and spec.resolve_path("x") == Path("data/mine.jsonl")
+    with pytest.raises(ValueError, match=r"model 'mine', key 'source.format': expected one of .*'csv'"):
+        parse_model_registry({"models": {"mine": {"source": {**models["mine"]["source"], "format": "csv"}}}})
+    with pytest.raises(ValueError, match=r"model 'mine', key 'backend': .*imported, not generated"):
+        parse_model_registry({"models": {"mine": {**models["mine"], "backend": "hf"}}})
+    with pytest.raises(
+        ValueError, match=r"model 'mine', key 'source': kind 'generations' needs keys \['path'\]"
+    ):
+        parse_model_registry({"models": {"mine": {"source": {"kind": "generations", "format": "jsonl"}}}})

@@ -185,8 +185,9 @@ def check_training(settings: WorkflowConfig) -> None:
 
 def check_models_in_registry(settings: WorkflowConfig) -> None:
     """Every model of ``models`` (and of ``interventions.models`` when enabled) is in the registry; an
-    ``inference.backend`` override fits every model (``openai`` for served models, and only for them); no
-    served model is asked for interventions."""
+    ``inference.backend`` override fits every model (``openai`` for served models, and only for them; an
+    imported model runs on no backend, so none applies to it); no served model without prompt
+    log-probabilities and no imported model is asked for interventions."""
     if not settings.models:
         raise ConfigError("models: the run names no model (every table would be empty); name at least one")
     named = [("models", settings.models)]
@@ -211,6 +212,8 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     override = settings.inference.backend
     for name in settings.models:
         spec = registry[name]
+        if spec.imported:  # its generations come from a file, not from a backend
+            continue
         exclusive = ("openai", "simulated")  # backends of one source kind each (served, simulated models)
         if (
             override is not None
@@ -223,6 +226,13 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
                 "backend simulated, and those backends run nothing else"
             )
     if settings.interventions.enabled:
+        imported = [n for n in settings.interventions.models or settings.models if registry[n].imported]
+        if imported:
+            raise ConfigError(
+                f"interventions.models: {', '.join(imported)} imported (source kind generations): the "
+                "interventions teacher-force answer prefixes through the model itself, and an imported model "
+                "has only its generations; list interventions.models without it (docs/backends.md §9)"
+            )
         served = [
             n
             for n in settings.interventions.models or settings.models
@@ -247,7 +257,7 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
     leaves some room is checked per prompt when it is generated (``inference.max_error_share``)."""
     for name in settings.models:
         spec = registry[name]
-        if spec.max_context is None:
+        if spec.max_context is None or spec.imported:
             continue
         for task in settings.tasks:
             for style in settings.prompt_styles:

@@ -83,6 +83,11 @@ BACKENDS: tuple[Backend, ...] = get_args(Backend)
 in-process through transformers or vLLM, a served / hosted model through its OpenAI-compatible API, or
 the model's weights behind a vLLM server the workflow starts and stops itself (one per model, §8.6)."""
 
+ImportFormat = Literal["salt_cache", "jsonl", "inspect"]
+IMPORT_FORMATS: tuple[ImportFormat, ...] = get_args(ImportFormat)
+"""File formats of a ``generations`` source, generations made elsewhere and imported (docs/backends.md §9):
+the authors' release's generation cache, the documented JSONL schema, inspect_ai evaluation logs."""
+
 ApiEndpoint = Literal["chat", "completions"]
 API_ENDPOINTS: tuple[ApiEndpoint, ...] = get_args(ApiEndpoint)
 """Endpoint of an OpenAI-compatible server: ``chat`` (the server applies the chat template) or
@@ -167,6 +172,7 @@ __all__ = [
     "FIT_METHODS",
     "FLAVOURS",
     "GRANULARITIES",
+    "IMPORT_FORMATS",
     "INFERENCE_JOBS",
     "MODEL_NAME_PATTERN",
     "MODEL_NAME_REGEX",
@@ -194,6 +200,7 @@ __all__ = [
     "FitMethod",
     "Flavour",
     "Granularity",
+    "ImportFormat",
     "InferenceJobs",
     "Placement",
     "Precision",

@@ -40,6 +40,7 @@ from saltbench.inference.records import (
 )
 from saltbench.inference.registry import (
     DEFAULT_SYSTEM_PROMPT,
+    GenerationsSource,
     GgufPackageSource,
     HubSource,
     LocalSource,
@@ -101,6 +102,7 @@ __all__ = [
     "Dtype",
     "FinishReason",
     "GenerationRecord",
+    "GenerationsSource",
     "GgufPackageSource",
     "HubSource",
     "LocalSource",

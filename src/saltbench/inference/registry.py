@@ -46,6 +46,12 @@ Source kinds:
 * ``simulated`` — a simulated model with planted effects (``backend: simulated``): ``parameters``
   (:class:`~saltbench.inference.simulation.SimulationParams`) and the ``datasets`` folder it answers from
   (default ``data/datasets``); no weights (docs/simulation.md).
+* ``generations`` — generations made elsewhere, imported instead of generated: ``format`` (``salt_cache``:
+  the authors' release's generation cache; ``jsonl``: the documented JSONL schema; ``inspect``: an inspect_ai
+  evaluation log) and ``path`` (relative to the workflow root). Such an entry has no ``backend`` key: rule
+  ``import_generations`` validates the file against the datasets and writes the generations tables
+  (:mod:`saltbench.stages.imports`, docs/backends.md §9). ``reasoning_format`` applies to its texts as to a
+  generated model's.
 
 Backends (``backend``; a run may override it with the config key ``inference.backend``):
 
@@ -81,11 +87,13 @@ from saltbench.core.vocabulary import (
     API_ENDPOINTS,
     BACKENDS,
     DTYPES,
+    IMPORT_FORMATS,
     MODEL_NAME_PATTERN,
     REASONING_FORMATS,
     ApiEndpoint,
     Backend,
     Dtype,
+    ImportFormat,
     ReasoningFormat,
 )
 from saltbench.inference.simulation.params import SimulationParams, parse_simulation_params
@@ -142,7 +150,16 @@ class SimulatedSource:
     kind: Literal["simulated"] = "simulated"
 
 
-ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource | SimulatedSource
+@dataclass(frozen=True)
+class GenerationsSource:
+    """Generations made elsewhere (docs/backends.md §9): the file at ``path`` in the import ``format``."""
+
+    format: ImportFormat
+    path: str
+    kind: Literal["generations"] = "generations"
+
+
+ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource | SimulatedSource | GenerationsSource
 
 
 @dataclass(frozen=True)
@@ -234,12 +251,20 @@ class ModelSpec:
             return src.base_url
         if isinstance(src, SimulatedSource):
             return Path(src.datasets)
+        if isinstance(src, GenerationsSource):
+            return Path(src.path)
         return src.id
 
     @property
     def served(self) -> bool:
         """Whether the model is reached through an HTTP API (``backend: openai``) rather than loaded here."""
         return isinstance(self.source, ApiSource)
+
+    @property
+    def imported(self) -> bool:
+        """Whether the model's generations are imported from a file (source kind ``generations``), not
+        generated: it has no backend, and no interventions."""
+        return isinstance(self.source, GenerationsSource)
 
     @property
     def revision(self) -> str | None:
@@ -317,7 +342,7 @@ def verify_model_files(model_path: str | Path, spec: ModelSpec) -> None:
     from saltbench.io import CorruptDirectoryError, CorruptFileError, quarantine, verify_manifest
 
     path = Path(model_path)
-    if isinstance(spec.source, (ApiSource, SimulatedSource)) or not path.is_dir():
+    if isinstance(spec.source, (ApiSource, SimulatedSource, GenerationsSource)) or not path.is_dir():
         return
     try:
         verify_manifest(path, required=isinstance(spec.source, GgufPackageSource))
@@ -398,6 +423,7 @@ _SOURCE_KEYS: dict[str, tuple[set[str], set[str]]] = {  # kind -> (required, opt
     "local": ({"path"}, set()),
     "api": ({"base_url", "model"}, set()),
     "simulated": (set(), {"parameters", "datasets"}),
+    "generations": ({"format", "path"}, set()),
 }
 _OWN_BACKENDS = {"api": "openai", "simulated": "simulated"}
 """Source kinds that run only on one backend (which runs no other source kind)."""
@@ -453,6 +479,12 @@ def _parse_source(model: str, raw: Any) -> ModelSource:
         return GgufPackageSource(package=values["package"], file=values["file"])
     if kind == "hub":
         return HubSource(id=values["id"], revision=values.get("revision", HubSource.revision))
+    if kind == "generations":
+        if values["format"] not in IMPORT_FORMATS:
+            raise _fail(
+                model, "source.format", f"expected one of {list(IMPORT_FORMATS)}, got {values['format']!r}"
+            )
+        return GenerationsSource(format=values["format"], path=values["path"])
     if kind == "api":
         if not values["base_url"].startswith(("http://", "https://")):
             raise _fail(model, "source.base_url", f"expected an http(s) URL, got {values['base_url']!r}")
@@ -611,6 +643,13 @@ def _parse_spec(name: str, raw: Any) -> ModelSpec:
     if raw.get("pair_with") is not None:
         values["pair_with"] = _nonempty_str(name, "pair_with", raw["pair_with"])
     values["resources"] = _parse_resources(name, raw.get("resources"))
+    if values["source"].kind == "generations" and "backend" in raw:
+        raise _fail(
+            name,
+            "backend",
+            "a source of kind 'generations' is imported, not generated: it runs on no backend "
+            "(remove the key)",
+        )
     backend = values.get("backend", "hf")
     for kind, own in _OWN_BACKENDS.items():  # these sources run on their own backend, and it on nothing else
         if (values["source"].kind == kind) != (backend == own):

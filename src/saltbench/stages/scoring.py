@@ -102,7 +102,8 @@ def _warn_missing_entropy(entropy: np.ndarray, where: str) -> None:
 
 def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
     """Concatenate the per-token list columns of all rows into flat numpy arrays."""
-    chosen = gens["chosen_logprob"].explode().to_numpy().astype(np.float64)
+    chosen_values = gens["chosen_logprob"].explode()
+    chosen = chosen_values.to_numpy().astype(np.float64)
     token_ids = gens["token_ids"].explode().to_numpy()
     entropy = gens["entropy"].explode().to_numpy().astype(np.float64)
     topk_rows = gens["topk_logprobs"].explode()
@@ -114,8 +115,7 @@ def _flat_token_arrays(gens: pl.DataFrame) -> dict[str, np.ndarray]:
         topk_ids = np.asarray(topk_id_rows.list.to_array(k).to_numpy()).reshape(n_tokens, k)
     else:
         topk, topk_ids = np.zeros((0, 0), np.float32), np.zeros((0, 0), np.int32)
-    keep = ~np.isnan(chosen) if chosen.size else np.zeros(0, bool)
-    if chosen.size != n_tokens or not keep.all():
+    if chosen.size != n_tokens or chosen_values.null_count():
         raise ValueError(
             f"generations: per-token columns are inconsistent ({chosen.size} log-probabilities for "
             f"{n_tokens} tokens, or nulls inside a generation)"
@@ -293,8 +293,16 @@ def confidence_columns(
         n_units: number of units.
         flavours, top_k: see :func:`saltbench.confidence.token_signals`.
         functions: the confidence functions scored.
+
+    A token without a log-probability (``chosen`` NaN: an imported response without log-probabilities,
+    docs/backends.md §9.4) makes every confidence of each unit holding it NaN, in every flavour.
     """
     columns: dict[str, np.ndarray] = {"n_tokens": np.bincount(unit_index, minlength=n_units).astype(np.int64)}
+    absent = np.isnan(tokens["chosen"])
+    unscored = None
+    if absent.any():
+        unscored = np.bincount(unit_index, weights=absent[token_index], minlength=n_units) > 0
+        tokens = {**tokens, "chosen": np.where(absent, 0.0, tokens["chosen"])}
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     pairs = scored_columns(functions, flavours)
     for flavour in flavours:
@@ -315,7 +323,10 @@ def confidence_columns(
             )  # fmt: skip
             values.update(extended_confidences(distributions, token_index, unit_index, n_units, extended))
         for name in names:
-            columns[confidence_column(flavour, name)] = values[name]
+            column = np.asarray(values[name], dtype=np.float64)
+            columns[confidence_column(flavour, name)] = (
+                column if unscored is None else np.where(unscored, np.nan, column)
+            )
     return columns
 
 

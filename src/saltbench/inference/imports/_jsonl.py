@@ -1,0 +1,224 @@
+"""The JSONL generations schema (docs/backends.md §9.2): one JSON object per line, one line per response —
+read for an import, written by the export.
+
+Keys (every one but ``text`` optional; an unknown key is refused, naming it):
+
+* identity — ``sample_id`` (the dataset row's id) and/or ``prompt`` (the instruction as saltbench builds it,
+  or the prompt a chat template made of it); ``style`` (``direct``/``cot``); ``task``, ``variant`` and
+  ``model`` are written by the export and not read back (the dataset row and the registry name give them);
+* ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities);
+* ``finish_reason`` — ``eos`` (also ``stop``), ``length`` (also ``max_tokens``) or ``error`` (then ``error``
+  says why, and ``text`` is empty); default ``eos``; ``num_prompt_tokens`` (default 0);
+* per token — ``tokens`` (texts, joining to ``text``) or ``token_bytes`` (UTF-8 bytes per token, a character
+  split over tokens belonging to the one that completes it); ``token_offsets`` (checked: where each token
+  starts in ``text``); ``token_ids``; ``logprobs`` (the chosen token's log-probability); ``top_logprobs``
+  (its alternatives' log-probabilities, most likely first, any number — the first 20 are kept) with
+  ``top_ids`` or ``top_tokens`` naming them; ``entropy`` (nats). A response without ``logprobs`` is scored
+  for accuracy only. ``null`` in a number list is NaN ("absent"); ``-Infinity`` is −∞ (Python's ``json``
+  writes and reads both).
+
+The export writes every key of a generations table row (:func:`write_jsonl`); reading that file back gives
+the same table (:func:`saltbench.stages.imports.import_generations`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from saltbench.core.contracts import GENERATION_COLUMNS, GENERATION_META
+from saltbench.core.vocabulary import FinishReason
+from saltbench.inference.imports._response import GenerationsFileError, ImportedResponse
+
+FINISH_ALIASES: Mapping[str, FinishReason] = {
+    "eos": "eos",
+    "stop": "eos",
+    "length": "length",
+    "max_tokens": "length",
+    "error": "error",
+}
+"""``finish_reason`` values read, and the generations table's value each stands for."""
+
+STRING_KEYS = ("sample_id", "prompt", "style", "task", "variant", "model", "reasoning", "error")
+LIST_KEYS = (
+    "tokens", "token_bytes", "token_offsets", "token_ids", "logprobs", "top_logprobs", "top_ids",
+    "top_tokens", "entropy",
+)  # fmt: skip
+SCHEMA_KEYS = frozenset({"text", "finish_reason", "num_prompt_tokens", *STRING_KEYS, *LIST_KEYS})
+"""Every key of the schema (module docstring)."""
+
+EXPORT_COLUMNS: Mapping[str, str] = {
+    **{name: name for name in GENERATION_META},
+    "text": "text",
+    "finish_reason": "finish_reason",
+    "error": "error",
+    "num_prompt_tokens": "num_prompt_tokens",
+    "token_texts": "tokens",
+    "token_offsets": "token_offsets",
+    "token_ids": "token_ids",
+    "chosen_logprob": "logprobs",
+    "topk_ids": "top_ids",
+    "topk_logprobs": "top_logprobs",
+    "entropy": "entropy",
+}
+"""Generations table column -> JSONL key, in the order the export writes them."""
+
+_FLOAT_LISTS = ("chosen_logprob", "entropy")
+_FLOAT_NESTED = ("topk_logprobs",)
+
+
+def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
+    def refuse(reason: str) -> GenerationsFileError:
+        return GenerationsFileError(path, where, reason)
+
+    if not isinstance(obj, dict):
+        raise refuse(f"expected a JSON object, got {type(obj).__name__}")
+    unknown = set(obj) - SCHEMA_KEYS
+    if unknown:
+        raise refuse(f"unknown key(s) {sorted(unknown)}; the schema's keys are {sorted(SCHEMA_KEYS)}")
+    text = obj.get("text")
+    if not isinstance(text, str):
+        raise refuse(f"'text' must be a string, got {text!r:.60}")
+    for key in STRING_KEYS:
+        if obj.get(key) is not None and not isinstance(obj[key], str):
+            raise refuse(f"{key!r} must be a string, got {obj[key]!r:.60}")
+    for key in LIST_KEYS:
+        if obj.get(key) is not None and not isinstance(obj[key], list):
+            raise refuse(f"{key!r} must be a list (one entry per token), got {type(obj[key]).__name__}")
+    if obj.get("sample_id") is None and obj.get("prompt") is None:
+        raise refuse("neither 'sample_id' nor 'prompt': the response cannot be matched to a dataset row")
+    finish = FINISH_ALIASES.get(obj.get("finish_reason", "eos"))
+    if finish is None:
+        raise refuse(f"finish_reason {obj['finish_reason']!r} is not one of {sorted(FINISH_ALIASES)}")
+    n_prompt = obj.get("num_prompt_tokens") or 0
+    if isinstance(n_prompt, bool) or not isinstance(n_prompt, int) or n_prompt < 0:
+        raise refuse(f"'num_prompt_tokens' must be an integer >= 0, got {n_prompt!r}")
+    tokens = obj.get("tokens")
+    if obj.get("token_bytes") is not None:
+        if tokens is not None:
+            raise refuse("both 'tokens' and 'token_bytes': give one of them")
+        from saltbench.inference.openai_api import byte_token_texts
+
+        raw = obj["token_bytes"]
+        if not all(isinstance(b, list) and all(isinstance(v, int) and 0 <= v < 256 for v in b) for b in raw):
+            raise refuse("'token_bytes' must hold one list of byte values (0-255) per token")
+        tokens = byte_token_texts(raw, [""] * len(raw))
+    if tokens is not None and not all(isinstance(t, str) for t in tokens):
+        raise refuse("'tokens' must hold one string per token")
+    offsets = obj.get("token_offsets")
+    if offsets is not None:
+        if tokens is None:
+            raise refuse("'token_offsets' without 'tokens'")
+        if len(offsets) != len(tokens):
+            raise refuse(f"{len(offsets)} token_offsets for {len(tokens)} tokens")
+        lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+        wrong = np.flatnonzero(np.asarray(offsets, dtype=np.float64) != np.cumsum(lengths) - lengths)
+        if wrong.size:
+            i = int(wrong[0])
+            start = int(lengths[:i].sum())
+            raise refuse(f"token {i} starts at {start} in the text, 'token_offsets' says {offsets[i]!r}")
+    for key in ("top_logprobs", "top_ids", "top_tokens"):
+        if obj.get(key) is not None and not all(isinstance(row, list) for row in obj[key]):
+            raise refuse(f"{key!r} must hold one list of alternatives per token")
+    if obj.get("top_ids") is not None and obj.get("top_tokens") is not None:
+        raise refuse("both 'top_ids' and 'top_tokens': give one of them")
+    return ImportedResponse(
+        where=where,
+        text=text,
+        sample_id=obj.get("sample_id"),
+        prompt=obj.get("prompt"),
+        style=obj.get("style"),
+        finish_reason=finish,
+        error=obj.get("error"),
+        num_prompt_tokens=n_prompt,
+        reasoning=obj.get("reasoning"),
+        token_texts=tokens,
+        token_ids=obj.get("token_ids"),
+        logprobs=obj.get("logprobs"),
+        top_logprobs=obj.get("top_logprobs"),
+        top_ids=obj.get("top_ids"),
+        top_tokens=obj.get("top_tokens"),
+        entropy=obj.get("entropy"),
+    )
+
+
+def read_jsonl(path: str | Path) -> list[ImportedResponse]:
+    """Every response of a JSONL file (module docstring); blank lines are skipped.
+
+    Raises:
+        GenerationsFileError: a line that is not JSON, not an object, with an unknown key or a value of the
+            wrong kind — naming the file, the line and the reason.
+    """
+    path = Path(path)
+    responses = []
+    with path.open(encoding="utf-8", newline="\n") as handle:  # lines end at "\n" only
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                reason = f"not JSON ({exc.msg}, column {exc.colno})"
+                raise GenerationsFileError(path, f"line {number}", reason) from None
+            responses.append(_response(obj, f"line {number}", path))
+    return responses
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, list):
+        return [_nan_to_none(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    return value
+
+
+def write_jsonl(frame: pl.DataFrame, path: str | Path) -> int:
+    """Write a generations table (:data:`saltbench.core.contracts.GENERATIONS` rows) as the JSONL schema;
+    returns the number of lines.
+
+    Numbers are written as polars writes them (the shortest text that reads back to the same float32); NaN
+    as ``null``. A row holding −∞ is written by Python's ``json`` instead (``-Infinity``), since polars
+    writes −∞ as ``null``; so every value reads back exactly.
+    """
+    missing = [c for c in EXPORT_COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"not a generations table: columns {missing} are missing")
+    types = {**GENERATION_META, **GENERATION_COLUMNS}
+    table = frame.select(list(EXPORT_COLUMNS)).cast({c: types[c] for c in EXPORT_COLUMNS})
+    infinite = pl.any_horizontal(
+        *(pl.col(c).list.eval(pl.element().is_infinite()).list.any() for c in _FLOAT_LISTS),
+        *(
+            pl.col(c).list.eval(pl.element().list.eval(pl.element().is_infinite()).list.any()).list.any()
+            for c in _FLOAT_NESTED
+        ),
+    )
+    rows_with_inf = table.with_row_index("_row").filter(infinite.fill_null(False))["_row"].to_list()
+    out = table.rename(dict(EXPORT_COLUMNS))
+    buffer = io.BytesIO()
+    out.with_columns(
+        *(pl.col(EXPORT_COLUMNS[c]).list.eval(pl.element().fill_nan(None)) for c in _FLOAT_LISTS),
+        *(pl.col(EXPORT_COLUMNS[c]).list.eval(pl.element().list.eval(pl.element().fill_nan(None)))
+          for c in _FLOAT_NESTED),
+    ).write_ndjson(buffer)  # fmt: skip
+    data = buffer.getvalue()
+    if rows_with_inf:
+        lines = data.decode("utf-8").split("\n")  # not splitlines(): U+2028 and U+0085 stay raw in JSON
+        for row in rows_with_inf:
+            lines[row] = json.dumps(_nan_to_none(out.row(row, named=True)), ensure_ascii=False)
+        data = "\n".join(lines).encode("utf-8")
+    from saltbench.io import write_atomic
+
+    write_atomic(path, data)
+    return table.height
+
+
+__all__ = ["EXPORT_COLUMNS", "FINISH_ALIASES", "SCHEMA_KEYS", "read_jsonl", "write_jsonl"]

@@ -1,0 +1,254 @@
+"""One imported response, the error every refusal raises, and the conversion of a response into a generation
+record (docs/backends.md §9.4).
+
+Every format reader returns :class:`ImportedResponse` objects; :func:`to_record` turns one into the
+:class:`~saltbench.inference.records.GenerationRecord` a backend would have written:
+
+* **Tokens.** ``token_texts`` must concatenate to ``text``. A response with log-probabilities must have its
+  tokens; a response without any (``logprobs is None``) may omit them, and its whole text is then one token.
+* **Token ids.** Given ids are kept. Without them, ids are *negative string ids* as the ``openai`` backend
+  records them: within one response equal token strings (chosen tokens first, then the alternatives row by
+  row) get ``-(n + 1)``, ``n`` their order of first appearance — so the chosen token is recognised among its
+  alternatives (``topk_ids == token_ids``, docs/confidence.md §2.1).
+* **Alternatives.** Each token's alternatives are kept in the order given (most likely first), truncated to
+  ``k`` and padded to ``k`` with id :data:`PAD_ID` and log-probability NaN ("absent"), as the ``openai``
+  backend pads. The authors' normaliser puts the chosen token first among them; that order is kept.
+* **No log-probabilities.** ``logprobs is None``: every chosen log-probability is NaN, and the scoring stage
+  gives every unit of the response a NaN confidence (accuracy only).
+* **Reasoning apart.** ``reasoning`` (the reasoning a harness returned apart from the answer) is put back in
+  front of the text in the model's ``reasoning_format`` (``<think>…</think>\\n\\n``, or gpt-oss's analysis
+  channel then the final channel's header) as one token without log-probabilities, so the reasoning rules
+  of docs/reasoning.md apply to it; the answer's tokens keep their log-probabilities.
+* The full-vocabulary entropy is NaN unless given.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import chain
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from saltbench.core.vocabulary import FINISH_REASONS, FinishReason, ReasoningFormat
+from saltbench.inference.records import TOP_K, GenerationRecord
+
+PAD_ID = -(2**31)
+"""The id of a padding alternative and of a token without an id of its own (the reasoning put back in
+front); the ``openai`` backend's padding id."""
+
+REASONING_WRAPPERS: dict[ReasoningFormat, tuple[str, str]] = {
+    "think": ("<think>", "</think>\n\n"),
+    "harmony": (
+        "<|channel|>analysis<|message|>",
+        "<|end|><|start|>assistant<|channel|>final<|message|>",
+    ),
+}
+"""How reasoning returned apart is put back in front of the answer, per ``reasoning_format``."""
+
+
+class GenerationsFileError(ValueError):
+    """An imported file refused: the message names the file, where in it (a line, a record, a sample) and
+    what is wrong."""
+
+    def __init__(self, path: object, where: str, reason: str) -> None:
+        self.path, self.where, self.reason = str(path), where, reason
+        super().__init__(f"{self.path}: {where}: {reason}" if where else f"{self.path}: {reason}")
+
+
+@dataclass(frozen=True, eq=False)
+class ImportedResponse:
+    """One response as a file holds it, before it is matched to a dataset row.
+
+    ``where``: its place in the file for messages (``line 12``, ``payload.results[3]``, ``sample 7 epoch
+    1``). ``sample_id`` and/or ``prompt`` identify its dataset row; ``style`` its prompt style (may be
+    ``None``). Per token (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string
+    ids); ``logprobs`` (the chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that
+    token has none); ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely
+    first (ragged); ``entropy`` (``None``: NaN).
+    """
+
+    where: str
+    text: str
+    sample_id: str | None = None
+    prompt: str | None = None
+    style: str | None = None
+    finish_reason: FinishReason = "eos"
+    error: str | None = None
+    num_prompt_tokens: int = 0
+    reasoning: str | None = None
+    token_texts: Sequence[str] | None = None
+    token_ids: Sequence[int] | None = None
+    logprobs: Sequence[float | None] | np.ndarray | None = None
+    top_logprobs: Sequence[Sequence[float | None]] | None = None
+    top_ids: Sequence[Sequence[int]] | None = None
+    top_tokens: Sequence[Sequence[str]] | None = None
+    entropy: Sequence[float | None] | np.ndarray | None = None
+
+    @property
+    def has_logprobs(self) -> bool:
+        """Whether the response carries log-probabilities (an error row counts as carrying them)."""
+        return self.logprobs is not None or self.finish_reason == "error"
+
+
+def floats(values: Sequence[float | None] | np.ndarray, dtype: type = np.float32) -> np.ndarray:
+    """``values`` as a 1-D float array, ``None`` (JSON ``null``) as NaN; converted in one call (polars parses
+    a list holding nulls)."""
+    if isinstance(values, np.ndarray):
+        return values.astype(dtype, copy=False)
+    try:
+        return np.asarray(values, dtype=dtype)
+    except (TypeError, ValueError):
+        return pl.Series(values, dtype=pl.Float64, strict=False).fill_null(np.nan).to_numpy().astype(dtype)
+
+
+def ragged(rows: Sequence[Sequence[object]], k: int, dtype: type, fill: object) -> np.ndarray:
+    """Rows of different lengths as a ``(len(rows), k)`` array: each row's first ``k`` values, padded with
+    ``fill`` (no Python loop over the values: one flat conversion, one scatter).
+
+    Example:
+        >>> ragged([[1.0, 2.0], [3.0], []], 2, np.float32, np.nan).tolist()
+        [[1.0, 2.0], [3.0, nan], [nan, nan]]
+    """
+    lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+    out: np.ndarray = np.full((len(rows), k), fill, dtype=dtype)
+    if not lengths.sum():
+        return out
+    flat_list: list[Any] = list(chain.from_iterable(rows))
+    flat = (
+        floats(flat_list, dtype) if np.issubdtype(dtype, np.floating) else np.asarray(flat_list, dtype=dtype)
+    )
+    row = np.repeat(np.arange(len(rows)), lengths)
+    column = np.arange(flat.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    keep = column < k
+    out[row[keep], column[keep]] = flat[keep]
+    return out
+
+
+def string_ids(
+    tokens: Sequence[str], alternatives: Sequence[Sequence[str]], k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Negative string ids (module docstring) of the chosen tokens ``(T,)`` and of their first ``k``
+    alternatives ``(T, k)``, padding :data:`PAD_ID`; first appearance counted over the chosen tokens, then
+    the alternatives row by row.
+
+    Example:
+        >>> ids, top = string_ids(["a", "b", "a"], [["a", "c"], ["b"], ["c", "a"]], 2)
+        >>> ids.tolist(), top.tolist()
+        ([-1, -2, -1], [[-1, -3], [-2, -2147483648], [-3, -1]])
+    """
+    lengths = np.fromiter(map(len, alternatives), dtype=np.int64, count=len(alternatives))
+    strings = np.array([*tokens, *chain.from_iterable(alternatives)], dtype=object)
+    if not strings.size:
+        return np.zeros(0, np.int32), np.full((0, k), PAD_ID, np.int32)
+    _, first, inverse = np.unique(strings.astype(str), return_index=True, return_inverse=True)
+    rank = np.empty(first.size, np.int64)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    ids = -(rank[inverse.reshape(-1)] + 1)
+    chosen = ids[: len(tokens)].astype(np.int32)
+    top = np.full((len(tokens), k), PAD_ID, np.int32)
+    row = np.repeat(np.arange(len(alternatives)), lengths)
+    column = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    keep = column < k
+    top[row[keep], column[keep]] = ids[len(tokens) :][keep]
+    return chosen, top
+
+
+def to_record(
+    response: ImportedResponse, *, path: object, k: int = TOP_K, reasoning: ReasoningFormat | None = None
+) -> GenerationRecord:
+    """The generation record of ``response`` (module docstring); :class:`GenerationsFileError` (naming
+    ``path`` and the response's place) when its parts do not fit together."""
+
+    def refuse(reason: str) -> GenerationsFileError:
+        return GenerationsFileError(path, response.where, reason)
+
+    if response.finish_reason not in FINISH_REASONS:
+        raise refuse(f"finish_reason {response.finish_reason!r} is not one of {list(FINISH_REASONS)}")
+    if response.finish_reason == "error":
+        if response.text or response.token_texts:
+            raise refuse("an error row (finish_reason error) has no text and no tokens")
+        return GenerationRecord.failed(
+            "error (imported)" if response.error is None else response.error,
+            num_prompt_tokens=response.num_prompt_tokens,
+            k=k,
+        )
+    texts = response.token_texts
+    if texts is None:
+        if response.logprobs is not None:
+            raise refuse("log-probabilities without the tokens they belong to (give the token texts)")
+        texts = [response.text] if response.text else []
+    texts = list(texts)
+    if "".join(texts) != response.text:
+        joined = "".join(texts)
+        raise refuse(f"the token texts join to {joined[:60]!r}…, the text is {response.text[:60]!r}…")
+    n = len(texts)
+    chosen = np.full(n, np.nan, np.float32) if response.logprobs is None else floats(response.logprobs)
+    if chosen.shape != (n,):
+        raise refuse(f"{chosen.size} log-probabilities for {n} tokens")
+    if np.any(chosen > 0):
+        raise refuse(f"a log-probability above 0 (token {int(np.argmax(chosen > 0))})")
+    top_lp = response.top_logprobs
+    if top_lp is not None and len(top_lp) != n:
+        raise refuse(f"alternatives for {len(top_lp)} tokens, the response has {n} tokens")
+    top = ragged(top_lp or [[]] * n, k, np.float32, np.nan)
+    if response.token_ids is not None or response.top_ids is not None:
+        if response.token_ids is None or len(response.token_ids) != n:
+            raise refuse("token_ids must give one id per token when ids are given")
+        ids = np.asarray(response.token_ids, dtype=np.int32)
+        top_ids_rows = response.top_ids if response.top_ids is not None else [[]] * n
+        if len(top_ids_rows) != n or (
+            top_lp is not None and list(map(len, top_ids_rows)) != list(map(len, top_lp))
+        ):
+            raise refuse("top_ids must give one id per alternative log-probability")
+        top_ids = ragged(top_ids_rows, k, np.int32, PAD_ID)
+    else:
+        alternatives = response.top_tokens if response.top_tokens is not None else [[]] * n
+        if len(alternatives) != n or (
+            top_lp is not None and list(map(len, alternatives)) != list(map(len, top_lp))
+        ):
+            raise refuse("top_tokens must give one token per alternative log-probability")
+        ids, top_ids = string_ids(texts, alternatives, k)
+    entropy = np.full(n, np.nan, np.float32) if response.entropy is None else floats(response.entropy)
+    if entropy.shape != (n,):
+        raise refuse(f"{entropy.size} entropies for {n} tokens")
+    if response.reasoning:
+        if reasoning is None:
+            raise refuse(
+                "reasoning is given apart from the text, but the model declares no reasoning_format "
+                "(set think or harmony in the model registry)"
+            )
+        opening, closing = REASONING_WRAPPERS[reasoning]
+        texts = [opening + response.reasoning + closing, *texts]
+        ids = np.concatenate([[PAD_ID], ids]).astype(np.int32)
+        chosen = np.concatenate([[np.nan], chosen]).astype(np.float32)
+        top = np.vstack([np.full((1, k), np.nan, np.float32), top])
+        top_ids = np.vstack([np.full((1, k), PAD_ID, np.int32), top_ids])
+        entropy = np.concatenate([[np.nan], entropy]).astype(np.float32)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    return GenerationRecord(
+        token_ids=ids,
+        token_texts=tuple(texts),
+        token_offsets=(np.cumsum(lengths) - lengths).astype(np.int32),
+        chosen_logprobs=chosen,
+        topk_ids=top_ids,
+        topk_logprobs=top,
+        entropy=entropy,
+        text="".join(texts),
+        finish_reason=response.finish_reason,
+        num_prompt_tokens=response.num_prompt_tokens,
+    )
+
+
+__all__ = [
+    "PAD_ID",
+    "REASONING_WRAPPERS",
+    "GenerationsFileError",
+    "ImportedResponse",
+    "floats",
+    "ragged",
+    "string_ids",
+    "to_record",
+]

@@ -1,0 +1,253 @@
+"""The import stage: generations made elsewhere -> the generations tables of a ``generations`` source
+(docs/backends.md §9). What a native model's inference writes, from a file instead of a backend.
+
+:func:`import_generations` reads the file (:func:`saltbench.inference.imports.read_generations_file`), matches
+every response to its dataset row and prompt style, refuses the file on the first problem — before anything is
+written, so before any downstream job — and converts the responses into one generations table per (style,
+task), rows in dataset order, with the contract of :data:`saltbench.core.contracts.GENERATIONS`.
+
+Matching (docs/backends.md §9.5):
+
+* by ``sample_id`` when the response has one (and then its ``prompt``, if given, must be the row's
+  instruction in that style, or contain it — a chat template wraps the instruction); its style is the
+  response's ``style``, else the style whose instruction the prompt is or contains, else the run's only style;
+* else by the SHA-256 digest of its ``prompt``, among the instructions of every dataset row in every prompt
+  style (:func:`saltbench.stages.generation.build_prompts` with the run's ``n_shots``): equal text only.
+
+Refused, naming the file, the place (line, record, sample) and the reason: an unknown sample id, a prompt that
+matches no row, a prompt that differs from its row's, a style that contradicts the prompt, two responses for
+one (style, row) (both places named), and a row the run answers that no response covers (the style, task and
+first ids named). Responses for rows the run does not answer — a style it does not use, rows beyond
+``inference.max_samples`` — are skipped and counted.
+
+The import record (:class:`ImportResult`) states the file's SHA-256, its format, the counts, and how many
+responses carry no log-probabilities (scored for accuracy only; the findings page names the model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from saltbench.core.vocabulary import STYLES, ImportFormat, ReasoningFormat
+from saltbench.inference import TOP_K, records_to_frame
+from saltbench.inference.imports import (
+    GenerationsFileError,
+    ImportedResponse,
+    read_generations_file,
+    to_record,
+)
+from saltbench.stages.generation import answered_rows, build_prompts
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ImportResult:
+    """The generations tables of an import, by (style, task), and its record (provenance of the file and
+    counts: ``source``, ``format``, ``sha256``, ``responses``, ``imported``, ``skipped``,
+    ``without_logprobs``)."""
+
+    frames: dict[tuple[str, str], pl.DataFrame]
+    record: dict[str, Any] = field(default_factory=dict)
+
+
+def prompt_digest(prompt: str) -> str:
+    """The SHA-256 of a prompt's UTF-8 text (what prompt matching compares).
+
+    >>> prompt_digest("abc")[:16]
+    'ba7816bf8f01cfea'
+    """
+    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+
+
+def _difference(ours: str, theirs: str) -> str:
+    """Where two prompts first differ, with a little of each around it."""
+    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+    return (
+        f"first difference at character {at}: file {theirs[at : at + 40]!r}, dataset {ours[at : at + 40]!r}"
+    )
+
+
+@dataclass
+class _Rows:
+    """The run's dataset rows and their instructions in every prompt style."""
+
+    datasets: Mapping[str, pl.DataFrame]
+    n_shots: int | None
+    answered: dict[str, int]  # task -> number of rows the run answers
+    where: dict[str, tuple[str, int]]  # sample id -> (task, row index)
+    instructions: Mapping[tuple[str, str], list[str]]  # (style, task) -> instruction per row
+    digests: Mapping[str, tuple[str, str, int]]  # instruction digest -> (style, task, row index)
+
+    @classmethod
+    def build(
+        cls, datasets: Mapping[str, pl.DataFrame], n_shots: int | None, max_samples: int | None
+    ) -> _Rows:
+        where: dict[str, tuple[str, int]] = {}
+        for task, frame in datasets.items():
+            for i, sample_id in enumerate(frame["sample_id"].to_list()):
+                if sample_id in where:
+                    raise ValueError(
+                        f"sample id {sample_id!r} is in the datasets of {where[sample_id][0]} and {task}"
+                    )
+                where[sample_id] = (task, i)
+        instructions: dict[tuple[str, str], list[str]] = {
+            (style, task): build_prompts(frame, style, n_shots)
+            for style in STYLES
+            for task, frame in datasets.items()
+        }
+        digests = {
+            prompt_digest(text): (style, task, i)
+            for (style, task), texts in instructions.items()
+            for i, text in enumerate(texts)
+        }
+        answered = {task: answered_rows(frame, max_samples).height for task, frame in datasets.items()}
+        return cls(datasets, n_shots, answered, where, instructions, digests)
+
+
+def _match(
+    response: ImportedResponse, rows: _Rows, styles: Sequence[str], refuse: Any
+) -> tuple[str, str, int]:
+    """The (style, task, row index) of ``response`` (module docstring)."""
+    if response.style is not None and response.style not in STYLES:
+        raise refuse(f"style {response.style!r} is not a prompt style ({', '.join(STYLES)})")
+    if response.sample_id is None:
+        found = rows.digests.get(prompt_digest(response.prompt or ""))
+        if found is None:
+            raise refuse(
+                "the prompt matches no dataset row's prompt in any style (compared by digest, so it must be "
+                "the instruction as saltbench builds it; give sample_id where a chat template rendered it)"
+            )
+        if response.style is not None and response.style != found[0]:
+            raise refuse(f"style {response.style!r}, but the prompt is the {found[0]} prompt of its row")
+        return found
+    if response.sample_id not in rows.where:
+        tasks = ", ".join(rows.datasets)
+        raise refuse(f"sample id {response.sample_id!r} is not in the run's datasets (tasks {tasks})")
+    task, i = rows.where[response.sample_id]
+    style: str | None = response.style
+    if style is None and response.prompt is not None:
+        style = next(
+            (s for s in STYLES if rows.instructions[(s, task)][i] in response.prompt),
+            None,
+        )
+        if style is None:
+            ours = rows.instructions[(styles[0], task)][i]
+            where = _difference(ours, response.prompt)
+            raise refuse(f"the prompt differs from the row's prompt in every style ({where})")
+    if style is None:
+        if len(styles) != 1:
+            raise refuse(
+                f"no style and no prompt, and the run has prompt styles {list(styles)}: give 'style'"
+            )
+        style = styles[0]
+    ours = rows.instructions[(style, task)][i]
+    if response.prompt is not None and ours not in response.prompt:
+        raise refuse(
+            f"the prompt differs from the row's {style} prompt ({_difference(ours, response.prompt)})"
+        )
+    return style, task, i
+
+
+def import_generations(
+    path: str | Path,
+    format: ImportFormat,
+    datasets: Mapping[str, pl.DataFrame],
+    *,
+    model_name: str,
+    styles: Sequence[str],
+    n_shots: int | None,
+    max_samples: int | None = None,
+    reasoning: ReasoningFormat | None = None,
+    top_k: int = TOP_K,
+) -> ImportResult:
+    """The generations tables of ``model_name`` from the file ``path`` (module docstring).
+
+    Args:
+        path, format: the file and its format (the registry's ``source.path`` and ``source.format``).
+        datasets: every task's dataset frame, by task slug (the run's tasks).
+        model_name: the registry name (the ``model`` column).
+        styles: the run's prompt styles; n_shots: its ``datasets.n_shots`` (the instructions compared).
+        max_samples: the run answers the first ``max_samples`` rows of each task (``None``: all).
+        reasoning: the model's ``reasoning_format`` (reasoning returned apart is put back in it).
+        top_k: alternatives kept per token.
+
+    Raises:
+        GenerationsFileError: the file refused (module docstring), naming it, the place and the reason.
+        FileNotFoundError: no file at ``path``.
+    """
+    from saltbench.io import file_sha256
+
+    responses = read_generations_file(path, format)
+    rows = _Rows.build(datasets, n_shots, max_samples)
+    chosen: dict[tuple[str, str, int], ImportedResponse] = {}
+    skipped = 0
+    for response in responses:
+
+        def refuse(reason: str, response: ImportedResponse = response) -> GenerationsFileError:
+            return GenerationsFileError(path, response.where, reason)
+
+        style, task, i = _match(response, rows, styles, refuse)
+        if style not in styles or i >= rows.answered[task]:
+            skipped += 1
+            continue
+        key = (style, task, i)
+        if key in chosen:
+            sample_id = datasets[task]["sample_id"][i]
+            raise refuse(
+                f"a second response to sample {sample_id!r} ({style}); the first is at {chosen[key].where}"
+            )
+        chosen[key] = response
+    for style in styles:
+        for task, frame in datasets.items():
+            missing = [
+                frame["sample_id"][i] for i in range(rows.answered[task]) if (style, task, i) not in chosen
+            ]
+            if missing:
+                raise GenerationsFileError(
+                    path,
+                    "",
+                    f"no response to {len(missing)} of the {rows.answered[task]} {task} rows the run answers "
+                    f"in the {style} style, e.g. {missing[:5]}",
+                )
+    frames: dict[tuple[str, str], pl.DataFrame] = {}
+    for style in styles:
+        for task, frame in datasets.items():
+            n = rows.answered[task]
+            picked = [chosen[(style, task, i)] for i in range(n)]
+            records = [to_record(r, path=path, k=top_k, reasoning=reasoning) for r in picked]
+            ours = rows.instructions[(style, task)]
+            meta = {
+                "sample_id": frame["sample_id"].head(n).to_list(),
+                "task": frame["task"].head(n).to_list(),
+                "variant": frame["variant"].head(n).to_list(),
+                "model": [model_name] * n,
+                "style": [style] * n,
+                "prompt": [r.prompt if r.prompt is not None else ours[i] for i, r in enumerate(picked)],
+            }
+            frames[(style, task)] = records_to_frame(records, meta)
+    without = sum(not r.has_logprobs for r in chosen.values())
+    record = {
+        "source": str(path),
+        "format": format,
+        "sha256": file_sha256(path),
+        "responses": len(responses),
+        "imported": len(chosen),
+        "skipped": skipped,
+        "without_logprobs": without,
+    }
+    log.info(
+        "%s: %d responses from %s (%s), %d skipped, %d without log-probabilities",
+        model_name, len(chosen), path, format, skipped, without,
+    )  # fmt: skip
+    return ImportResult(frames, record)
+
+
+__all__ = ["ImportResult", "import_generations", "prompt_digest"]

@@ -1,0 +1,343 @@
+"""Bring your own generations (docs/backends.md §9): the three formats imported, the JSONL export read back
+identically, and every refusal with its message."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+
+from saltbench.analysis import findings_markdown
+from saltbench.inference.backends import load_backend
+from saltbench.inference.imports import GenerationsFileError, write_jsonl
+from saltbench.inference.registry import ModelSpec, SimulatedSource
+from saltbench.inference.simulation import SimulationParams
+from saltbench.io import provenance, write_table
+from saltbench.stages.export import export_generations
+from saltbench.stages.generation import build_prompts, generate_rows
+from saltbench.stages.imports import import_generations
+from saltbench.stages.scoring import score_generations
+from saltbench.tasks import get_task
+
+STYLES = ["direct", "cot"]
+
+
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory) -> dict[str, pl.DataFrame]:
+    return {
+        "dna": get_task("dna").generate(4, 7, min_codons=3, max_codons=8),
+        "matmul": get_task("matmul").generate(3, 7, output_lengths=[4]),
+    }
+
+
+@pytest.fixture(scope="module")
+def native(datasets, tmp_path_factory) -> dict[tuple[str, str], pl.DataFrame]:
+    """A simulated model's generations of every style and task (what a backend writes)."""
+    folder = tmp_path_factory.mktemp("datasets")
+    for task, frame in datasets.items():
+        frame.write_parquet(folder / f"{task}.parquet")
+    spec = ModelSpec(
+        name="sim",
+        source=SimulatedSource(SimulationParams(seed=2)),
+        backend="simulated",
+        chat_template="none",
+    )
+    model = load_backend(folder, spec)
+    return {
+        (style, task): generate_rows(
+            model, frame, model_name="sim", style=style, n_shots=None, max_new_tokens=4096, progress=False
+        )
+        for style in STYLES
+        for task, frame in datasets.items()
+    }
+
+
+def run_import(path: Path, fmt: str, datasets, styles=("direct",), **kwargs):
+    return import_generations(
+        path, fmt, datasets, model_name="sim", styles=list(styles), n_shots=None, **kwargs
+    )
+
+
+def write_lines(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def answers(datasets, style="direct") -> list[dict]:
+    """One minimal JSONL response per row of ``style``: the fenced reference, one token per line."""
+    rows = []
+    for frame in datasets.values():
+        for sample_id, reference in frame.select("sample_id", "reference").iter_rows():
+            tokens = ["********\n", reference.strip(), "\n********"]
+            rows.append(
+                {
+                    "sample_id": sample_id,
+                    "style": style,
+                    "text": "".join(tokens),
+                    "tokens": tokens,
+                    "logprobs": [-0.1, -0.2, -0.05],
+                    "top_logprobs": [[-0.1, -2.5], [-0.2, -1.8], [-0.05, -3.0]],
+                    "top_tokens": [["********\n", "x"], [reference.strip(), "y"], ["\n********", "z"]],
+                }
+            )
+    return rows
+
+
+def test_export_then_import_gives_the_same_tables(native, datasets, tmp_path):
+    folder = tmp_path / "generations" / "sim"
+    for (style, task), frame in native.items():
+        (folder / style).mkdir(parents=True, exist_ok=True)
+        write_table(frame, folder / style / f"{task}.parquet", provenance(stage="generations"), "generations")
+    lines = export_generations([folder], tmp_path / "sim.jsonl")
+    assert lines == sum(f.height for f in native.values())
+    result = run_import(tmp_path / "sim.jsonl", "jsonl", datasets, styles=STYLES)
+    assert set(result.frames) == set(native)
+    for key, frame in native.items():
+        assert result.frames[key].equals(frame), key
+    assert result.record["imported"] == lines and result.record["without_logprobs"] == 0
+    assert len(result.record["sha256"]) == 64
+
+
+def test_the_export_keeps_minus_infinity_and_nan_apart(native, tmp_path):
+    frame = native[("direct", "dna")]
+    chosen = frame["chosen_logprob"].to_list()
+    chosen[0][0] = float("-inf")
+    entropy = [[float("nan")] * len(row) for row in frame["entropy"].to_list()]
+    frame = frame.with_columns(
+        pl.Series("chosen_logprob", chosen, dtype=pl.List(pl.Float32)),
+        pl.Series("entropy", entropy, dtype=pl.List(pl.Float32)),
+    )
+    write_jsonl(frame, tmp_path / "x.jsonl")
+    first = json.loads((tmp_path / "x.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert first["logprobs"][0] == -math.inf and first["entropy"][0] is None
+
+
+def test_the_authors_cache_is_imported_with_its_logprob_shapes(datasets, tmp_path):
+    """A cache envelope (version 1) as the authors' vLLM wrapper fills it: the rendered prompt, the stripped
+    text, per position {token: logprob} with the generated token first — or vLLM's serialised Logprob."""
+    rows = datasets["dna"]
+    prompts = build_prompts(rows, "direct", None)
+    results = []
+    for k, (sample_id, reference) in enumerate(rows.select("sample_id", "reference").iter_rows()):
+        tokens = ["\n", "********\n", *(f"{c} " for c in reference.strip().split()), "\n", "********"]
+        tokens[-3] = tokens[-3].rstrip()
+        shape = (
+            (lambda t: {t: math.log(0.5), "§": math.log(0.3)})
+            if k % 2
+            else (
+                lambda t: {
+                    "17": {"logprob": math.log(0.5), "decoded_token": t},
+                    "3": {"logprob": math.log(0.3)},
+                }
+            )
+        )
+        results.append(
+            {
+                "input": {"sample_id": sample_id, "input": rows["input"][k]},
+                "prompt": f"<|im_start|>user\n{prompts[k]}<|im_end|>\n<|im_start|>assistant\n",
+                "text": "".join(tokens).strip(),
+                "logprobs": [shape(t) for t in tokens] if k < 3 else None,
+            }
+        )
+    cache = {"version": 1, "payload": {"model": "Qwen/Qwen3-4B-Instruct-2507", "results": results}}
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps(cache, indent=2, ensure_ascii=False), encoding="utf-8")
+    result = run_import(path, "salt_cache", {"dna": rows})
+    frame = result.frames[("direct", "dna")]
+    assert frame["text"].to_list()[0].startswith("\n********")  # the whitespace the wrapper stripped is back
+    assert result.record["without_logprobs"] == 1
+    assert frame["prompt"][0] == results[0]["prompt"]
+    units = score_generations(frame, rows, "dna")
+    atoms = units.filter(pl.col("granularity") == "atom")
+    scored = atoms.filter(pl.col("sample_id") != rows["sample_id"][3])
+    # §5.5's worked example: [ln .5, ln .3] renormalised over the top-k gives p = .625 for every token
+    assert np.allclose(scored["topk.mean_probability"].to_numpy(), 0.625)
+    assert scored["is_correct"].all()
+    unscored = atoms.filter(pl.col("sample_id") == rows["sample_id"][3])
+    assert unscored.height and unscored["topk.mean_probability"].is_nan().all()
+    assert unscored["full.mean_probability"].is_nan().all() and unscored["is_correct"].all()
+    assert "**sim**" in findings_markdown({}, without_logprobs=["sim"])
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ([{"sample_id": "S", "text": "a", "logprobs": [-0.5]}], "shape 'number'"),
+        ([{"sample_id": "S", "text": "a", "logprobs": [[-0.5, "a"]]}], "shape 'list per position'"),
+        ({"prompts": ["p"], "answers": ["a"]}, "layout not accepted"),
+        ([{"sample_id": "S", "text": "ab", "logprobs": [{"a": -0.1}]}], "the token texts join to 'a'"),
+    ],
+)
+def test_the_cache_shapes_it_cannot_read_are_refused_by_name(datasets, tmp_path, payload, message):
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps({"version": 1, "payload": payload}), encoding="utf-8")
+    with pytest.raises(GenerationsFileError, match=message) as caught:
+        run_import(path, "salt_cache", datasets)
+    assert str(path) in str(caught.value)
+
+
+def test_a_cache_of_another_version_is_refused(datasets, tmp_path):
+    path = tmp_path / "cache.json"
+    path.write_text(json.dumps({"version": 2, "payload": []}), encoding="utf-8")
+    with pytest.raises(GenerationsFileError, match="cache version 2, only 1 is read"):
+        run_import(path, "salt_cache", datasets)
+
+
+def _break(rows: list[dict], datasets, how: str) -> list[dict]:
+    if how == "unknown id":
+        rows[1]["sample_id"] = "dna-nowhere"
+    elif how == "duplicate":
+        rows.append(dict(rows[0]))
+    elif how == "missing":
+        rows.pop(2)
+    elif how == "prompt differs":
+        rows[1]["prompt"] = build_prompts(datasets["dna"].slice(1, 1), "direct", None)[0].replace(
+            "DNA", "RNA"
+        )
+    elif how == "unmatched prompt":
+        rows[1] = {k: v for k, v in rows[1].items() if k != "sample_id"} | {"prompt": "What is 2 + 2?"}
+    elif how == "unknown key":
+        rows[1]["logprob"] = rows[1].pop("logprobs")
+    elif how == "tokens":
+        rows[1]["tokens"] = rows[1]["tokens"][:-1]
+    elif how == "reasoning":
+        rows[1]["reasoning"] = "Let me think."
+    elif how == "style":
+        rows[1]["style"] = "verbose"
+    return rows
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("unknown id", r"line 2: sample id 'dna-nowhere' is not in the run's datasets"),
+        ("duplicate", r"line 8: a second response to sample '[^']+' \(direct\); the first is at line 1"),
+        ("missing", r": no response to 1 of the 4 dna rows the run answers in the direct style"),
+        ("prompt differs", r"line 2: the prompt differs from the row's direct prompt \(first difference at"),
+        ("unmatched prompt", r"line 2: the prompt matches no dataset row's prompt in any style"),
+        ("unknown key", r"line 2: unknown key\(s\) \['logprob'\]"),
+        ("tokens", r"line 2: the token texts join to"),
+        (
+            "reasoning",
+            r"line 2: reasoning is given apart from the text, but the model declares no reasoning_format",
+        ),
+        ("style", r"line 2: style 'verbose' is not a prompt style"),
+    ],
+)
+def test_each_problem_of_a_jsonl_file_is_refused_naming_file_line_and_reason(
+    datasets, tmp_path, how, message
+):
+    path = write_lines(tmp_path / "gens.jsonl", _break(answers(datasets), datasets, how))
+    with pytest.raises(GenerationsFileError, match=message) as caught:
+        run_import(path, "jsonl", datasets)
+    assert str(caught.value).startswith(str(path))
+
+
+def test_a_line_that_is_not_json_is_refused_with_its_number(datasets, tmp_path):
+    path = write_lines(tmp_path / "gens.jsonl", answers(datasets))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[4] = lines[4][:-3]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(GenerationsFileError, match=r"gens.jsonl: line 5: not JSON \("):
+        run_import(path, "jsonl", datasets)
+
+
+def test_rows_are_matched_by_prompt_digest_and_other_styles_skipped(datasets, tmp_path):
+    rows = answers(datasets)
+    for row, prompt in zip(rows, [p for f in datasets.values() for p in build_prompts(f, "direct", None)]):
+        del row["sample_id"], row["style"]
+        row["prompt"] = prompt
+    cot = answers(datasets, "cot")[:2]  # a style the run does not use: skipped
+    result = run_import(write_lines(tmp_path / "g.jsonl", rows + cot), "jsonl", datasets)
+    assert result.record["skipped"] == 2 and result.record["imported"] == len(rows)
+    assert (
+        result.frames[("direct", "matmul")]["sample_id"].to_list()
+        == datasets["matmul"]["sample_id"].to_list()
+    )
+
+
+def test_reasoning_returned_apart_is_put_back_in_the_models_format(datasets, tmp_path):
+    rows = answers(datasets)
+    rows[0]["reasoning"] = "The answer is ******** quoted."
+    result = run_import(write_lines(tmp_path / "g.jsonl", rows), "jsonl", datasets, reasoning="think")
+    frame = result.frames[("direct", "dna")]
+    assert frame["text"][0].startswith("<think>The answer is ******** quoted.</think>\n\n********\n")
+    units = score_generations(frame, datasets["dna"], "dna", reasoning="think")
+    first = units.filter((pl.col("sample_id") == frame["sample_id"][0]) & (pl.col("granularity") == "atom"))
+    assert first["is_correct"].all() and first["topk.mean_probability"].is_finite().all()
+    assert first["num_reasoning_tokens"][0] == 1 and first["answer_status"][0] == "answered"
+
+
+def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
+    pytest.importorskip("inspect_ai")
+    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.model import (
+        ChatCompletionChoice,
+        ChatMessageAssistant,
+        ChatMessageUser,
+        Logprob,
+        Logprobs,
+        ModelOutput,
+        TopLogprob,
+    )
+
+    rows = datasets["matmul"]
+    samples = []
+    for k, (sample_id, reference) in enumerate(rows.select("sample_id", "reference").iter_rows()):
+        tokens = ["********\n", reference.strip(), "\n********"]
+        entries = [
+            Logprob(
+                token=t,
+                logprob=math.log(0.5),
+                bytes=list(t.encode()),
+                top_logprobs=[
+                    TopLogprob(token=t, logprob=math.log(0.5)),
+                    TopLogprob(token="?", logprob=math.log(0.3)),
+                ],
+            )
+            for t in tokens
+        ]
+        choice = ChatCompletionChoice(
+            message=ChatMessageAssistant(content="".join(tokens)),
+            stop_reason="stop" if k else "max_tokens",
+            logprobs=Logprobs(content=entries),
+        )
+        prompt = build_prompts(rows.slice(k, 1), "cot", None)[0]
+        samples.append(
+            EvalSample(
+                id=sample_id,
+                epoch=1,
+                input=[ChatMessageUser(content=prompt)],
+                target=reference,
+                output=ModelOutput(model="m", choices=[choice]),
+            )
+        )
+    spec = EvalSpec(
+        created="2026-01-01T00:00:00+00:00",
+        task="salt",
+        dataset=EvalDataset(),
+        model="m",
+        config=EvalConfig(),
+    )
+    path = tmp_path / "salt.eval"
+    write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
+    result = run_import(path, "inspect", {"matmul": rows}, styles=["cot"])
+    frame = result.frames[("cot", "matmul")]
+    assert frame["finish_reason"].to_list() == ["length", "eos", "eos"]
+    units = score_generations(frame, rows, "matmul")
+    assert np.allclose(
+        units.filter(pl.col("granularity") == "atom")["topk.mean_probability"].to_numpy(), 0.625
+    )
+    assert result.record["skipped"] == 0 and result.record["imported"] == 3
+
+
+def test_a_file_that_is_not_an_inspect_ai_log_is_refused(datasets, tmp_path):
+    pytest.importorskip("inspect_ai")
+    path = tmp_path / "none.eval"
+    path.write_bytes(b"not a log")
+    with pytest.raises(GenerationsFileError, match="not an inspect_ai log"):
+        run_import(path, "inspect", datasets)
