@@ -1,8 +1,9 @@
 """saltbench: the SALT study as a Snakemake workflow (see README.md).
 
 Stages, one rules/*.smk each: datasets -> inference -> scoring -> metrics (+ training, interventions)
--> analysis tables -> figures. The config is validated by the package's configuration model before any
-job runs (saltbench.config.resolve_config); a wrong key or value stops the run with a message naming it.
+-> analysis tables -> figures, and the explorer of every response. The config is validated by the package's
+configuration model before any job runs (saltbench.config.resolve_config); a wrong key or value stops the run
+with a message naming it.
 """
 
 import os
@@ -51,6 +52,8 @@ TRAINING_CHECKPOINTS = list(TRAINING.checkpoint_names)
 TRAINED_MODELS = list(TRAINING_FAMILIES) if TRAINING.enabled else []
 # The parts of the study this run makes (saltbench.core.outputs: every table and figure, with what it needs).
 SIMULATED_MODELS = [m for m in MODELS if isinstance(REGISTRY[m].source, SimulatedSource)]
+# models whose generations are imported from a file (source kind generations): rule import_generations
+IMPORTED_MODELS = [m for m in MODELS if REGISTRY[m].imported]
 ENABLED_OUTPUTS = (
     ["interventions"] * bool(INTERVENTION_MODELS)
     + ["training"] * bool(TRAINED_MODELS)
@@ -86,11 +89,12 @@ include: "rules/scoring.smk"
 include: "rules/interventions.smk"
 include: "rules/analysis.smk"
 include: "rules/figures.smk"
+include: "rules/explorer.smk"
 include: "rules/simulation.smk"
 
 
 rule all:
-    """Every dataset, metrics file, table and figure of the configuration."""
+    """Every dataset, metrics file, table and figure of the configuration, the findings and the explorer."""
     default_target: True
     localrule: True
     input:
@@ -98,3 +102,4 @@ rule all:
         expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),
         target_files(ENABLED_OUTPUTS),
         "results/findings.md",
+        "results/explorer",

@@ -108,10 +108,12 @@ rule table_dominance:
 
 
 rule table_granularity:
-    """AUROC (pooled and per response) at atom, line and generation level, per task and style."""
+    """AUROC (pooled and per response) at atom, line and generation level, per task and style, with the
+    correct and incorrect units each rests on."""
     localrule: True
     input:
-        ANALYSIS_METRICS,
+        metrics=ANALYSIS_METRICS,
+        units=ANALYSIS_UNITS,
     output:
         **table_outputs("granularity", report),
     params:
@@ -283,10 +285,13 @@ rule findings:
         label_noise="results/tables/label_noise.parquet",
         interventions=["results/tables/interventions.parquet"] if INTERVENTION_MODELS else [],
         recovery=["results/tables/recovery.parquet"] if SIMULATED_MODELS else [],
+        # imported models: their import records say which were scored without log-probabilities
+        imports=expand("data/generations/{model}/import.json", model=IMPORTED_MODELS),
     output:
         report("results/findings.md", caption="../report/findings.rst", category="Findings"),
     params:
         min_answered=ANALYSIS["min_answered_share"],
+        min_units=ANALYSIS["min_units"],
     log:
         "logs/tables/findings.log",
     benchmark:

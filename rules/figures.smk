@@ -11,6 +11,7 @@ from saltbench.core.outputs import FIGURE_OUTPUTS
 FIGURE_OPTIONS = {
     "generation_health": {"min_answered": ANALYSIS["min_answered_share"]},
     "dominance": {"flavour": ANALYSIS["flavour"]},
+    "granularity_auroc": {"min_units": ANALYSIS["min_units"]},
     "reliability_diagrams": {
         "granularity": ANALYSIS["reliability_granularity"],
         "top": ANALYSIS["reliability_top"],

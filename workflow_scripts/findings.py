@@ -1,5 +1,7 @@
 """Rule findings: results/findings.md from the analysis tables (saltbench.analysis.findings_markdown)."""
 
+import json
+
 from saltbench.analysis import FINDINGS_TABLES, findings_markdown
 from saltbench.core.contracts import TABLES
 from saltbench.io import read_table
@@ -13,7 +15,13 @@ def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
         paths = snakemake.input.get(name, [])
         for path in [paths] if isinstance(paths, str) else paths:  # interventions: empty when disabled
             tables[name] = read_table(path, TABLES[name])
-    text = findings_markdown(tables, snakemake.params.min_answered)
+    without = []  # imported models whose files carried no log-probabilities (their import records)
+    for path in snakemake.input.get("imports", []):
+        with open(path, encoding="utf-8") as handle:
+            record = json.load(handle)
+        if record["without_logprobs"]:
+            without.append(record["model"])
+    text = findings_markdown(tables, snakemake.params.min_answered, snakemake.params.min_units, without)
     with open(snakemake.output[0], "w", encoding="utf-8") as handle:
         handle.write(text)
     log.info("wrote %s from %s", snakemake.output[0], ", ".join(sorted(tables)))

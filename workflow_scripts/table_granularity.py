@@ -1,16 +1,21 @@
-"""Rule table_granularity: results/tables/granularity.{parquet,csv,tex} (AUROC by unit granularity)."""
+"""Rule table_granularity: results/tables/granularity.{parquet,csv,tex} (AUROC by unit granularity, with the
+correct and incorrect units each AUROC rests on)."""
 
-from saltbench.analysis import METRICS_SCHEMA, granularity_table, read_tables
-from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.analysis import METRICS_SCHEMA, auroc_unit_counts, granularity_table, read_tables
+from saltbench.core.contracts import TABLES, confidence_column
+from saltbench.workflow.rule_io import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
 def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
     setup_logging(snakemake)
     p = snakemake.params
-    metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
-    table = granularity_table(metrics, confidence=p.confidence, flavour=p.flavour)
+    metrics = read_tables(list(snakemake.input.metrics), METRICS_SCHEMA, "metrics")
+    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
+    counts = auroc_unit_counts(
+        iter_units(list(snakemake.input.units), columns), confidence=p.confidence, flavour=p.flavour
+    )
+    table = granularity_table(metrics, confidence=p.confidence, flavour=p.flavour, counts=counts)
     write_rule_tables(snakemake, table, TABLES["granularity"])
 
 

@@ -128,3 +128,22 @@ def test_planted_truth_has_a_section_only_with_a_recovery_table():
     assert "Of 3 values the simulated models planted, 2 lie inside" in section
     assert "- atom_auroc: 1 of 2 inside, mean error 0.019." in section
     assert "- Planted truth: Of 3 values the simulated models planted, 2 lie inside" in page.split("## 0.")[0]
+
+
+def test_an_auroc_resting_on_too_few_units_is_named_unreliable_and_no_finding():
+    tables = _tables(12, ("dna", "matmul"))
+    counts = tables["granularity"].with_columns(
+        n_correct=pl.when(pl.col("task") == "dna").then(3).otherwise(150),
+        n_incorrect=pl.lit(80, pl.Int64),
+    )
+    page = findings_markdown({**tables, "granularity": counts}, min_units=20)
+    section = page.split("## 2.")[1].split("\n## ")[0]
+    dna = [line for line in section.splitlines() if line.startswith("- dna, direct")]
+    matmul = [line for line in section.splitlines() if line.startswith("- matmul, direct")]
+    assert "3 correct, 80 incorrect units: unreliable, fewer than 20 of either" in dna[0]
+    assert "no finding" in dna[0] and "at atom resolution" not in dna[0]
+    assert "150 correct, 80 incorrect units)" in matmul[0] and "no finding" not in matmul[0]
+    summary = page.split("## What this run estimated")[1].split("\n## ")[0]
+    assert "rest on at least 20 correct and 20 incorrect units" in summary
+    assert "2 more rest on fewer (unreliable, no finding)" in summary  # dna, both styles
+    assert "[the explorer](explorer/index.html)" in page

@@ -253,3 +253,35 @@ def test_granularity_table_summaries_and_missing_generation_per_response():
     assert gen["n_models"][0] == 0 and math.isnan(gen["mean"][0])
     line = table.filter(pl.col("granularity") == "line")
     assert line["n_models"].to_list() == [0, 0]
+
+
+def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_with_a_value():
+    from saltbench.analysis import auroc_unit_counts, too_few_units
+
+    nan = float("nan")
+    units = pl.DataFrame(
+        {
+            "model": ["a"] * 5 + ["b"] * 3 + ["c"] * 2,
+            "style": "direct", "task": "dna", "granularity": "atom",
+            "status": ["correct", "incorrect", "redundant", "missing", "correct",
+                       "correct", "selective", "correct", "correct", "correct"],
+            "topk.mean_probability": [0.9, 0.2, 0.4, nan, nan, 0.8, 0.1, 0.7, 0.9, 0.8],
+        }
+    )  # fmt: skip
+    counts = auroc_unit_counts(units)
+    by_model = {r["model"]: (r["n_correct"], r["n_incorrect"]) for r in counts.iter_rows(named=True)}
+    assert by_model == {"a": (1, 2), "b": (2, 1), "c": (2, 0)}  # missing and NaN-scored units do not count
+    metrics = cat(
+        metrics_rows([("auroc_pooled", "mean_probability", 0.6)], model="a"),
+        metrics_rows([("auroc_pooled", "mean_probability", 0.8)], model="b"),
+        metrics_rows([("auroc_pooled", "mean_probability", nan)], model="c"),  # one class only: undefined
+    )
+    table = granularity_table(metrics, counts=counts)
+    atom = table.filter((pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled")).row(
+        0, named=True
+    )
+    assert (atom["n_models"], atom["n_correct"], atom["n_incorrect"]) == (2, 3, 3)  # c's units: no value
+    flagged = table.with_columns(weak=too_few_units(3)).filter(pl.col("metric") == "auroc_pooled")
+    assert flagged.filter(pl.col("granularity") == "atom")["weak"].to_list() == [False]
+    assert table.with_columns(weak=too_few_units(4))["weak"][0] is True
+    assert granularity_table(metrics)["n_correct"].is_null().all()  # not counted: null, not 0

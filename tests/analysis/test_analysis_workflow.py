@@ -49,6 +49,7 @@ INTERVENTION_MODELS = config["interventions"]["models"]
 INTERVENTION_TASKS = config["interventions"]["tasks"]
 TRAINED_MODELS = config["training"]["models"]
 SIMULATED_MODELS = []
+IMPORTED_MODELS = []
 
 report: "report/workflow.rst"
 

@@ -832,3 +832,22 @@ def test_a_key_written_twice_in_a_registry_entry_is_refused(tmp_path):
         ValueError, match=rf"{path}, line 5: duplicate key 'models.m.dtype' \(first defined on line 4\)"
     ):
         load_model_registry(path)
+
+
+def test_an_imported_model_is_refused_in_the_interventions(default_cfg, tmp_path, monkeypatch):
+    """An imported model (source kind generations) has only its generations: no interventions."""
+    registry = tmp_path / "models.yaml"
+    entry = {"source": {"kind": "generations", "format": "jsonl", "path": "mine.jsonl"}}
+    registry.write_text(yaml.safe_dump({"models": {"mine": entry}}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    default_cfg.update(model_registry=str(registry), models=["mine"])
+    default_cfg["inference"]["max_samples"] = {}
+    default_cfg["inference"]["backend"] = "vllm"  # an override does not apply to an imported model
+    default_cfg["training"]["enabled"] = False
+    default_cfg["interventions"].update(enabled=True, models=["mine"])
+    with pytest.raises(
+        ConfigError, match=r"^interventions\.models: mine imported \(source kind generations\)"
+    ):
+        validate_config(default_cfg)
+    default_cfg["interventions"]["enabled"] = False
+    validate_config(default_cfg)

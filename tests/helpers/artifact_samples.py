@@ -45,19 +45,23 @@ def dataset() -> pl.DataFrame:
     return get_task("dna").generate(6, seed=3, min_codons=2, max_codons=5)
 
 
-def generations() -> pl.DataFrame:
-    rng = np.random.default_rng(0)
-    rows = dataset()
-    records = [generation_record(rng, int(n), k=5) for n in rng.integers(3, 12, size=rows.height)]
-    meta = {
+def generation_meta(rows: pl.DataFrame, prompts: list[str] | None = None) -> dict[str, list]:
+    """The meta columns of a generations table of model ``m``, style ``direct``, for dataset ``rows``."""
+    return {
         "sample_id": rows["sample_id"].to_list(),
         "task": rows["task"].to_list(),
         "variant": rows["variant"].to_list(),
         "model": ["m"] * rows.height,
         "style": ["direct"] * rows.height,
-        "prompt": ["p"] * rows.height,
+        "prompt": ["p"] * rows.height if prompts is None else prompts,
     }
-    return records_to_frame(records, meta)
+
+
+def generations() -> pl.DataFrame:
+    rng = np.random.default_rng(0)
+    rows = dataset()
+    records = [generation_record(rng, int(n), k=5) for n in rng.integers(3, 12, size=rows.height)]
+    return records_to_frame(records, generation_meta(rows))
 
 
 def units() -> pl.DataFrame:

@@ -240,3 +240,41 @@ def test_a_figure_reads_its_own_table_and_refuses_another(raws, tmp_path, name):
         match=rf"{table}\.parquet: holds a 'table\.{table}' table, expected 'table\.{FIGURE_TABLES[other]}'",
     ):
         read_figure_input(other, [path])
+
+
+def test_reasoning_tradeoff_labels_do_not_overlap():
+    """Seven comparisons crowded near the origin, as in the default run: no two labels' boxes overlap."""
+    base = {"kind": "style", "delta_precision_ci_low": -0.05, "delta_precision_ci_high": 0.05,
+            "rel_delta_auroc_ci_low": -0.1, "rel_delta_auroc_ci_high": 0.1}  # fmt: skip
+    points = [(-0.024, 0.004), (-0.022, -0.02), (-0.015, -0.047), (-0.056, -0.027), (-0.004, -0.744),
+              (0.019, 0.06), (0.06, 0.038)]  # fmt: skip
+    labels = ["salt-tiny@early", "salt-tiny@mid", "salt-tiny@final", "salt-tiny-reason@final", "smollm2-135m",
+              "salt-tiny@final (cot)", "salt-tiny@final (direct)"]  # fmt: skip
+    table = pl.DataFrame(
+        [
+            {**base, "label": name, "delta_precision": x, "rel_delta_auroc": y}
+            for name, (x, y) in zip(labels, points)
+        ]
+    )
+    fig = render("reasoning_tradeoff", table)
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else fig._get_renderer()
+    fig.draw_without_rendering()
+    boxes = [t.get_window_extent(renderer) for t in fig.axes[0].texts if t.get_text() in labels]
+    assert len(boxes) == len(labels)
+    overlapping = [(i, j) for i in range(len(boxes)) for j in range(i) if boxes[i].overlaps(boxes[j])]
+    assert overlapping == [], [(labels[i], labels[j]) for i, j in overlapping]
+
+
+def test_granularity_auroc_draws_estimates_on_few_units_hollow_and_says_how_many(raws):
+    table = granularity_table(raws["two_models"].metrics).with_columns(
+        n_correct=pl.when(pl.col("task") == "dna").then(4).otherwise(300), n_incorrect=pl.lit(90, pl.Int64)
+    )
+    fig = render("granularity_auroc", table, min_units=20)
+    texts = _texts(fig)
+    assert "4|90" in texts and "300|90" in texts
+    assert "unreliable: < 20 correct or incorrect units" in texts
+    points = [line for ax in fig.axes for line in ax.lines if line.get_marker() in ("o", "s", "D")]
+    hollow = [p for p in points if p.get_markerfacecolor() == "white"]
+    defined = table.filter(pl.col("mean").is_finite())
+    assert len(points) == defined.height
+    assert len(hollow) == defined.filter(pl.col("task") == "dna").height > 0

@@ -114,3 +114,16 @@ def test_a_damaged_model_file_fails_its_job_by_name_and_the_next_run_rebuilds_it
     assert not weights.parent.exists()  # moved aside
     plan = subprocess.run([*snakemake, "--dry-run"], cwd=work, capture_output=True, text=True, timeout=600)
     assert plan.returncode == 0 and "convert_gguf_model" in plan.stdout, plan.stdout[-2000:]
+
+
+def test_the_explorer_is_built_within_its_size_budget(run_dir: Path) -> None:
+    """results/explorer: every cell has its data file, at most 20 MB in all (docs/explorer.md §4; its build
+    time is measured by bench/bench_explorer.py, not asserted), linked from the findings page."""
+    folder = run_dir / "results" / "explorer"
+    files = [p for p in folder.rglob("*") if p.is_file()]
+    assert (folder / "index.html").is_file() and (folder / "data" / "index.js").is_file()
+    assert len(list((folder / "data").glob("chunk-*.js"))) == len(
+        list((run_dir / "data" / "units").rglob("*.parquet"))
+    )
+    assert sum(p.stat().st_size for p in files) <= 20_000_000
+    assert "[the explorer](explorer/index.html)" in (run_dir / "results" / "findings.md").read_text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -66,3 +67,23 @@ def test_report_front_page_opens_with_the_run_estimates(tmp_path):
     mtime = out.stat().st_mtime_ns
     report_text(static, findings, out)
     assert out.stat().st_mtime_ns == mtime
+
+
+def test_model_names_with_an_at_render_as_names_in_the_report_front_page(tmp_path):
+    """docutils (which renders the report's front page) would turn ``salt-tiny@final`` into a mailto link."""
+    from docutils.core import publish_parts
+
+    from saltbench.workflow.rule_support import report_text
+
+    static, findings = tmp_path / "workflow.rst", tmp_path / "findings.md"
+    static.write_text("About the workflow.\n")
+    findings.write_text(
+        "# Findings\n\n## What this run estimated\n\n- **salt-tiny@final** (direct, 0.500 answered).\n"
+        "- reasoning model vs its sibling, salt-tiny-reason@final vs salt-tiny@final: Δ precision 0.1.\n"
+        "- Planted truth: see `results/tables/recovery.csv`.\n"
+    )
+    page = report_text(static, findings, tmp_path / "out.rst")
+    html = publish_parts(Path(page).read_text(encoding="utf-8"), writer_name="html")["body"]
+    assert "mailto" not in html
+    assert "salt-tiny-reason&#64;final vs salt-tiny&#64;final" in html
+    assert "<strong>salt-tiny&#64;final</strong>" in html

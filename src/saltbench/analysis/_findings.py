@@ -9,11 +9,14 @@ sections below (:func:`summary_lines`), led by the models whose estimates rest o
 responses — and what it could not estimate. Sections (docs/architecture.md §4):
 
 0. What the responses hold — ``generation_health``: every model (and style) with fewer than
-   ``analysis.min_answered_share`` answered responses, with its shares of cut-off, unfenced and error ones.
+   ``analysis.min_answered_share`` answered responses, with its shares of cut-off, unfenced and error ones;
+   and every imported model whose file carried no log-probabilities (scored for accuracy only, every
+   confidence NaN; docs/backends.md §9.4), from the import records.
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
-   atom vs line level, per task and style).
+   atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
+   ``analysis.min_units`` of either: unreliable, no finding).
 3. What corrupted prefixes and answer-context length do to the next atom — ``interventions`` (slopes of
    the corrupted fraction and of the position, per model and task, with their intervals and statuses).
 4. The reasoning trade-off — ``reasoning_tradeoff`` (Δ precision and relative Δ AUROC per comparison).
@@ -24,7 +27,7 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -42,6 +45,9 @@ FINDINGS_TABLES: tuple[str, ...] = (
 """Tables the page reads (``results/tables/{name}.parquet``); a missing one gives "not enough data"."""
 
 NOT_ENOUGH = "not enough data"
+
+EXPLORER_LINK = "explorer/index.html"
+"""The explorer (rule explorer, ``results/explorer``) relative to the page (``results/findings.md``)."""
 
 
 def fmt(value: float) -> str:
@@ -78,7 +84,18 @@ def _winners(dominance: pl.DataFrame | None) -> list[str]:
     return lines
 
 
-def _granularity(granularity: pl.DataFrame | None) -> list[str]:
+def _units_text(row: Mapping[str, object], min_units: int) -> tuple[str, bool]:
+    """``"(C correct, I incorrect units)"`` of a granularity row and whether it rests on too few of either
+    (``analysis.min_units``); empty and False where the table has no counts."""
+    n_correct, n_incorrect = row.get("n_correct"), row.get("n_incorrect")
+    if not isinstance(n_correct, int) or not isinstance(n_incorrect, int):
+        return "", False
+    weak = min(n_correct, n_incorrect) < min_units
+    note = f": unreliable, fewer than {min_units} of either" if weak else ""
+    return f" ({n_correct} correct, {n_incorrect} incorrect units{note})", weak
+
+
+def _granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> list[str]:
     if granularity is None or granularity.is_empty():
         return [f"- {NOT_ENOUGH}: no granularity table."]
     pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
@@ -89,9 +106,13 @@ def _granularity(granularity: pl.DataFrame | None) -> list[str]:
             lines.append(f"- {task}, {style}: {NOT_ENOUGH} (AUROC undefined at atom or line level).")
             continue
         atom, line = values["atom"].row(0, named=True), values["line"].row(0, named=True)
-        verdict = "lower" if atom["mean"] < line["mean"] else "not lower"
-        lines.append(f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])} vs line level "
-                     f"{fmt(line['mean'])} ({verdict} at atom resolution; mean over "
+        (atom_units, atom_weak), (line_units, line_weak) = (_units_text(r, min_units) for r in (atom, line))
+        if atom_weak or line_weak:
+            verdict = "no finding: an estimate rests on too few units"
+        else:
+            verdict = ("lower" if atom["mean"] < line["mean"] else "not lower") + " at atom resolution"
+        lines.append(f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])}{atom_units} vs line "
+                     f"level {fmt(line['mean'])}{line_units} ({verdict}; mean over "
                      f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''}).")  # fmt: skip
     return lines
 
@@ -191,24 +212,30 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
     return f"Best confidence function at atom level ({flavour}): " + "; ".join(parts) + "." if parts else None
 
 
-def _summary_granularity(granularity: pl.DataFrame | None) -> str | None:
+def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> str | None:
     if granularity is None or granularity.is_empty():
         return None
     pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
-    lower, cells, tasks, missing = 0, 0, [], []
+    lower, cells, weak, tasks, missing = 0, 0, 0, [], []
     for (task, _style), part in pooled.group_by(["task", "style"], maintain_order=True):
-        values = {g: part.filter(pl.col("granularity") == g)["mean"].to_list() for g in ("atom", "line")}
-        if all(v and math.isfinite(v[0]) for v in values.values()):
+        rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
+        if all(r.height and math.isfinite(r["mean"][0]) for r in rows.values()):
+            if any(_units_text(r.row(0, named=True), min_units)[1] for r in rows.values()):
+                weak += 1
+                continue
             cells += 1
-            lower += values["atom"][0] < values["line"][0]
+            lower += rows["atom"]["mean"][0] < rows["line"]["mean"][0]
             tasks += [task] if task not in tasks else []
         elif task not in missing:
             missing.append(task)
     missing = [t for t in missing if t not in tasks]
-    if not cells:
+    if not cells and not weak:
         return None
     text = (f"Atom vs line resolution: pooled AUROC is lower at atom level in {lower} of {cells} "
-            f"task × style cells where both are defined (tasks {', '.join(tasks)})")  # fmt: skip
+            f"task × style cells where both are defined and rest on at least {min_units} correct and "
+            f"{min_units} incorrect units")  # fmt: skip
+    text += f" (tasks {', '.join(tasks)})" if tasks else ""
+    text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
     return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
 
 
@@ -278,6 +305,17 @@ def _summary_health(table: pl.DataFrame | None, min_answered: float) -> list[str
     return [f"Fewer than {min_answered:.0%} answered responses: {', '.join(names)}."] if names else []
 
 
+def _without_logprobs(models: Sequence[str]) -> list[str]:
+    """The line naming the imported models scored without log-probabilities (none: no line)."""
+    if not models:
+        return []
+    names = ", ".join(f"**{m}**" for m in models)
+    return [
+        f"Scored without log-probabilities (imported without them: accuracy only, every confidence NaN, no "
+        f"confidence metric): {names}."
+    ]
+
+
 def _recovery(table: pl.DataFrame | None) -> list[str]:
     """Runs with simulated models: how many planted values lie inside their intervals, per quantity."""
     if table is None or table.is_empty():
@@ -300,12 +338,21 @@ def _recovery(table: pl.DataFrame | None) -> list[str]:
     return lines
 
 
-def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float = 0.9) -> list[str]:
+def summary_lines(
+    tables: Mapping[str, pl.DataFrame | None],
+    min_answered: float = 0.9,
+    min_units: int = 20,
+    without_logprobs: Sequence[str] = (),
+) -> list[str]:
     """The headline estimates of the page, one bullet each (only numbers the sections below print too), then
-    one bullet naming the questions this run has no estimate for."""
+    one bullet naming the questions this run has no estimate for; led by the models with too few answered
+    responses and the models ``without_logprobs``. AUROCs resting on fewer than ``min_units`` correct or
+    incorrect units (``analysis.min_units``) are counted as no finding."""
     found: dict[str, list[str]] = {
         "which confidence function wins": [s for s in [_summary_winners(tables.get("dominance"))] if s],
-        "ranking at atom resolution": [s for s in [_summary_granularity(tables.get("granularity"))] if s],
+        "ranking at atom resolution": [
+            s for s in [_summary_granularity(tables.get("granularity"), min_units)] if s
+        ],
         "corrupted prefixes and context length": _summary_interventions(tables.get("interventions")),
         "the reasoning trade-off": _summary_tradeoff(tables.get("reasoning_tradeoff")),
         "label noise": [
@@ -315,7 +362,13 @@ def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float
         ],
     }
     lines = [f"- {line}" for group in found.values() for line in group]
-    lines = [f"- {line}" for line in _summary_health(tables.get("generation_health"), min_answered)] + lines
+    lines = [
+        f"- {line}"
+        for line in [
+            *_summary_health(tables.get("generation_health"), min_answered),
+            *_without_logprobs(without_logprobs),
+        ]
+    ] + lines
     recovery = _recovery(tables.get("recovery"))
     if recovery:
         lines.append(f"- Planted truth: {recovery[0].split(' (')[0]}.")
@@ -325,21 +378,35 @@ def summary_lines(tables: Mapping[str, pl.DataFrame | None], min_answered: float
     return lines
 
 
-def findings_markdown(tables: Mapping[str, pl.DataFrame | None], min_answered: float = 0.9) -> str:
+def findings_markdown(
+    tables: Mapping[str, pl.DataFrame | None],
+    min_answered: float = 0.9,
+    min_units: int = 20,
+    without_logprobs: Sequence[str] = (),
+) -> str:
     """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`; models below
-    ``min_answered`` answered responses (``analysis.min_answered_share``) are named first."""
+    ``min_answered`` answered responses (``analysis.min_answered_share``) are named first, then the imported
+    models ``without_logprobs`` (scored for accuracy only); an AUROC resting on fewer than ``min_units``
+    correct or incorrect units (``analysis.min_units``) is printed with its counts and called unreliable, not
+    a finding. The page links the explorer (``explorer/index.html``)."""
+    health = [*_health(tables.get("generation_health"), min_answered), *_without_logprobs(without_logprobs)]
     sections = [
-        ("0. What the responses hold", _health(tables.get("generation_health"), min_answered)),
+        ("0. What the responses hold", health),
         ("1. Which confidence function wins?", _winners(tables.get("dominance"))),
-        ("2. Does ranking break down at atom resolution?", _granularity(tables.get("granularity"))),
+        (
+            "2. Does ranking break down at atom resolution?",
+            _granularity(tables.get("granularity"), min_units),
+        ),
         ("3. Corrupted prefixes and answer-context length", _interventions(tables.get("interventions"))),
         ("4. The reasoning trade-off", _tradeoff(tables.get("reasoning_tradeoff"))),
         ("5. Sensitivity to label noise", _label_noise(tables.get("label_noise"))),
     ]
     out = ["# Findings of this run", "",
            "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
-           "'not enough data' marks an estimate the tables do not have, with the reason.", ""]  # fmt: skip
-    out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary_lines(tables, min_answered), ""]
+           "'not enough data' marks an estimate the tables do not have, with the reason.", "",
+           f"Every response behind them, unit by unit: [the explorer]({EXPLORER_LINK}).", ""]  # fmt: skip
+    summary = summary_lines(tables, min_answered, min_units, without_logprobs)
+    out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary, ""]
     recovery = _recovery(tables.get("recovery"))
     if recovery:  # only a run with simulated models has the section
         sections.append(("6. Planted truth", recovery))

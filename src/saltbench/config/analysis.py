@@ -76,3 +76,16 @@ class AnalysisConfig(Block):
         20,
         "Bootstrap-and-noise replicates per (model, style, task, granularity) cell of the label-noise table.",
     )
+    min_units: PositiveInt = setting(
+        20,
+        "An AUROC estimate resting on fewer correct or fewer incorrect units than this is drawn as "
+        "unreliable (hollow grey marker) in the granularity figure and named as such on the findings page.",
+    )
+    explorer_alternatives: Annotated[int, Keywords(minimum=1, maximum=20)] = setting(
+        5,
+        "Top-k alternatives shown per token when hovering a unit in the explorer (results/explorer; at most "
+        "inference.top_k are stored).",
+    )
+    explorer_list_size: PositiveInt = setting(
+        25, "Entries of the explorer's run-wide lists: 'confident and wrong' and 'unsure and right'."
+    )

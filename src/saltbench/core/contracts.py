@@ -6,9 +6,10 @@ Names (each defined once in the package; stages, rules, the config schema and th
   and the subset the model wrote, :data:`RESPONSE_STATUSES`; intervention placements :data:`PLACEMENTS`
   (:data:`PLACEMENT_LABELS` in tables);
 * confidence columns follow one naming rule, :func:`confidence_column` (``"{flavour}.{function}"``, e.g.
-  ``topk.mean_probability``), in the units table and the interventions table alike; the flavours and the
-  functions themselves are defined beside their formulas in :mod:`saltbench.confidence`; the task slugs
-  beside the task classes (:data:`saltbench.tasks.TASK_SLUGS`).
+  ``topk.mean_probability``), in the units table and the interventions table alike; the flavours are
+  :data:`saltbench.core.vocabulary.FLAVOURS`, the functions are defined beside their formulas in
+  :mod:`saltbench.confidence` (a registry, plugins included); the task slugs beside the task classes
+  (:data:`saltbench.tasks.TASK_SLUGS`).
 
 Artifacts (:data:`ARTIFACTS`): each has its required columns with exact dtypes, whether confidence columns
 or other extra columns may follow, and cheap invariants between columns (``is_correct`` is ``status ==
@@ -473,11 +474,12 @@ GRANULARITY_TABLE = _table(
     "granularity",
     {"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String(),
      "mean": pl.Float64(), "median": pl.Float64(), "q25": pl.Float64(), "q75": pl.Float64(),
-     "n_models": pl.Int64()},
+     "n_models": pl.Int64(), "n_correct": pl.Int64(), "n_incorrect": pl.Int64()},
     _KNOWN_GRANULARITY, _KNOWN_METRIC, *_unit_interval("mean", "median", "q25", "q75"),
-    _ordered("q25", "median", "q75"), *_at_least(0, "n_models"),
+    _ordered("q25", "median", "q75"), *_at_least(0, "n_models", "n_correct", "n_incorrect"),
 )  # fmt: skip
-"""``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models
+"""``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models, with the
+correct and incorrect units the AUROCs rank (summed over those models; null where not counted)
 (:func:`saltbench.analysis.granularity_table`)."""
 
 REASONING_TRADEOFF_TABLE = _table(

@@ -165,15 +165,26 @@ def plot_dominance(table: pl.DataFrame, *, flavour: str = "topk") -> Figure:
     return fig
 
 
+UNRELIABLE_COLOR = "0.6"
+"""Colour of an estimate resting on too few units (hollow marker): drawn, but not as a finding."""
+
+
+def _count(value: object) -> int | None:
+    return int(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
+
+
 @styled
-def plot_granularity_auroc(table: pl.DataFrame) -> Figure:
+def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figure:
     """AUROC by task at atom, line and generation granularity; pooled and per-response panels.
 
     Args:
         table: :func:`saltbench.analysis.granularity_table` output.
+        min_units: an estimate resting on fewer correct or fewer incorrect units than this
+            (``analysis.min_units``) is drawn as a hollow grey marker: unreliable, not a finding.
 
     Points: mean over models; whiskers: inter-quartile range over models; dashed line: chance (0.5).
-    Rows: prompt styles. Undefined values (e.g. per-response AUROC of whole generations) show ``n/a``.
+    Rows: prompt styles. Each point is labelled ``correct|incorrect``, the units its AUROCs rank (summed
+    over models). Undefined values (e.g. per-response AUROC of whole generations) show ``n/a``.
     """
     title = "AUROC by granularity"
     if table.is_empty():
@@ -184,11 +195,13 @@ def plot_granularity_auroc(table: pl.DataFrame) -> Figure:
     grans = list(GRANULARITIES)
     colours = color_map(grans)
     markers = dict(zip(grans, ("o", "s", "D")))
-    fig = new_figure(TEXT_WIDTH, 0.6 + 1.75 * len(styles))
+    counted = {"n_correct", "n_incorrect"} <= set(table.columns)
+    fig = new_figure(TEXT_WIDTH, 0.75 + 1.9 * len(styles))
     axes = fig.subplots(len(styles), len(metrics), sharex=True, sharey=True, squeeze=False)
     finite_vals = table["mean"].to_numpy().astype(float)
     finite_vals = finite_vals[np.isfinite(finite_vals)]
     low = min(0.4, float(finite_vals.min()) - 0.05) if finite_vals.size else 0.4
+    low = min(low, -0.12) if counted else low  # room for the count labels under the lowest points
     step = 0.8 / len(grans)
     for r, style in enumerate(styles):
         for c, metric in enumerate(metrics):
@@ -203,10 +216,39 @@ def plot_granularity_auroc(table: pl.DataFrame) -> Figure:
                     if not _finite(m):
                         mark_missing(ax, x, low + 0.06, rotation=90, size=5.5)
                         continue
+                    n_correct = _count(cell["n_correct"][0]) if counted else None
+                    n_incorrect = _count(cell["n_incorrect"][0]) if counted else None
+                    weak = (
+                        n_correct is not None
+                        and n_incorrect is not None
+                        and min(n_correct, n_incorrect) < min_units
+                    )
+                    colour = UNRELIABLE_COLOR if weak else colours[gran]
                     q25, q75 = cell["q25"][0], cell["q75"][0]
                     if _finite(q25) and _finite(q75) and q75 > q25:
-                        ax.vlines(x, q25, q75, color=colours[gran], linewidth=1.0)
-                    ax.plot(x, m, marker=markers[gran], color=colours[gran], markersize=3.5, linestyle="")
+                        ax.vlines(x, q25, q75, color=colour, linewidth=1.0)
+                    ax.plot(
+                        x,
+                        m,
+                        marker=markers[gran],
+                        color=colour,
+                        markersize=3.5,
+                        linestyle="",
+                        markerfacecolor="white" if weak else colour,
+                    )
+                    if n_correct is not None and n_incorrect is not None:
+                        below = m is not None and m > 0.3  # low points: labelled above (n/a marks below)
+                        ax.annotate(
+                            f"{n_correct}|{n_incorrect}",
+                            (x, m),
+                            xytext=(0, -4 if below else 4),
+                            textcoords="offset points",
+                            rotation=90,
+                            ha="center",
+                            va="top" if below else "bottom",
+                            fontsize=4,
+                            color="0.45" if weak else "0.2",
+                        )
             ax.set_ylim(low, 1.0)
             ax.set_xlim(-0.6, len(tasks) - 0.4)
             ax.set_xticks(range(len(tasks)), [label(t, TASK_LABELS) for t in tasks], rotation=30, ha="right")
@@ -215,20 +257,50 @@ def plot_granularity_auroc(table: pl.DataFrame) -> Figure:
                 ax.set_title(label(metric))
             if c == 0:
                 ax.set_ylabel(f"AUROC ({style})" if len(styles) > 1 else "AUROC")
-    handles = [Line2D([], [], color=colours[g], marker=markers[g], linestyle="", markersize=4, label=g)
-               for g in grans]  # fmt: skip
+    handles = [
+        Line2D([], [], color=colours[g], marker=markers[g], linestyle="", markersize=4, label=g)
+        for g in grans
+    ]
     handles.append(Line2D([], [], color="0.5", linestyle="--", linewidth=0.7, label="chance"))
+    if counted:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=UNRELIABLE_COLOR,
+                marker="o",
+                markerfacecolor="white",
+                linestyle="",
+                markersize=4,
+                label=f"unreliable: < {min_units} correct or incorrect units",
+            )
+        )
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
+    if counted:
+        fig.supxlabel(
+            "labels: correct | incorrect units each AUROC ranks (summed over models)", fontsize=6, color="0.3"
+        )
     return fig
 
 
 def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> None:
-    """Write each point's labels (joined when points coincide), leftwards in the right half of the axes."""
-    low, high = ax.get_xlim()
-    for (x, y), names in labels.items():
-        right_half = x > (low + high) / 2
-        ax.annotate(", ".join(names), (x, y), textcoords="offset points", xytext=(-3 if right_half else 3, 3),
-                    ha="right" if right_half else "left", fontsize=5.5, color="0.25")  # fmt: skip
+    """Write each point's labels (joined when points coincide) where they overlap neither each other nor the
+    points: adjustText moves them apart (deterministic: its random start is seeded) and draws a thin leader
+    line from a moved label to its point."""
+    from adjustText import adjust_text
+
+    if not labels:
+        return
+    xs = np.array([x for x, _ in labels])
+    ys = np.array([y for _, y in labels])
+    texts = [
+        ax.text(x, y, ", ".join(names), fontsize=5.5, color="0.25", ha="center", va="center")
+        for (x, y), names in labels.items()
+    ]
+    adjust_text(
+        texts, x=xs, y=ys, ax=ax, expand=(1.15, 1.5), ensure_inside_axes=True,
+        arrowprops={"arrowstyle": "-", "color": "0.55", "linewidth": 0.4},
+    )  # fmt: skip
 
 
 @styled

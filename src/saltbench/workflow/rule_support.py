@@ -7,6 +7,7 @@ the scripts live here, in the package, rather than beside them.
 from __future__ import annotations
 
 import logging
+import re
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePath
@@ -122,6 +123,19 @@ def simulation_parameters(spec: Any) -> str | _Untracked:
     return json.dumps(dataclasses.asdict(spec.source), sort_keys=True)
 
 
+def names_regex(names: Iterable[str]) -> str:
+    """A wildcard constraint matching exactly the ``names`` (a rule's models), or nothing when there is none:
+    how the generation rules and rule ``import_generations`` split the models between them.
+
+    >>> import re
+    >>> [bool(re.fullmatch(names_regex(["a.b", "c"]), n)) for n in ("a.b", "axb", "c", "")]
+    [True, False, True, False]
+    >>> re.fullmatch(names_regex([]), "c") is None
+    True
+    """
+    return "|".join(re.escape(name) for name in sorted(names)) or "(?!)"
+
+
 def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -> str | _Untracked:
     """What a job's outputs depend on besides its inputs: the fingerprint (package, version, source digest:
     :attr:`saltbench.core.plugins.Plugin.fingerprint`) of each plugin among its ``tasks`` and
@@ -147,7 +161,9 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
 
     Snakemake reads the front page when ``--report`` builds the report, after the run; the page is written to
     ``out`` and its path returned (``static`` itself while there are no findings yet). The section is a list
-    of Markdown bullets with ``**bold**`` names, which reads the same as reStructuredText.
+    of Markdown bullets with ``**bold**`` names, which reads the same as reStructuredText once every ``@``
+    outside literal text is escaped (:func:`escape_rst_at`): a model name such as ``salt-tiny@final`` would
+    otherwise become an e-mail link.
     """
     findings = Path(findings)
     if not findings.exists():
@@ -158,7 +174,7 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
     page = findings.read_text(encoding="utf-8")
     if f"## {title}\n" not in page:
         return str(static)
-    section = page.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0].strip()
+    section = escape_rst_at(page.split(f"## {title}\n", 1)[1].split("\n## ", 1)[0].strip())
     text = (
         Path(static).read_text(encoding="utf-8").rstrip() + f"\n\n{title}\n{'-' * len(title)}\n\n{section}\n"
     )
@@ -166,6 +182,20 @@ def report_text(static: str | Path, findings: str | Path, out: str | Path) -> st
     if not out.exists() or out.read_text(encoding="utf-8") != text:
         write_atomic(out, text)
     return str(out)
+
+
+_LITERAL = re.compile(r"(``.*?``|`[^`]*`)", re.S)
+
+
+def escape_rst_at(text: str) -> str:
+    """``text`` with each ``@`` outside backquoted spans written ``\\@``, so that reStructuredText shows
+    ``name@tag`` as text instead of a ``mailto:`` link (literals are left as they are).
+
+    >>> escape_rst_at("salt-tiny@final vs `a@b`")
+    'salt-tiny\\\\@final vs `a@b`'
+    """
+    parts = _LITERAL.split(text)
+    return "".join(part if i % 2 else part.replace("@", "\\@") for i, part in enumerate(parts))
 
 
 def server_endpoint(snakemake: Any) -> str | None:
