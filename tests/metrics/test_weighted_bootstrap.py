@@ -17,6 +17,7 @@ from saltbench.metrics import (
     auroc,
     auroc_per_response,
     bootstrap_ci,
+    bootstrap_cis,
     brier,
     ece,
     mce,
@@ -190,3 +191,23 @@ def test_one_class_resamples_are_nan_in_both_paths():
         slow = per_resample(metric, np.array(s), np.array(y), codes, draws, False)
         assert_same(fast, slow)
         assert np.isnan(fast).any() and not np.isnan(fast).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=inputs(), seed=st.integers(0, 2**16))
+def test_bootstrap_cis_equals_one_bootstrap_ci_per_metric(data, seed):
+    """Shared resamples and block sums (the metrics stage's ranking metrics) change no interval; a metric
+    without a shared path (ties="paper") and one undefined on the data (one class) are handled per metric."""
+    s, y, codes, _ = data
+    metrics = [
+        auroc,
+        functools.partial(prr, ties="average"),
+        aurc,
+        functools.partial(prr, ties="paper"),
+        brier,
+    ]
+    shared = bootstrap_cis(metrics, s, y, codes, n_resamples=30, seed=seed)
+    for metric, interval in zip(metrics, shared, strict=True):
+        alone = bootstrap_ci(metric, s, y, codes, n_resamples=30, seed=seed)
+        for a, b in zip(interval, alone):
+            assert (math.isnan(a) and math.isnan(b)) or abs(a - b) <= TOL, (metric, interval, alone)

@@ -15,7 +15,7 @@ order-independent tie handling.
 
 from ._aurc import aurc
 from ._auroc import auroc, auroc_per_group, auroc_per_response
-from ._bootstrap import ConfidenceInterval, bootstrap_ci, mean_score
+from ._bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_cis, mean_score
 from ._brier import brier
 from ._ece import BINNINGS, Binning, calibration_errors, ece, mce
 from ._prr import (
@@ -46,6 +46,7 @@ __all__ = [
     "auroc_per_group",
     "auroc_per_response",
     "bootstrap_ci",
+    "bootstrap_cis",
     "brier",
     "calibration_errors",
     "ece",

@@ -137,6 +137,45 @@ def _batched(
     )[pick]
 
 
+def _checked(
+    scores: ArrayLike,
+    correct: ArrayLike,
+    groups: ArrayLike | None,
+    n_resamples: int,
+    alpha: float,
+    min_defined: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """The arguments of :func:`bootstrap_ci` checked: scores, labels, dense group codes and their count."""
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if not 0.0 <= min_defined <= 1.0:
+        raise ValueError(f"min_defined must lie in [0, 1], got {min_defined!r}")
+    s = np.asarray(scores)
+    y = np.asarray(correct)
+    g = np.arange(len(s)) if groups is None else np.asarray(groups)
+    n = check_same_length(scores=s, correct=y, groups=g)
+    if n == 0:
+        raise ValueError("scores must not be empty")
+    codes, n_groups = as_groups(g)
+    return s, y, codes, n_groups
+
+
+def _interval(
+    point: float, values: np.ndarray, n_resamples: int, alpha: float, min_defined: float
+) -> ConfidenceInterval:
+    """The percentile interval of the resample ``values`` (NaN bounds when too few are defined)."""
+    defined = values[np.isfinite(values)]
+    if defined.size == 0 or defined.size < min_defined * n_resamples:
+        logger.warning(
+            "bootstrap: only %d of %d resamples defined; bounds are NaN", defined.size, n_resamples
+        )
+        return ConfidenceInterval(point, float("nan"), float("nan"))
+    low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
+    return ConfidenceInterval(point, float(low), float(high))
+
+
 def bootstrap_ci(
     metric_fn: MetricFn,
     scores: ArrayLike,
@@ -190,19 +229,7 @@ def bootstrap_ci(
         >>> round(ci.point, 4), ci.low <= ci.point <= ci.high
         (0.9375, True)
     """
-    if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    if not 0.0 <= min_defined <= 1.0:
-        raise ValueError(f"min_defined must lie in [0, 1], got {min_defined!r}")
-    s = np.asarray(scores)
-    y = np.asarray(correct)
-    g = np.arange(len(s)) if groups is None else np.asarray(groups)
-    n = check_same_length(scores=s, correct=y, groups=g)
-    if n == 0:
-        raise ValueError("scores must not be empty")
-    codes, n_groups = as_groups(g)
+    s, y, codes, n_groups = _checked(scores, correct, groups, n_resamples, alpha, min_defined)
 
     def call(idx: np.ndarray | None, new_codes: np.ndarray) -> float:
         ss, yy = (s, y) if idx is None else (s[idx], y[idx])
@@ -222,11 +249,73 @@ def bootstrap_ci(
         sizes = np.bincount(codes, minlength=n_groups)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
         values = np.array([call(*_resample_indices(d, unit_order, starts, sizes)) for d in draws])
-    defined = values[np.isfinite(values)]
-    if defined.size == 0 or defined.size < min_defined * n_resamples:
-        logger.warning(
-            "bootstrap: only %d of %d resamples defined; bounds are NaN", defined.size, n_resamples
+    return _interval(point, values, n_resamples, alpha, min_defined)
+
+
+def _ranking_metric(metric_fn: MetricFn, s: np.ndarray, y: np.ndarray) -> _weighted.RankingMetric | None:
+    """``metric_fn`` as a pooled ranking metric of :func:`~._weighted.weighted_ranking` (pooled AUROC, PRR
+    and AURC with ``ties="average"``, bare or a keyword ``functools.partial``), or ``None``."""
+    fn, options = metric_fn, {}
+    if isinstance(metric_fn, functools.partial):
+        if metric_fn.args:
+            return None
+        fn, options = metric_fn.func, dict(metric_fn.keywords)
+    if not any(fn is known for known in (auroc, prr, aurc)):
+        return None
+    bound = _signature(fn).bind(s, y, **options)
+    bound.apply_defaults()
+    if fn is auroc:
+        return ("auroc", 0.0)
+    if bound.arguments["ties"] != "average":
+        return None
+    return ("prr", float(bound.arguments["atol"])) if fn is prr else ("aurc", 0.0)
+
+
+def bootstrap_cis(
+    metric_fns: list[MetricFn],
+    scores: ArrayLike,
+    correct: ArrayLike,
+    groups: ArrayLike | None = None,
+    n_resamples: int = 1000,
+    alpha: float = 0.05,
+    seed: int = 0,
+    *,
+    min_defined: float = 0.5,
+) -> list[ConfidenceInterval]:
+    """:func:`bootstrap_ci` of each of ``metric_fns`` (called as ``fn(scores, correct)``) on the same data.
+
+    The same ``seed`` draws the same resamples for every metric, as separate calls would; pooled AUROC, PRR
+    and AURC (``ties="average"``) among them share one sort into tie blocks and one product of the resample
+    weights with the block tables (:func:`~._weighted.weighted_ranking`) when every score is finite and
+    every label defined. The intervals equal those of separate :func:`bootstrap_ci` calls.
+
+    Example:
+        >>> from saltbench.metrics import auroc, aurc
+        >>> s = [.9, .8, .3, .7, .2, .6, .65, .1]; y = [1, 1, 0, 1, 0, 1, 0, 0]; g = [0, 0, 0, 1, 1, 2, 2, 2]
+        >>> both = bootstrap_cis([auroc, aurc], s, y, g, n_resamples=200, seed=1)
+        >>> both[0] == bootstrap_ci(auroc, s, y, g, n_resamples=200, seed=1)
+        True
+    """
+    s, y, codes, n_groups = _checked(scores, correct, groups, n_resamples, alpha, min_defined)
+    finite = bool(np.all(np.isfinite(s.astype(np.float64)))) and not np.isnan(y.astype(np.float64)).any()
+    kinds = {i: kind for i, fn in enumerate(metric_fns) if finite and (kind := _ranking_metric(fn, s, y))}
+    points = {index: float(metric_fns[index](s, y)) for index in kinds}
+    shared = {index: kinds[index] for index, point in points.items() if np.isfinite(point)}
+    out: list[ConfidenceInterval | None] = [None] * len(metric_fns)
+    if len(shared) > 1:
+        draws = np.random.default_rng(seed).integers(0, n_groups, size=(int(n_resamples), n_groups))
+        values = _weighted.weighted_ranking(
+            as_1d_float(s, "scores"),
+            as_labels(y),
+            codes,
+            _weighted.group_counts(draws, n_groups),
+            list(shared.values()),
         )
-        return ConfidenceInterval(point, float("nan"), float("nan"))
-    low, high = np.quantile(defined, [alpha / 2, 1 - alpha / 2])
-    return ConfidenceInterval(point, float(low), float(high))
+        for column, index in enumerate(shared):
+            out[index] = _interval(points[index], values[:, column], n_resamples, alpha, min_defined)
+    return [
+        interval
+        if interval is not None
+        else bootstrap_ci(fn, s, y, codes, n_resamples, alpha, seed, min_defined=min_defined)
+        for fn, interval in zip(metric_fns, out)
+    ]

@@ -7,17 +7,18 @@ only on the multiset of (score, label) pairs is the metric of the original units
 :math:`w_{ri} = c_{r,g(i)}`. The functions here take the ``(R, G)`` matrix ``counts`` of :math:`c_{rg}`
 (one row per resample, :func:`group_counts`) and return the ``R`` values at once: the data are sorted
 and tabulated per group once (per tie block or bin), each resample's sums are a row of the product of
-``counts`` with those tables, and the rest is numpy arithmetic over ``R`` rows (no Python loop over
-resamples or units; expanded per-unit sequences are built in row chunks of bounded size, :func:`_by_rows`).
+``counts`` with those tables, and the rest is numpy arithmetic over ``R`` rows of one value per tie block or
+bin (no Python loop over resamples or units, no expanded per-unit sequence; tables are built in row chunks of
+bounded size, :func:`_by_rows`).
 
 Each function reproduces its metric's conventions, ties and NaN cases exactly (docs/metrics.md §8.1):
 
 * :func:`weighted_auroc` — pooled AUROC, average ranks over ties; integer arithmetic, so bit-identical.
 * :func:`weighted_prr`, :func:`weighted_aurc` — ``ties="average"`` only: the tie-averaged loss sequence
   of a resample depends on the multiplicities alone, while ``ties="paper"`` depends on the order in which
-  the resample lists its units and keeps the per-resample path. PRR sums that sequence in the same
-  order as :func:`~saltbench.metrics.prr` (bit-identical); AURC differs only in the summation order of
-  its final mean (a few ulps).
+  the resample lists its units and keeps the per-resample path. Both are closed forms over the tie blocks:
+  PRR's sums are exact (integers and half-integers), AURC's use harmonic numbers; each differs from the
+  per-resample value by rounding only.
 * :func:`weighted_calibration_errors`, :func:`weighted_brier`, :func:`weighted_mean` — sums over bins or
   units; per-group sums combined with integer weights (a few ulps from the per-resample sums).
 * :func:`weighted_group_mean` — a mean of per-response values (per-response AUROC and PRR): a drawn
@@ -59,25 +60,6 @@ def _by_rows(fn: Callable[[FloatArray], FloatArray], counts: FloatArray, n_cols:
     return np.concatenate([fn(counts[i : i + step]) for i in range(0, counts.shape[0], step)])
 
 
-def _expand(values: FloatArray, mult: FloatArray) -> tuple[FloatArray, np.ndarray]:
-    """``(E, sizes)``: row ``r`` of ``E`` is ``mult[r, 0]`` copies of ``values[r, 0]``, then ``mult[r, 1]``
-    copies of ``values[r, 1]``, …, padded with zeros to the longest row; ``sizes[r] = Σ_b mult[r, b]``.
-
-    One ``np.repeat`` of the values with a zero "padding block" appended to every row.
-
-    Example:
-        >>> e, n = _expand(np.array([[.5, 1.], [2., 3.]]), np.array([[2., 1.], [0., 1.]]))
-        >>> e.tolist(), n.tolist()
-        ([[0.5, 0.5, 1.0], [3.0, 0.0, 0.0]], [3, 1])
-    """
-    reps = mult.astype(np.intp)
-    sizes = reps.sum(axis=1)
-    width = int(sizes.max(initial=0))
-    padded_values = np.concatenate((values, np.zeros((values.shape[0], 1))), axis=1)
-    padded_reps = np.concatenate((reps, (width - sizes)[:, None]), axis=1)
-    return np.repeat(padded_values.ravel(), padded_reps.ravel()).reshape(-1, width), sizes
-
-
 DENSE_GROUPS = 64
 """Up to this many groups, block sums are dense ``(R, G) @ (G, B)`` products; beyond, sparse ones."""
 
@@ -87,16 +69,13 @@ class _TieBlocks:
     """Units in ascending score order (stable), cut into tie blocks (maximal runs of equal scores).
 
     Attributes:
-        n_units: the number of units.
+        n_blocks: the number of tie blocks (the width of every per-resample table).
         per_group: ``(G, B)`` unit counts and label sums of each group in each block, dense numpy arrays
             (at most :data:`DENSE_GROUPS` groups) or ``scipy.sparse`` arrays.
-        pure: no block holds both a correct and an incorrect unit (then every resample's tie-averaged
-            losses are 0 or 1).
     """
 
-    n_units: int
+    n_blocks: int
     per_group: tuple[Any, Any]
-    pure: bool
 
     @classmethod
     def of(cls, scores: FloatArray, labels: FloatArray, codes: np.ndarray, n_groups: int) -> _TieBlocks:
@@ -105,18 +84,16 @@ class _TieBlocks:
         new_block = np.concatenate(([True], s[1:] != s[:-1]))
         block = np.cumsum(new_block) - 1
         n_blocks = int(block[-1]) + 1
-        correct_in = _group_sums(block, n_blocks, y)
-        pure = bool(np.all((correct_in == 0) | (correct_in == _group_sums(block, n_blocks))))
         if n_groups <= DENSE_GROUPS:
             cell, shape = g * n_blocks + block, (n_groups, n_blocks)
             units = _group_sums(cell, n_groups * n_blocks).reshape(shape)
-            return cls(s.size, (units, _group_sums(cell, n_groups * n_blocks, y).reshape(shape)), pure)
+            return cls(n_blocks, (units, _group_sums(cell, n_groups * n_blocks, y).reshape(shape)))
         from scipy import sparse  # only for many groups
 
         def matrix(weights: FloatArray) -> Any:
             return sparse.csr_array((weights, (g, block)), shape=(n_groups, n_blocks))
 
-        return cls(s.size, (matrix(np.ones(s.size)), matrix(y)), pure)
+        return cls(n_blocks, (matrix(np.ones(s.size)), matrix(y)))
 
     def sums(self, counts: FloatArray) -> tuple[FloatArray, FloatArray]:
         r"""Per resample and block :math:`b`: multiplicity :math:`m_{rb} = \sum_{i \in b} w_{ri}` and label
@@ -125,117 +102,153 @@ class _TieBlocks:
         units, labels = self.per_group
         return np.asarray(counts @ units), np.asarray(counts @ labels)
 
-    def mean_losses(self, counts: FloatArray) -> tuple[FloatArray, FloatArray]:
-        r"""Per resample and block: the mean loss :math:`(m_b - p_b) / m_b` (0 where the block is not drawn)
-        and :math:`m_b`, both ``(R, B)`` — one value per block of the ``ties="average"`` losses of
-        :func:`~saltbench.metrics._rejection.rejection_losses`. Numerator and denominator are exact
-        integers, so the mean is the per-resample block mean."""
-        m, p = self.sums(counts)
-        loss = m - p
-        return np.divide(loss, m, out=np.zeros_like(loss), where=m > 0), m
+
+@dataclass(frozen=True, eq=False)
+class _BlockSums:
+    """One chunk of resamples over the tie blocks, ascending score, all ``(R, B)``: multiplicities ``m``,
+    label sums ``p`` (:meth:`_TieBlocks.sums`) and ``units_to = cumsum(m)`` (units up to each block)."""
+
+    m: FloatArray
+    p: FloatArray
+    units_to: FloatArray
+
+    @classmethod
+    def of(cls, blocks: _TieBlocks, counts: FloatArray) -> _BlockSums:
+        m, p = blocks.sums(counts)
+        return cls(m, p, np.cumsum(m, axis=1))
 
 
-def weighted_auroc(
-    scores: FloatArray, correct: FloatArray, codes: np.ndarray, counts: FloatArray
-) -> FloatArray:
-    r"""Pooled AUROC (:func:`~saltbench.metrics.auroc`) of every resample, shape ``(R,)``.
-
-    Units with a non-finite score or a NaN label are dropped. Over the tie blocks :math:`b` of the
-    ascending scores, with multiplicities :math:`m_b`, correct multiplicities :math:`p_b` and
-    :math:`S_b = \sum_{b' < b} m_{b'}`, the resample's average 1-based rank of block :math:`b` is
-    :math:`S_b + (m_b + 1)/2`, so
+def _auroc_rows(t: _BlockSums) -> FloatArray:
+    r"""Pooled AUROC per resample. With :math:`S_b` units before block :math:`b`, the resample's average
+    1-based rank of block :math:`b` is :math:`S_b + (m_b + 1)/2`, so
 
     .. math:: \mathrm{AUROC} = \frac{\sum_b p_b (S_b + (m_b+1)/2) - P(P+1)/2}{P\,N},
               \quad P = \sum_b p_b,\; N = \sum_b m_b - P
 
     (NaN when :math:`P = 0` or :math:`N = 0`). Every term is an integer or half-integer, so the value is
-    the one the per-resample rank sum gives.
+    the one the per-resample rank sum gives."""
+    m, p = t.m, t.p
+    n_pos = p.sum(axis=1)
+    n_neg = t.units_to[:, -1] - n_pos
+    # S_b + (m_b + 1)/2 = units_to_b - (m_b - 1)/2; integer products summed, so exact
+    rank_sum = np.einsum("ij,ij->i", p, t.units_to) - (np.einsum("ij,ij->i", p, m) - n_pos) / 2.0
+    out = np.full(m.shape[0], np.nan)
+    ok = (n_pos > 0) & (n_neg > 0)
+    out[ok] = (rank_sum[ok] - n_pos[ok] * (n_pos[ok] + 1) / 2) / (n_pos[ok] * n_neg[ok])
+    return out
+
+
+def _prr_rows(t: _BlockSums, atol: float) -> FloatArray:
+    r"""Pooled PRR (``ties="average"``) per resample. The losses in rejection order are the tie blocks in
+    ascending score, block :math:`b` contributing :math:`m_b` copies of its mean loss :math:`\ell_b / m_b`
+    (:math:`\ell_b = m_b - p_b`); with 1-based positions :math:`i`, :math:`n` units, :math:`L = \sum_i
+    \ell_i` and :math:`\bar e = L/n` (the closed form of :func:`~saltbench.metrics.prr_per_group`):
+
+    .. math:: A_\text{model} = \frac{\sum_i i\,\ell_i - L/2}{n^2}, \quad
+              \mathrm{PRR} = \frac{\bar e/2 - A_\text{model}}{\bar e(1-\bar e)/2}
+
+    (NaN when :math:`|\bar e(1-\bar e)/2| \le` ``atol``). Block by block, :math:`L = \sum_b \ell_b` and
+    :math:`\sum_i i\,\ell_i = \sum_b \ell_b (S_b + (m_b+1)/2)` (a block's positions average to :math:`S_b
+    + (m_b+1)/2`): integers and half-integers, so both sums are exact."""
+    loss = t.m - t.p
+    n = t.units_to[:, -1]
+    total = loss.sum(axis=1)
+    weighted = np.einsum("ij,ij->i", loss, t.units_to) - (np.einsum("ij,ij->i", loss, t.m) - total) / 2.0
+    b = total / n
+    area_model = (weighted - total / 2) / n**2
+    ar_uns = b / 2 - area_model
+    ar_orc = 0.5 * b * (1.0 - b)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(np.abs(ar_orc) <= atol, np.nan, ar_uns / ar_orc)
+
+
+def _aurc_rows(t: _BlockSums) -> FloatArray:
+    r"""AURC (``ties="average"``) per resample. The tie-averaged losses :math:`\ell_i`, most confident
+    first (tie blocks in descending score, :math:`m_b` copies of each block's mean loss :math:`\mu_b`),
+    give the selective risks :math:`\rho_k = \frac1k \sum_{i \le k} \ell_i`; AURC is their mean over
+    :math:`k = 1..n`. Summing by parts, :math:`\sum_k \rho_k = \sum_i \ell_i (H_n - H_{i-1})` with harmonic
+    numbers :math:`H_j = \sum_{t \le j} 1/t`; over a block after :math:`S_b` more confident units, with
+    :math:`C_j = \sum_{t < j} H_t`,
+
+    .. math:: n\,\mathrm{AURC} = L\,H_n - \sum_b \mu_b\,(C_{S_b + m_b} - C_{S_b}),
+              \quad L = \sum_b m_b \mu_b
+
+    one term per block, no expanded sequence."""
+    n = t.units_to[:, -1]
+    harmonic = np.concatenate(([0.0], np.cumsum(1.0 / np.arange(1, int(n.max()) + 1))))
+    harmonic_sums = np.concatenate(([0.0], np.cumsum(harmonic)))  # C_j = H_0 + ... + H_{j-1}
+    # ascending order: block b starts after the S_b = n - units_to_b more confident units and ends where
+    # the block before it in ascending order starts, so one lookup of C per block gives both ends
+    at_start = harmonic_sums[(n[:, None] - t.units_to).astype(np.intp)]
+    block_sums = np.empty_like(at_start)
+    block_sums[:, 0] = harmonic_sums[n.astype(np.intp)] - at_start[:, 0]
+    block_sums[:, 1:] = at_start[:, :-1] - at_start[:, 1:]
+    loss = t.m - t.p
+    mean_loss = loss / np.maximum(t.m, 1.0)  # a block not drawn has no loss and C_{S+0} - C_S = 0
+    lost = loss.sum(axis=1)
+    return (lost * harmonic[n.astype(np.intp)] - np.einsum("ij,ij->i", mean_loss, block_sums)) / n
+
+
+RankingMetric = tuple[str, float]
+"""A pooled ranking metric for :func:`weighted_ranking`: ``("auroc", 0)``, ``("prr", atol)`` or
+``("aurc", 0)``."""
+
+
+def weighted_ranking(
+    scores: FloatArray,
+    correct: FloatArray,
+    codes: np.ndarray,
+    counts: FloatArray,
+    metrics: list[RankingMetric],
+) -> FloatArray:
+    """Every resample of several pooled ranking metrics of the same units, ``(R, len(metrics))``: one sort
+    into tie blocks and one product of ``counts`` with the block tables serve them all. Scores must be
+    finite and labels 0/1 (the single-metric functions below drop or accept what their metric does).
+
+    Per metric (``_auroc_rows``, ``_prr_rows``, ``_aurc_rows``): pooled AUROC (average ranks over ties,
+    bit-identical), PRR and AURC with ``ties="average"``, closed forms over the tie blocks whose values
+    differ from the per-resample path by rounding only (below 1e-12 on the property tests); work and
+    memory follow the tie blocks, not the units of the resample.
     """
+    blocks = _TieBlocks.of(scores, correct, codes, counts.shape[1])
+    row_functions = {
+        "auroc": lambda t, _: _auroc_rows(t),
+        "prr": _prr_rows,
+        "aurc": lambda t, _: _aurc_rows(t),
+    }
+
+    def rows(c: FloatArray) -> FloatArray:
+        sums = _BlockSums.of(blocks, c)
+        return np.column_stack([row_functions[name](sums, option) for name, option in metrics])
+
+    return _by_rows(rows, counts, blocks.n_blocks)
+
+
+def weighted_auroc(
+    scores: FloatArray, correct: FloatArray, codes: np.ndarray, counts: FloatArray
+) -> FloatArray:
+    """Pooled AUROC (:func:`~saltbench.metrics.auroc`) of every resample, shape ``(R,)``; units with a
+    non-finite score or a NaN label are dropped (:func:`weighted_ranking`)."""
     keep = np.isfinite(scores) & ~np.isnan(correct)
     if not keep.any():
         return np.full(counts.shape[0], np.nan)
-    blocks = _TieBlocks.of(scores[keep], correct[keep], codes[keep], counts.shape[1])
-
-    def rows(c: FloatArray) -> FloatArray:
-        m, p = blocks.sums(c)
-        n_pos = p.sum(axis=1)
-        n_neg = m.sum(axis=1) - n_pos
-        below = np.cumsum(m, axis=1) - m
-        rank_sum = (p * (below + (m + 1.0) / 2.0)).sum(axis=1)
-        out = np.full(c.shape[0], np.nan)
-        ok = (n_pos > 0) & (n_neg > 0)
-        out[ok] = (rank_sum[ok] - n_pos[ok] * (n_pos[ok] + 1) / 2) / (n_pos[ok] * n_neg[ok])
-        return out
-
-    return _by_rows(rows, counts, blocks.n_units)
+    return weighted_ranking(scores[keep], correct[keep], codes[keep], counts, [("auroc", 0.0)])[:, 0]
 
 
 def weighted_prr(
     scores: FloatArray, correct: FloatArray, codes: np.ndarray, counts: FloatArray, *, atol: float
 ) -> FloatArray:
-    r"""Pooled PRR with ``ties="average"`` (:func:`~saltbench.metrics.prr`) of every resample, ``(R,)``.
-
-    The resample's losses in rejection order are its tie blocks in ascending score, block :math:`b`
-    contributing :math:`m_b` copies of its mean loss; with 1-based positions :math:`i`, :math:`n` units,
-    :math:`L = \sum_i \ell_i` and :math:`\bar e = L/n` (the closed form of
-    :func:`~saltbench.metrics.prr_per_group`):
-
-    .. math:: A_\text{model} = \frac{\sum_i i\,\ell_i - L/2}{n^2}, \quad
-              \mathrm{PRR} = \frac{\bar e/2 - A_\text{model}}{\bar e(1-\bar e)/2}
-
-    (NaN when :math:`|\bar e(1-\bar e)/2| \le` ``atol``). Both sums are computed as the per-resample
-    path computes them: if no tie block mixes correct and incorrect units, every loss is 0 or 1 and
-    both are exact integers, :math:`L = \sum_b \ell_b` and :math:`\sum_i i\,\ell_i = \sum_b \ell_b (S_b +
-    (m_b+1)/2)` (:math:`S_b` units before block :math:`b`); otherwise they run in order over the
-    expanded sequence (:func:`_expand`), rounding as the per-resample sums round.
-    """
-    blocks = _TieBlocks.of(scores, correct, codes, counts.shape[1])
-
-    def sums(c: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
-        if blocks.pure:
-            m, p = blocks.sums(c)
-            loss = m - p
-            below = np.cumsum(m, axis=1) - m
-            return loss.sum(axis=1), (loss * (below + (m + 1.0) / 2.0)).sum(axis=1), m.sum(axis=1)
-        ordered, sizes = _expand(*blocks.mean_losses(c))
-        last = (np.arange(sizes.size), sizes - 1)
-        position = np.arange(1, ordered.shape[1] + 1, dtype=np.float64)
-        total = np.cumsum(ordered, axis=1)[last]
-        return total, np.cumsum(position * ordered, axis=1)[last], sizes.astype(np.float64)
-
-    def rows(c: FloatArray) -> FloatArray:
-        total, weighted, n = sums(c)
-        b = total / n
-        area_model = (weighted - total / 2) / n**2
-        ar_uns = b / 2 - area_model
-        ar_orc = 0.5 * b * (1.0 - b)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(np.abs(ar_orc) <= atol, np.nan, ar_uns / ar_orc)
-
-    return _by_rows(rows, counts, blocks.n_units)
+    """Pooled PRR with ``ties="average"`` (:func:`~saltbench.metrics.prr`) of every resample, ``(R,)``
+    (:func:`weighted_ranking`)."""
+    return weighted_ranking(scores, correct, codes, counts, [("prr", atol)])[:, 0]
 
 
 def weighted_aurc(
     scores: FloatArray, correct: FloatArray, codes: np.ndarray, counts: FloatArray
 ) -> FloatArray:
-    r"""AURC with ``ties="average"`` (:func:`~saltbench.metrics.aurc`) of every resample, shape ``(R,)``.
-
-    The resample's tie-averaged losses, most confident first (tie blocks in descending score, :math:`m_b`
-    copies of each block's mean loss), give the selective risks :math:`\rho_k = \frac1k \sum_{i \le k}
-    \ell_i`; AURC is their mean over :math:`k = 1..n`. The cumulative sums run in the same order as the
-    per-resample computation; only the final mean's summation order differs.
-    """
-    blocks = _TieBlocks.of(scores, correct, codes, counts.shape[1])
-
-    def rows(c: FloatArray) -> FloatArray:
-        mu, m = blocks.mean_losses(c)
-        kept_first, sizes = _expand(mu[:, ::-1], m[:, ::-1])
-        k = np.arange(1, kept_first.shape[1] + 1)
-        risk = np.cumsum(kept_first, axis=1) / k
-        risk[k[None, :] > sizes[:, None]] = 0.0
-        return risk.sum(axis=1) / sizes
-
-    return _by_rows(rows, counts, blocks.n_units)
+    """AURC with ``ties="average"`` (:func:`~saltbench.metrics.aurc`) of every resample, shape ``(R,)``
+    (:func:`weighted_ranking`)."""
+    return weighted_ranking(scores, correct, codes, counts, [("aurc", 0.0)])[:, 0]
 
 
 def _group_sums(codes: np.ndarray, n_groups: int, values: FloatArray | None = None) -> FloatArray:

@@ -30,7 +30,18 @@ from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.config import MetricsConfig
 from saltbench.core.contracts import METRIC_ROW_COLUMNS, is_confidence_column
 from saltbench.core.vocabulary import RESPONSE_STATUSES
-from saltbench.metrics import aurc, auroc, auroc_per_response, bootstrap_ci, brier, ece, mce, mean_score, prr
+from saltbench.metrics import (
+    aurc,
+    auroc,
+    auroc_per_response,
+    bootstrap_ci,
+    bootstrap_cis,
+    brier,
+    ece,
+    mce,
+    mean_score,
+    prr,
+)
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +99,30 @@ def _ci(
         with_groups=with_groups,
     )
     return ci.point, ci.low, ci.high
+
+
+def _ranking_cis(
+    fns: Sequence[Callable[..., float]],
+    scores: np.ndarray,
+    correct: np.ndarray,
+    groups: np.ndarray,
+    settings: MetricsConfig,
+    seed: int,
+) -> list[tuple[float, float, float]]:
+    """:func:`_ci` of each of ``fns`` on the same units, drawing the resamples once
+    (:func:`~saltbench.metrics.bootstrap_cis`: the pooled ranking metrics share their block sums)."""
+    if scores.size == 0 or settings.n_bootstrap == 0:
+        return [_ci(fn, scores, correct, groups, settings, seed) for fn in fns]
+    intervals = bootstrap_cis(
+        list(fns),
+        scores,
+        correct,
+        groups,
+        n_resamples=settings.n_bootstrap,
+        alpha=1 - settings.ci_level,
+        seed=seed,
+    )
+    return [(ci.point, ci.low, ci.high) for ci in intervals]
 
 
 def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
@@ -209,19 +244,9 @@ def _granularity_rows(
             raw_d, y, g = raw[defined], correct[defined], groups[defined]
             oriented = ranking_scores(name, raw_d)
             n_units = int(raw_d.size)
-            for metric, fn in ranking.items():
-                rows.append(
-                    _row(
-                        granularity,
-                        name,
-                        flavour,
-                        "none",
-                        metric,
-                        _ci(fn, oriented, y, g, settings, seed),
-                        n_units,
-                        n_responses,
-                    )
-                )
+            intervals = _ranking_cis(list(ranking.values()), oriented, y, g, settings, seed)
+            for metric, ci in zip(ranking, intervals):
+                rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
             rows.append(
                 _row(
                     granularity,
