@@ -6,7 +6,7 @@ from saltbench.io import config_hash, provenance, write_table
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     task = snakemake.wildcards.task
     cfg = {"seed": snakemake.params.seed, "datasets": snakemake.params.datasets}

@@ -9,7 +9,7 @@ from saltbench.stages.metrics import compute_metrics
 from saltbench.workflow.rule_support import per_task_files, setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     wc, cfg = snakemake.wildcards, snakemake.params.metrics
     settings = resolve_block("metrics", cfg, MetricsConfig)

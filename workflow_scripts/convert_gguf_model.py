@@ -4,7 +4,7 @@ from saltbench.inference import prepare_model
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     spec = snakemake.params.spec
     out = prepare_model(spec, str(snakemake.output[0]).rsplit("/", 1)[0])

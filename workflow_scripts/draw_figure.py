@@ -4,7 +4,7 @@ from saltbench.plotting import read_figure_input, render, save_figure
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     name = snakemake.params.figure
     frame = read_figure_input(name, list(snakemake.input))

@@ -6,7 +6,7 @@ from saltbench.io import provenance
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     setup_logging(snakemake)
     p = snakemake.params
     keys = [(m, s, t) for m in p.models for s in p.styles for t in p.tasks]  # the order of the rule's expand

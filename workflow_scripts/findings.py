@@ -8,7 +8,7 @@ from saltbench.io import read_table
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     tables = {}
     for name in FINDINGS_TABLES:

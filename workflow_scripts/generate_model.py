@@ -17,7 +17,7 @@ from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     threads = job_threads(snakemake)
     torch.set_num_threads(threads)

@@ -8,7 +8,7 @@ from saltbench.stages.imports import import_generations
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     params, model_name = snakemake.params, snakemake.wildcards.model
     spec = params.spec

@@ -9,7 +9,7 @@ from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     wc, params = snakemake.wildcards, snakemake.params
     options = InterventionOptions.from_dict(params.options)

@@ -5,7 +5,7 @@ from saltbench.stages.generation import merge_shards
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     for task, output in zip(snakemake.params.tasks, snakemake.output, strict=True):
         shards = snakemake.input[task]

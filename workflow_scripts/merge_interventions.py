@@ -5,7 +5,7 @@ from saltbench.stages.interventions import merge_intervention_shards
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     frame = merge_intervention_shards([read_table(path, "interventions") for path in snakemake.input])
     first = read_provenance(snakemake.input[0])

@@ -7,7 +7,7 @@ from saltbench.stages.scoring import score_generations
 from saltbench.workflow.rule_support import per_task_files, setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     wc, scoring = snakemake.wildcards, snakemake.params.scoring
     files = per_task_files(snakemake.params.tasks, snakemake.input.generations, snakemake.input.datasets)

@@ -6,7 +6,7 @@ from saltbench.workflow.rule_io import write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     setup_logging(snakemake)
     metrics = read_tables(list(snakemake.input), METRICS_SCHEMA, "metrics")
     write_rule_tables(snakemake, accuracy_by_task(metrics), TABLES["accuracy_by_task"])

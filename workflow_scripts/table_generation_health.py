@@ -9,7 +9,7 @@ from saltbench.workflow.rule_io import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     setup_logging(snakemake)
     # one row per response (its units repeat its columns), file by file: bounded memory at paper size
     files = iter_units(list(snakemake.input), RESPONSE_COLUMNS)

@@ -10,7 +10,7 @@ from saltbench.workflow.rule_io import reasoning_tradeoff_from_unit_files, regis
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     p = snakemake.params
     metrics = read_tables(list(snakemake.input.metrics), METRICS_SCHEMA, "metrics")

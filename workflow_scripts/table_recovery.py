@@ -20,7 +20,7 @@ from saltbench.workflow.rule_io import write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     p, inputs = snakemake.params, snakemake.input
     registry = load_model_registry(inputs.registry)

@@ -7,7 +7,7 @@ from saltbench.workflow.rule_io import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     setup_logging(snakemake)
     p = snakemake.params
     functions = [name for _, name in scored_columns(p.functions, [p.flavour])]

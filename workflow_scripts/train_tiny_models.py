@@ -4,7 +4,7 @@ from saltbench.training import TrainConfig, load_eval_inputs, train
 from saltbench.workflow.rule_support import job_threads, setup_logging
 
 
-def main(snakemake) -> None:  # noqa: ANN001 - the object Snakemake injects
+def main(snakemake) -> None:
     log = setup_logging(snakemake)
     training = dict(snakemake.params.training)
     if training.get("num_threads") is not None:  # fixed for reproducibility, but never above the grant

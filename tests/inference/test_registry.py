@@ -209,3 +209,27 @@ def test_a_generations_source_is_imported_and_takes_no_backend():
         ValueError, match=r"model 'mine', key 'source': kind 'generations' needs keys \['path'\]"
     ):
         parse_model_registry({"models": {"mine": {"source": {"kind": "generations", "format": "jsonl"}}}})
+
+
+def test_the_module_docstring_shows_the_defaults_the_code_has():
+    """The first entry of the registry's documented example lists every optional key with its default:
+    each must be the default of ModelSpec (or Resources), so the docs cannot drift from the code."""
+    import dataclasses
+    import textwrap
+
+    from saltbench.inference import registry
+
+    block = registry.__doc__.split("the defaults are shown below::\n\n", 1)[1]
+    lines = []
+    for line in block.splitlines():
+        if line.strip() and not line.startswith("    "):
+            break
+        lines.append(line)
+    first = next(iter(yaml.safe_load(textwrap.dedent("\n".join(lines)))["models"].values()))
+    fields = {f.name: f.default for f in dataclasses.fields(registry.ModelSpec)}
+    fields |= {"max_new_tokens": fields["max_new_tokens_fixed"], "chat_template_kwargs": {}}
+    shown = {key: value for key, value in first.items() if key not in ("source", "resources")}
+    assert shown == {key: fields[key] for key in shown}
+    assert first["resources"] == dataclasses.asdict(registry.Resources())
+    unshown = {f.name for f in dataclasses.fields(registry.ModelSpec)} - set(shown) - {"name", "source"}
+    assert unshown == {"max_new_tokens_fixed", "resources", "api", "pair_with"}, unshown

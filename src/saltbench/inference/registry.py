@@ -14,13 +14,13 @@ spec. Every key except ``source`` is optional; the defaults are shown below::
         reasoning_format: null    # think | harmony: where its reasoning ends and its answer starts
         thinking: null            # true/false -> enable_thinking for apply_chat_template; null = not passed
         chat_template_kwargs: {}  # more arguments of the chat template, e.g. {reasoning_effort: high}
-        max_context: 8192         # prompt + generated tokens; null = the config's max_position_embeddings
+        max_context: null         # prompt + generated tokens; null = the config's max_position_embeddings
         max_new_tokens_scale: 1.0 # multiplies the workflow's max_new_tokens for this model
         max_new_tokens: null      # a budget for every task and style instead (a reasoning model's)
-        backend: hf               # hf (transformers forward passes) | vllm (the vLLM engine)
+        backend: hf               # hf | vllm | vllm_server | openai | simulated (see Backends below)
         gpu_memory_utilization: 0.9   # vllm: share of each GPU's memory the engine may take
         enforce_eager: false      # vllm: skip CUDA graphs / torch.compile (faster start, slower decoding)
-        resources: {gpus: 0, gpu_model: null, mem_mb: 4000, runtime_min: 60, cpus: 2}
+        resources: {gpus: 0, gpu_model: null, mem_mb: 4000, runtime_min: 60, cpus: 1}
       qwen3-4b-instruct:
         source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
         dtype: bfloat16
