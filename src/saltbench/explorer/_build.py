@@ -42,9 +42,20 @@ CALLBACK = "SALT_EXPLORER_LOADED"
 """The function every data file calls with its kind, id and JSON."""
 
 GENERATION_COLUMNS: tuple[str, ...] = (
-    "sample_id", "variant", "prompt", "text", "finish_reason", "error", "num_generated_tokens", "token_ids",
-    "token_texts", "token_offsets", "chosen_logprob", "topk_ids", "topk_logprobs",
-)  # fmt: skip
+    "sample_id",
+    "variant",
+    "prompt",
+    "text",
+    "finish_reason",
+    "error",
+    "num_generated_tokens",
+    "token_ids",
+    "token_texts",
+    "token_offsets",
+    "chosen_logprob",
+    "topk_ids",
+    "topk_logprobs",
+)
 """The columns of a generations file the explorer reads (not the entropies)."""
 
 
@@ -144,10 +155,52 @@ def build_explorer(
     out = Path(out)
     (out / "data").mkdir(parents=True, exist_ok=True)
     dataset_frames = {task: read_table(path, "dataset") for task, path in datasets.items()}
-    manifest_chunks: list[dict[str, Any]] = []
-    candidates: list[pl.DataFrame] = []
-    columns: list[str] = []
-    n_units = n_responses = 0
+    written = _write_cell_chunks(out, cells, dataset_frames, options)
+    manifest_interventions = _write_intervention_chunks(out, interventions, dataset_frames)
+    columns = written.columns
+    default = options.default_column
+    manifest = {
+        "meta": dict(meta or {}),
+        "models": list(dict.fromkeys(c["model"] for c in written.chunks)),
+        "styles": list(dict.fromkeys(c["style"] for c in written.chunks)),
+        "tasks": list(dict.fromkeys(c["task"] for c in written.chunks)),
+        "columns": [
+            {"name": c, "flavour": c.split(".", 1)[0], "function": c.split(".", 1)[1], "sign": orientation(c)}
+            for c in columns
+        ],
+        "default_column": default if default in columns else next(iter(columns), None),
+        "top_k": options.top_k,
+        "list_size": options.list_size,
+        "min_units": options.min_units,
+        "chunks": written.chunks,
+        "interventions": manifest_interventions,
+        "lists": run_lists(
+            pl.concat(written.candidates) if written.candidates else pl.DataFrame(), options.list_size
+        ),
+    }
+    write_atomic(out / "data" / "index.js", script("index", 0, manifest))
+    _copy_assets(out)
+    return _summary(out, written.chunks, seconds=time.perf_counter() - start)
+
+
+@dataclass
+class _WrittenCells:
+    """What :func:`_write_cell_chunks` wrote: the manifest entry of each chunk, each chunk's candidates for
+    the run-wide lists, and the confidence columns seen (first seen first)."""
+
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[pl.DataFrame] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)
+
+
+def _write_cell_chunks(
+    out: Path,
+    cells: Sequence[CellFiles],
+    dataset_frames: Mapping[str, pl.DataFrame],
+    options: ExplorerOptions,
+) -> _WrittenCells:
+    """One chunk file per cell, model by model (one model's generations in memory, for its vocabulary)."""
+    written = _WrittenCells()
     by_model: dict[str, list[CellFiles]] = {}
     for cell in cells:
         by_model.setdefault(cell.model, []).append(cell)
@@ -156,8 +209,8 @@ def build_explorer(
         vocabulary = _vocabulary(list(generations.values()))
         for cell in model_cells:
             units = _read_units(cell.units)
-            columns += [c for c in confidence_columns(units) if c not in columns]
-            ident = len(manifest_chunks)
+            written.columns += [c for c in confidence_columns(units) if c not in written.columns]
+            ident = len(written.chunks)
             chunk = build_chunk(
                 ChunkKey(model, cell.style, cell.task),
                 units,
@@ -169,9 +222,9 @@ def build_explorer(
             name = f"data/chunk-{ident:04d}.js"
             write_atomic(out / name, script("chunk", ident, chunk))
             sample_ids = chunk["responses"]["sample_id"]
-            r_of = {sid: r for r, sid in enumerate(sample_ids)}
-            candidates.append(chunk_candidates(ident, units, r_of, options.list_size))
-            manifest_chunks.append(
+            response_of = {sample_id: index for index, sample_id in enumerate(sample_ids)}
+            written.candidates.append(chunk_candidates(ident, units, response_of, options.list_size))
+            written.chunks.append(
                 {
                     "id": ident,
                     "file": name,
@@ -182,57 +235,50 @@ def build_explorer(
                     "units": units.height,
                 }
             )
-            n_units += units.height
-            n_responses += len(sample_ids)
         del generations
-    manifest_interventions: list[dict[str, Any]] = []
+    return written
+
+
+def _write_intervention_chunks(
+    out: Path, interventions: Sequence[str | os.PathLike[str]], dataset_frames: Mapping[str, pl.DataFrame]
+) -> list[dict[str, Any]]:
+    """One data file per non-empty interventions file; their manifest entries."""
+    entries: list[dict[str, Any]] = []
     for path in interventions:
         rows = read_table(path, "interventions")
         if rows.is_empty():
             continue
         model, task = rows["model"][0], rows["task"][0]
-        ident = len(manifest_interventions)
+        ident = len(entries)
         name = f"data/interventions-{ident:04d}.js"
         chunk = intervention_chunk(model, task, rows, dataset_frames[task])
         write_atomic(out / name, script("interventions", ident, chunk))
-        manifest_interventions.append(
+        entries.append(
             {"id": ident, "file": name, "model": model, "task": task, "samples": sorted(chunk["samples"])}
         )
-    default = options.default_column
-    lists = run_lists(pl.concat(candidates) if candidates else pl.DataFrame(), options.list_size)
-    manifest = {
-        "meta": dict(meta or {}),
-        "models": list(dict.fromkeys(c["model"] for c in manifest_chunks)),
-        "styles": list(dict.fromkeys(c["style"] for c in manifest_chunks)),
-        "tasks": list(dict.fromkeys(c["task"] for c in manifest_chunks)),
-        "columns": [
-            {"name": c, "flavour": c.split(".", 1)[0], "function": c.split(".", 1)[1], "sign": orientation(c)}
-            for c in columns
-        ],
-        "default_column": default if default in columns else next(iter(columns), None),
-        "top_k": options.top_k,
-        "list_size": options.list_size,
-        "min_units": options.min_units,
-        "chunks": manifest_chunks,
-        "interventions": manifest_interventions,
-        "lists": lists,
-    }
-    write_atomic(out / "data" / "index.js", script("index", 0, manifest))
-    _copy_assets(out)
+    return entries
+
+
+def _summary(out: Path, chunks: list[dict[str, Any]], *, seconds: float) -> ExplorerSummary:
+    """The summary of a written explorer folder, logged."""
     files = [p for p in out.rglob("*") if p.is_file()]
     summary = ExplorerSummary(
         path=out,
-        n_chunks=len(manifest_chunks),
-        n_responses=n_responses,
-        n_units=n_units,
+        n_chunks=len(chunks),
+        n_responses=sum(chunk["responses"] for chunk in chunks),
+        n_units=sum(chunk["units"] for chunk in chunks),
         n_files=len(files),
         n_bytes=sum(p.stat().st_size for p in files),
-        seconds=time.perf_counter() - start,
-        chunks=manifest_chunks,
+        seconds=seconds,
+        chunks=chunks,
     )
     logger.info(
         "explorer: %d chunks, %d responses, %d units, %d files, %.1f MB in %.1f s",
-        summary.n_chunks, summary.n_responses, summary.n_units, summary.n_files, summary.n_bytes / 1e6,
+        summary.n_chunks,
+        summary.n_responses,
+        summary.n_units,
+        summary.n_files,
+        summary.n_bytes / 1e6,
         summary.seconds,
-    )  # fmt: skip
+    )
     return summary
