@@ -38,13 +38,21 @@ def main() -> None:
                 for k in range(args.repeats)
             ]
             best = min(builds, key=lambda s: s.seconds)
-            print(json.dumps({
-                "samples_per_task": n, "responses": best.n_responses, "units": best.n_units,
-                "files": best.n_files, "megabytes": round(best.n_bytes / 1e6, 2),
-                "seconds": round(best.seconds, 2),
-                "bytes_per_unit": round(best.n_bytes / max(best.n_units, 1), 1),
-                "ms_per_1000_units": round(1000 * best.seconds / max(best.n_units, 1) * 1000, 2),
-            }), flush=True)  # fmt: skip
+            print(
+                json.dumps(
+                    {
+                        "samples_per_task": n,
+                        "responses": best.n_responses,
+                        "units": best.n_units,
+                        "files": best.n_files,
+                        "megabytes": round(best.n_bytes / 1e6, 2),
+                        "seconds": round(best.seconds, 2),
+                        "bytes_per_unit": round(best.n_bytes / max(best.n_units, 1), 1),
+                        "ms_per_1000_units": round(1000 * best.seconds / max(best.n_units, 1) * 1000, 2),
+                    }
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -84,8 +84,12 @@ def main() -> None:
     for name, t in results.items():
         log.info(
             "  %-24s %6.2f s wall, %6.2f s CPU: %7.0f responses/s, %9.0f tokens/s",
-            name, t["seconds"], t["cpu_seconds"], rows.height / t["seconds"], n_tokens / t["seconds"],
-        )  # fmt: skip
+            name,
+            t["seconds"],
+            t["cpu_seconds"],
+            rows.height / t["seconds"],
+            n_tokens / t["seconds"],
+        )
 
 
 if __name__ == "__main__":

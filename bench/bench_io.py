@@ -53,16 +53,27 @@ def units(n: int) -> pl.DataFrame:
     rng = np.random.default_rng(1)
     status = rng.choice(["correct", "incorrect", "missing"], size=n, p=[0.6, 0.3, 0.1])
     values = {
-        "model": ["m"] * n, "style": ["direct"] * n, "task": ["dna"] * n,
-        "sample_id": [f"s{i // 40}" for i in range(n)], "variant": [None] * n,
-        "answer_status": ["answered"] * n, "finish_reason": ["eos"] * n,
-        "num_generated_tokens": [120] * n, "num_reasoning_tokens": [0] * n, "max_new_tokens": [512] * n,
-        "granularity": rng.choice(["atom", "line", "generation"], size=n), "unit_index": np.arange(n) % 40,
-        "status": status, "is_correct": status == "correct",
-        "response_unit": ["ACG"] * n, "reference_unit": ["ACG"] * n,
-        "span_start": np.arange(n), "span_end": np.arange(n) + 3, "n_tokens": rng.integers(1, 4, size=n),
+        "model": ["m"] * n,
+        "style": ["direct"] * n,
+        "task": ["dna"] * n,
+        "sample_id": [f"s{i // 40}" for i in range(n)],
+        "variant": [None] * n,
+        "answer_status": ["answered"] * n,
+        "finish_reason": ["eos"] * n,
+        "num_generated_tokens": [120] * n,
+        "num_reasoning_tokens": [0] * n,
+        "max_new_tokens": [512] * n,
+        "granularity": rng.choice(["atom", "line", "generation"], size=n),
+        "unit_index": np.arange(n) % 40,
+        "status": status,
+        "is_correct": status == "correct",
+        "response_unit": ["ACG"] * n,
+        "reference_unit": ["ACG"] * n,
+        "span_start": np.arange(n),
+        "span_end": np.arange(n) + 3,
+        "n_tokens": rng.integers(1, 4, size=n),
         **{name: rng.random(n) for name in CONFIDENCE_COLUMNS},
-    }  # fmt: skip
+    }
     return pl.DataFrame(values).cast({**UNIT_COLUMNS, **{c: pl.Float64 for c in CONFIDENCE_COLUMNS}})  # type: ignore[arg-type]
 
 
@@ -72,8 +83,10 @@ def compare(name: str, kind: str, frame: pl.DataFrame, folder: Path, repeats: in
     plain, verified = folder / f"{stem}.plain.parquet", folder / f"{stem}.parquet"
     best = {key: float("inf") for key in ("plain_write", "verified_write", "plain_read", "verified_read")}
     for _ in range(repeats):  # alternate the two sides so drift in machine load hits both alike
-        t, _ = timed(lambda: frame.write_parquet(plain, metadata={PROVENANCE_KEY: json.dumps(meta)},
-                                                 statistics=False), 1)  # fmt: skip
+        t, _ = timed(
+            lambda: frame.write_parquet(plain, metadata={PROVENANCE_KEY: json.dumps(meta)}, statistics=False),
+            1,
+        )
         best["plain_write"] = min(best["plain_write"], t["seconds"])
         t, _ = timed(lambda: write_table(frame, verified, meta, kind), 1)
         best["verified_write"] = min(best["verified_write"], t["seconds"])
@@ -83,15 +96,24 @@ def compare(name: str, kind: str, frame: pl.DataFrame, folder: Path, repeats: in
         best["verified_read"] = min(best["verified_read"], t["seconds"])
     size = verified.stat().st_size / 1e6
     result = {
-        "rows": frame.height, "mb": size, **best,
+        "rows": frame.height,
+        "mb": size,
+        **best,
         "write_ratio": best["verified_write"] / best["plain_write"],
         "read_ratio": best["verified_read"] / best["plain_read"],
-    }  # fmt: skip
+    }
     logger.info(
         "%-22s %8d rows %7.2f MB  write %.4f s vs %.4f s (%.2fx)  read %.4f s vs %.4f s (%.2fx)",
-        name, frame.height, size, best["verified_write"], best["plain_write"], result["write_ratio"],
-        best["verified_read"], best["plain_read"], result["read_ratio"],
-    )  # fmt: skip
+        name,
+        frame.height,
+        size,
+        best["verified_write"],
+        best["plain_write"],
+        result["write_ratio"],
+        best["verified_read"],
+        best["plain_read"],
+        result["read_ratio"],
+    )
     return result
 
 

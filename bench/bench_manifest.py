@@ -44,8 +44,13 @@ def main() -> None:
         load = min(load, timed(lambda: load_model(directory, "float32", "cpu"), 1)[0]["seconds"])
     logger.info(
         "%s: %.0f MB; verify %.3f s (%.0f MB/s), load %.3f s; verify / load = %.2f",
-        directory.name, size / 1e6, verify, size / 1e6 / verify, load, verify / load,
-    )  # fmt: skip
+        directory.name,
+        size / 1e6,
+        verify,
+        size / 1e6 / verify,
+        load,
+        verify / load,
+    )
 
 
 if __name__ == "__main__":

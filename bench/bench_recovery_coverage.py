@@ -52,8 +52,18 @@ def run_seed(seed: int, samples: int | None, cores: int) -> pl.DataFrame:
         root = Path(folder)
         prepare(root, seed, samples)
         target = "results/tables/recovery.parquet"
-        command = [sys.executable, "-m", "snakemake", target, "--cores", str(cores),
-                   "--profile", "profiles/local", "--configfile", "config/simulated.yaml"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "snakemake",
+            target,
+            "--cores",
+            str(cores),
+            "--profile",
+            "profiles/local",
+            "--configfile",
+            "config/simulated.yaml",
+        ]
         done = subprocess.run(command, cwd=root, capture_output=True, text=True)
         if done.returncode:
             raise RuntimeError(f"seed {seed}: the workflow failed:\n{done.stderr[-3000:]}")
@@ -92,8 +102,13 @@ def main() -> None:
         log.info("seed %d: %.0f s", seed, time.perf_counter() - started)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         pl.concat(frames).write_parquet(args.out)  # every finished seed is kept
-    with pl.Config(tbl_formatting="MARKDOWN", tbl_hide_column_data_types=True, tbl_hide_dataframe_shape=True,
-                   float_precision=3, tbl_rows=50):  # fmt: skip
+    with pl.Config(
+        tbl_formatting="MARKDOWN",
+        tbl_hide_column_data_types=True,
+        tbl_hide_dataframe_shape=True,
+        float_precision=3,
+        tbl_rows=50,
+    ):
         print(coverage(pl.concat(frames)))
 
 

@@ -126,8 +126,10 @@ def generation_throughput(args: argparse.Namespace) -> dict[str, Any]:
             keep("offline", c, lambda c=c, model=offline: _batched(model, prompts, budgets, c))
         engine.close()
     results: dict[str, Any] = {f"{route}_start_s": min(times) for route, times in starts.items()}
-    print(f"start (min of {args.repeats}): server {results['server_start_s']:.1f} s, "
-          f"offline engine {results['offline_start_s']:.1f} s")  # fmt: skip
+    print(
+        f"start (min of {args.repeats}): server {results['server_start_s']:.1f} s, "
+        f"offline engine {results['offline_start_s']:.1f} s"
+    )
     for c in concurrencies:
         # the offline record keeps the final EOS token, the server's stops before it: compare the server's
         same = sum(

@@ -27,8 +27,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         rows = get_task("dna").generate(args.samples, 0, min_codons=args.codons, max_codons=args.codons)
         rows.write_parquet(Path(folder) / "dna.parquet")
-        spec = ModelSpec(name="sim", source=SimulatedSource(SimulationParams()), backend="simulated",
-                         chat_template="none")  # fmt: skip
+        spec = ModelSpec(
+            name="sim", source=SimulatedSource(SimulationParams()), backend="simulated", chat_template="none"
+        )
         model = load_backend(folder, spec)
         for style in ("direct", "cot"):
             prompts = build_prompts(rows, style, None)

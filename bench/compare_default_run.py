@@ -31,10 +31,15 @@ from _compare import REPO, worktree
 
 def _copy_tree(src: Path, dest: Path) -> Path:
     """The files git tracks in ``src`` (and, for the working tree, the untracked ones it does not ignore)."""
-    listed = subprocess.run(
-        ["git", "-C", str(src), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
-        check=True, capture_output=True,
-    ).stdout.decode().split("\0")  # fmt: skip
+    listed = (
+        subprocess.run(
+            ["git", "-C", str(src), "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+            check=True,
+            capture_output=True,
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         if (src / name).is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
@@ -58,8 +63,11 @@ def run_once(tree: Path, cores: int) -> dict[str, object]:
             raise RuntimeError(f"default run failed in {work}:\n{proc.stderr[-3000:]}")
         done = re.findall(r"(\d+) of (\d+) steps \(100%\) done", proc.stdout + proc.stderr)
         findings = (work / "results" / "findings.md").read_text(encoding="utf-8")
-        return {"wall_s": wall, "jobs": int(done[-1][1]) if done else -1,
-                "not_enough": findings.count("not enough data")}  # fmt: skip
+        return {
+            "wall_s": wall,
+            "jobs": int(done[-1][1]) if done else -1,
+            "not_enough": findings.count("not enough data"),
+        }
 
 
 def main() -> int:
@@ -76,12 +84,17 @@ def main() -> int:
             for side, tree in (("base", base), ("new", REPO)):
                 result = run_once(tree, args.cores)
                 runs[side].append(result)
-                print(f"round {rnd} {side}: {result['wall_s']:.0f} s, {result['jobs']} jobs, "
-                      f"{result['not_enough']} 'not enough data' lines", flush=True)  # fmt: skip
+                print(
+                    f"round {rnd} {side}: {result['wall_s']:.0f} s, {result['jobs']} jobs, "
+                    f"{result['not_enough']} 'not enough data' lines",
+                    flush=True,
+                )
     best = {side: min(float(r["wall_s"]) for r in rs) for side, rs in runs.items()}  # type: ignore[arg-type]
     ratio = best["new"] / best["base"]
-    print(f"\nbase {args.base}: {best['base']:.0f} s; working tree: {best['new']:.0f} s; new / base = "
-          f"{ratio:.2f} (minimum of {args.rounds} alternating rounds)")  # fmt: skip
+    print(
+        f"\nbase {args.base}: {best['base']:.0f} s; working tree: {best['new']:.0f} s; new / base = "
+        f"{ratio:.2f} (minimum of {args.rounds} alternating rounds)"
+    )
     return 0
 
 

@@ -139,11 +139,16 @@ def test_the_scoring_path_writes_each_function_in_the_flavours_it_supports() -> 
         "topk_ids": np.array([[1, 7], [2, 8], [3, 9]]),
     }
     names = ("mean_probability", "min_probability", "mean_fisher_rao")
-    columns = confidence_columns(tokens, np.arange(3), np.array([0, 0, 1]), 2, flavours=("topk", "full"),
-                                 top_k=20, functions=names)  # fmt: skip
+    columns = confidence_columns(
+        tokens, np.arange(3), np.array([0, 0, 1]), 2, flavours=("topk", "full"), top_k=20, functions=names
+    )
     assert list(columns) == [
-        "n_tokens", "topk.mean_probability", "topk.min_probability", "topk.mean_fisher_rao",
-        "full.mean_probability", "full.min_probability",
-    ]  # fmt: skip
+        "n_tokens",
+        "topk.mean_probability",
+        "topk.min_probability",
+        "topk.mean_fisher_rao",
+        "full.mean_probability",
+        "full.min_probability",
+    ]
     assert columns["full.min_probability"].tolist() == pytest.approx([0.4, 0.9])
     assert columns["n_tokens"].tolist() == [2, 1]

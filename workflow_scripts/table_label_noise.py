@@ -9,13 +9,27 @@ from saltbench.workflow.rule_support import setup_logging
 def main(snakemake) -> None:
     setup_logging(snakemake)
     p = snakemake.params
-    columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
-               confidence_column(p.flavour, p.confidence)]  # fmt: skip
+    columns = [
+        "model",
+        "style",
+        "task",
+        "granularity",
+        "sample_id",
+        "status",
+        "is_correct",
+        confidence_column(p.flavour, p.confidence),
+    ]
     table = label_noise_sensitivity(
-        iter_units(list(snakemake.input), columns), confidence=p.confidence, flavour=p.flavour,
-        granularities=p.granularities, epsilons=p.epsilons, n_replicates=p.n_replicates, n_bins=p.n_bins,
-        alpha=p.alpha, seed=p.seed,
-    )  # fmt: skip
+        iter_units(list(snakemake.input), columns),
+        confidence=p.confidence,
+        flavour=p.flavour,
+        granularities=p.granularities,
+        epsilons=p.epsilons,
+        n_replicates=p.n_replicates,
+        n_bins=p.n_bins,
+        alpha=p.alpha,
+        seed=p.seed,
+    )
     write_rule_tables(snakemake, table, TABLES["label_noise"])
 
 

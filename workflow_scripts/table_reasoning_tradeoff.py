@@ -17,8 +17,13 @@ def main(snakemake) -> None:
     pairs = model_pairs(registry_entries(snakemake.input.registry), p.models)
     cmps = comparisons([(m, s) for m in p.models for s in p.styles], pairs)
     log.info("%d reasoning pairs, %d comparisons (%s level)", len(pairs), len(cmps), p.level)
-    options = {"confidence": p.confidence, "flavour": p.flavour, "granularity": p.granularity,
-               "n_resamples": p.n_resamples, "alpha": p.alpha}  # fmt: skip
+    options = {
+        "confidence": p.confidence,
+        "flavour": p.flavour,
+        "granularity": p.granularity,
+        "n_resamples": p.n_resamples,
+        "alpha": p.alpha,
+    }
     table = None
     if p.level == "sample":
         table = reasoning_tradeoff_from_unit_files(list(snakemake.input.units), cmps, seed=p.seed, **options)

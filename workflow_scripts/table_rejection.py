@@ -11,8 +11,16 @@ def main(snakemake) -> None:
     setup_logging(snakemake)
     p = snakemake.params
     functions = [name for _, name in scored_columns(p.functions, [p.flavour])]
-    columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
-               *(f"{p.flavour}.{fn}" for fn in functions)]  # fmt: skip
+    columns = [
+        "model",
+        "style",
+        "task",
+        "granularity",
+        "sample_id",
+        "status",
+        "is_correct",
+        *(f"{p.flavour}.{fn}" for fn in functions),
+    ]
     units = iter_units(list(snakemake.input), columns)
     table = rejection_table(units, confidences=functions, flavour=p.flavour, n_points=p.n_points)
     write_rule_tables(snakemake, table, TABLES["rejection"])

@@ -12,8 +12,16 @@ def main(snakemake) -> None:
     setup_logging(snakemake)
     p = snakemake.params
     functions = [name for _, name in scored_columns(p.functions, [p.flavour])]
-    columns = ["model", "style", "task", "granularity", "sample_id", "status", "is_correct",
-               *(f"{p.flavour}.{fn}" for fn in functions)]  # fmt: skip
+    columns = [
+        "model",
+        "style",
+        "task",
+        "granularity",
+        "sample_id",
+        "status",
+        "is_correct",
+        *(f"{p.flavour}.{fn}" for fn in functions),
+    ]
     table = reliability_table(
         iter_units(list(snakemake.input), columns),
         confidences=functions,

@@ -99,10 +99,12 @@ def test_models_whose_estimates_rest_on_few_answered_responses_are_named_first()
     shares; a healthy one is not (analysis.min_answered_share)."""
     tables = _tables(n_samples=30, tasks=("dna", "matmul"))
     health = tables["generation_health"]
-    tables["generation_health"] = pl.concat([
-        health,
-        health.with_columns(model=pl.lit("thinker"), answered=pl.lit(0.25), truncated=pl.lit(0.75)),
-    ])  # fmt: skip
+    tables["generation_health"] = pl.concat(
+        [
+            health,
+            health.with_columns(model=pl.lit("thinker"), answered=pl.lit(0.25), truncated=pl.lit(0.75)),
+        ]
+    )
     page = findings_markdown(tables, min_answered=0.9)
     summary = page.split("## What this run estimated")[1].split("## 0.")[0]
     assert "Fewer than 90% answered responses: **thinker** (direct, 0.250 answered)." in summary
@@ -118,11 +120,19 @@ def test_planted_truth_has_a_section_only_with_a_recovery_table():
     tables = _tables(n_samples=30, tasks=("dna", "code", "logic", "matmul", "kronecker", "words"))
     assert "Planted truth" not in findings_markdown(tables)
     tables["recovery"] = pl.DataFrame(
-        {"model": ["sim"] * 3, "style": ["direct"] * 3, "task": ["dna", "dna", "code"],
-         "quantity": ["atom_auroc", "truncated_share", "atom_auroc"], "planted": [0.856, 0.0, 0.856],
-         "estimate": [0.85, 0.01, 0.9], "ci_low": [0.8, 0.0, 0.87], "ci_high": [0.9, 0.03, 0.93],
-         "error": [-0.006, 0.01, 0.044], "inside": [True, True, False]}
-    )  # fmt: skip
+        {
+            "model": ["sim"] * 3,
+            "style": ["direct"] * 3,
+            "task": ["dna", "dna", "code"],
+            "quantity": ["atom_auroc", "truncated_share", "atom_auroc"],
+            "planted": [0.856, 0.0, 0.856],
+            "estimate": [0.85, 0.01, 0.9],
+            "ci_low": [0.8, 0.0, 0.87],
+            "ci_high": [0.9, 0.03, 0.93],
+            "error": [-0.006, 0.01, 0.044],
+            "inside": [True, True, False],
+        }
+    )
     page = findings_markdown(tables)
     section = page.split("## 6. Planted truth")[1]
     assert "Of 3 values the simulated models planted, 2 lie inside" in section

@@ -65,12 +65,23 @@ def test_linear_probability_model_has_same_signs(interventions):
 
 def _frame(n: int, n_samples: int, correct: np.ndarray, corrupted: np.ndarray) -> pl.DataFrame:
     rng = np.random.default_rng(3)
-    return pl.DataFrame({
-        "model": "m", "task": "dna", "sample_id": [f"s{i % n_samples}" for i in range(n)], "n_atoms": 10,
-        "position": 5, "position_fraction": rng.random(n), "n_corrupted": 1, "corrupted_fraction": corrupted,
-        "placement": rng.choice(["local", "distant", "random"], n), "next_correct": correct,
-        "next_m_accuracy": 0.5, "next_confidence": 0.5, "tf_logprob_correct": -1.0,
-    })  # fmt: skip
+    return pl.DataFrame(
+        {
+            "model": "m",
+            "task": "dna",
+            "sample_id": [f"s{i % n_samples}" for i in range(n)],
+            "n_atoms": 10,
+            "position": 5,
+            "position_fraction": rng.random(n),
+            "n_corrupted": 1,
+            "corrupted_fraction": corrupted,
+            "placement": rng.choice(["local", "distant", "random"], n),
+            "next_correct": correct,
+            "next_m_accuracy": 0.5,
+            "next_confidence": 0.5,
+            "tf_logprob_correct": -1.0,
+        }
+    )
 
 
 def test_separation_is_reported_not_estimated():
@@ -111,16 +122,27 @@ def test_separation_detector():
 def test_linear_fit_matches_least_squares_exactly():
     rng = np.random.default_rng(0)
     n = 200
-    frame = pl.DataFrame({
-        "model": "m", "task": "dna", "sample_id": [f"s{i % 20}" for i in range(n)], "n_atoms": 10,
-        "position": 2, "position_fraction": rng.random(n), "n_corrupted": 1,
-        "corrupted_fraction": rng.random(n),
-        "placement": rng.choice(["local", "distant"], n), "next_correct": rng.random(n) < 0.5,
-        "next_m_accuracy": 0.5, "next_confidence": 0.5, "tf_logprob_correct": -1.0,
-    })  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "model": "m",
+            "task": "dna",
+            "sample_id": [f"s{i % 20}" for i in range(n)],
+            "n_atoms": 10,
+            "position": 2,
+            "position_fraction": rng.random(n),
+            "n_corrupted": 1,
+            "corrupted_fraction": rng.random(n),
+            "placement": rng.choice(["local", "distant"], n),
+            "next_correct": rng.random(n) < 0.5,
+            "next_m_accuracy": 0.5,
+            "next_confidence": 0.5,
+            "tf_logprob_correct": -1.0,
+        }
+    )
     fit = fit_intervention_effects(frame, method="linear", n_resamples=5, ridge=0.0)
-    x = np.column_stack([np.ones(n), frame["corrupted_fraction"], frame["placement"] == "local",
-                         frame["position_fraction"]]).astype(float)  # fmt: skip
+    x = np.column_stack(
+        [np.ones(n), frame["corrupted_fraction"], frame["placement"] == "local", frame["position_fraction"]]
+    ).astype(float)
     beta = np.linalg.lstsq(x, frame["next_correct"].cast(pl.Float64).to_numpy(), rcond=None)[0]
     got = fit.filter(pl.col("task") == "dna")
     est = dict(zip(got["term"], got["estimate"]))

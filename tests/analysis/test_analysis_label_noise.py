@@ -18,11 +18,20 @@ def _cells(n_cells: int, n: int, share: float, shift: float, seed: int) -> pl.Da
     for c in range(n_cells):
         correct = rng.random(n) < share
         score = rng.normal(0, 1, n) + shift * correct
-        frames.append(pl.DataFrame({
-            "model": "m", "style": "direct", "task": f"t{c}", "sample_id": [f"s{i // 20}" for i in range(n)],
-            "granularity": "atom", "status": np.where(correct, "correct", "incorrect"), "is_correct": correct,
-            "topk.mean_probability": 1 / (1 + np.exp(-score)),
-        }))  # fmt: skip
+        frames.append(
+            pl.DataFrame(
+                {
+                    "model": "m",
+                    "style": "direct",
+                    "task": f"t{c}",
+                    "sample_id": [f"s{i // 20}" for i in range(n)],
+                    "granularity": "atom",
+                    "status": np.where(correct, "correct", "incorrect"),
+                    "is_correct": correct,
+                    "topk.mean_probability": 1 / (1 + np.exp(-score)),
+                }
+            )
+        )
     return pl.concat(frames)
 
 
@@ -36,8 +45,14 @@ def test_expected_auroc_limits():
 @pytest.mark.parametrize("share", [0.3, 0.6])
 def test_uniform_noise_matches_the_analytic_expectation(share):
     units = _cells(3, 4000, share, 1.5, seed=int(share * 10))
-    table = label_noise_sensitivity(units, granularities=("atom",), epsilons=(0.0, 0.1, 0.2, 0.3),
-                                    modes=("uniform",), n_replicates=8, seed=1)  # fmt: skip
+    table = label_noise_sensitivity(
+        units,
+        granularities=("atom",),
+        epsilons=(0.0, 0.1, 0.2, 0.3),
+        modes=("uniform",),
+        n_replicates=8,
+        seed=1,
+    )
     for metric in ("auroc_pooled", "prr"):
         rows = table.filter(pl.col("metric") == metric).sort("epsilon")
         assert rows["value"].to_numpy() == pytest.approx(rows["expected"].to_numpy(), abs=0.012), metric
@@ -83,8 +98,12 @@ def test_flip_labels_flips_exactly_round_epsilon_n():
     for mode in ("uniform", "confident"):
         flipped = flip_labels(correct, scores, 0.2, mode, rng)  # type: ignore[arg-type]
         assert int((flipped != correct).sum()) == 20
-    many = np.stack([flip_labels(correct, scores, 0.2, "confident", np.random.default_rng(s)) != correct
-                     for s in range(200)])  # fmt: skip
+    many = np.stack(
+        [
+            flip_labels(correct, scores, 0.2, "confident", np.random.default_rng(s)) != correct
+            for s in range(200)
+        ]
+    )
     top, bottom = np.argsort(scores)[-20:], np.argsort(scores)[:20]
     assert many[:, top].mean() > 3 * many[:, bottom].mean()  # confident noise hits the confident units
     with pytest.raises(ValueError, match="mode"):

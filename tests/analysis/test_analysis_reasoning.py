@@ -42,7 +42,7 @@ REPO = Path(__file__).resolve().parents[2]
         ("phi-4-reasoning", "phi-4"),
         ("salt-tiny@early", "salt-tiny@early"),
         ("Thinking", "Thinking"),
-    ],  # fmt: skip
+    ],
 )
 def test_base_model(name, base):
     assert base_model(name) == base
@@ -52,9 +52,13 @@ def test_model_pairs_on_the_paper_roster():
     registry = yaml.safe_load((REPO / "config" / "models.yaml").read_text())["models"]
     roster = yaml.safe_load((REPO / "config" / "paper.yaml").read_text())["models"]
     pairs = {(p.non_reasoning, p.reasoning) for p in model_pairs(registry, roster)}
-    expected = {("qwen3-0.6b", "qwen3-0.6b-thinking"), ("qwen3-8b", "qwen3-8b-thinking"),
-                ("qwen3-4b-instruct-2507", "qwen3-4b-thinking-2507"), ("phi-4", "phi-4-reasoning"),
-                ("qwen3-30b-a3b-instruct-2507", "qwen3-30b-a3b-thinking-2507")}  # fmt: skip
+    expected = {
+        ("qwen3-0.6b", "qwen3-0.6b-thinking"),
+        ("qwen3-8b", "qwen3-8b-thinking"),
+        ("qwen3-4b-instruct-2507", "qwen3-4b-thinking-2507"),
+        ("phi-4", "phi-4-reasoning"),
+        ("qwen3-30b-a3b-instruct-2507", "qwen3-30b-a3b-thinking-2507"),
+    }
     assert expected <= pairs
     assert all(registry[b]["reasoning"] and not registry[a]["reasoning"] for a, b in pairs)
     # the R1 distills are paired with their base families through explicit `pair_with` keys
@@ -83,8 +87,10 @@ def test_comparisons_enumerates_style_and_reasoning_pairs():
     pairs = [ModelPair("q", "q", "q-thinking", "base_model")]
     available = [("q", "direct"), ("q", "cot"), ("q-thinking", "direct"), ("solo", "direct")]
     got = comparisons(available, pairs)
-    assert got == [Comparison("style", "q", "direct", "q", "cot", "q"),
-                   Comparison("reasoning", "q", "direct", "q-thinking", "direct", "q")]  # fmt: skip
+    assert got == [
+        Comparison("style", "q", "direct", "q", "cot", "q"),
+        Comparison("reasoning", "q", "direct", "q-thinking", "direct", "q"),
+    ]
 
 
 # -- paired bootstrap and tests ------------------------------------------------------------------------------
@@ -164,8 +170,9 @@ def test_reasoning_tradeoff_nan_safe_with_one_model_and_no_pairs():
 
 
 def test_reasoning_tradeoff_units_detects_accuracy_gain():
-    units = synthetic_units(models=("m",), tasks=("dna", "matmul"), n_samples=30, cot_accuracy_gain=0.25,
-                            seed=2)  # fmt: skip
+    units = synthetic_units(
+        models=("m",), tasks=("dna", "matmul"), n_samples=30, cot_accuracy_gain=0.25, seed=2
+    )
     cmp = [Comparison("style", "m", "direct", "m", "cot", "m")]
     row = reasoning_tradeoff_units(units, cmp, n_resamples=100, seed=0).row(0, named=True)
     assert row["level"] == "sample" and row["n_pairs"] == 60

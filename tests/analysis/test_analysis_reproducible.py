@@ -30,10 +30,17 @@ PYTHONPATH = os.pathsep.join([str(TESTS), *filter(None, [os.environ.get("PYTHONP
 def test_a_table_is_byte_identical_across_processes(table: str) -> None:
     outputs = {
         subprocess.run(
-            [sys.executable, "-c", CODE, table], capture_output=True, text=True, check=True,
-            env={**os.environ, "PYTHONPATH": PYTHONPATH, "PYTHONHASHSEED": str(seed),
-                 "POLARS_MAX_THREADS": threads},
+            [sys.executable, "-c", CODE, table],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={
+                **os.environ,
+                "PYTHONPATH": PYTHONPATH,
+                "PYTHONHASHSEED": str(seed),
+                "POLARS_MAX_THREADS": threads,
+            },
         ).stdout
         for seed, threads in ((1, "1"), (2, "2"), (3, "2"), (4, "1"))
-    }  # fmt: skip
+    }
     assert len(outputs) == 1 and next(iter(outputs)).count("\n") > 5

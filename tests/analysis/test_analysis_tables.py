@@ -32,8 +32,9 @@ def cat(*frames: pl.DataFrame) -> pl.DataFrame:
 
 
 def test_combine_intervals_mean_and_normal_width():
-    mean, low, high, n = combine_intervals(np.array([0.4, 0.6, np.nan]), np.array([0.3, 0.5, 0.0]),
-                                           np.array([0.5, 0.7, 1.0]))  # fmt: skip
+    mean, low, high, n = combine_intervals(
+        np.array([0.4, 0.6, np.nan]), np.array([0.3, 0.5, 0.0]), np.array([0.5, 0.7, 1.0])
+    )
     assert n == 2 and mean == pytest.approx(0.5)
     # two independent intervals of half-width 0.1 -> mean half-width 0.1 * sqrt(2) / 2
     assert high - mean == pytest.approx(0.1 * math.sqrt(2) / 2)
@@ -49,10 +50,25 @@ def test_combine_intervals_clipped_to_metric_range():
 
 
 def test_leaderboard_intervals_stay_in_metric_range():
-    rows = [{"model": "m", "style": "direct", "task": t, "granularity": g, "metric": "precision",
-             "confidence": None, "flavour": None, "calibration": None, "value": v, "ci_low": 0.0,
-             "ci_high": hi, "n_units": 10, "n_responses": 5}
-            for t, v, hi in (("dna", 0.0, 0.0), ("matmul", 0.01, 0.05)) for g in GRANULARITIES]  # fmt: skip
+    rows = [
+        {
+            "model": "m",
+            "style": "direct",
+            "task": t,
+            "granularity": g,
+            "metric": "precision",
+            "confidence": None,
+            "flavour": None,
+            "calibration": None,
+            "value": v,
+            "ci_low": 0.0,
+            "ci_high": hi,
+            "n_units": 10,
+            "n_responses": 5,
+        }
+        for t, v, hi in (("dna", 0.0, 0.0), ("matmul", 0.01, 0.05))
+        for g in GRANULARITIES
+    ]
     board = leaderboard(pl.DataFrame(rows, schema=METRICS_SCHEMA))
     assert (board["precision_atom_ci_low"] >= 0).all()
 
@@ -74,13 +90,20 @@ def test_wilson_interval_reference_values():
 # -- leaderboard -----------------------------------------------------------------------------------------
 
 
-def _cell(task: str, precision: float, ece_z: float, ece_platt: float, auc: float, model: str = "m",
-          style: str = "direct") -> pl.DataFrame:  # fmt: skip
+def _cell(
+    task: str,
+    precision: float,
+    ece_z: float,
+    ece_platt: float,
+    auc: float,
+    model: str = "m",
+    style: str = "direct",
+) -> pl.DataFrame:
     rows = cat(
         metrics_rows([("precision", None, precision)], task=task, model=model, style=style),
         metrics_rows(
             [("precision", None, precision / 2)], task=task, model=model, style=style, granularity="line"
-        ),  # fmt: skip
+        ),
         metrics_rows(
             [
                 ("ece", "mean_probability", ece_z),
@@ -91,10 +114,10 @@ def _cell(task: str, precision: float, ece_z: float, ece_platt: float, auc: floa
             task=task,
             model=model,
             style=style,
-        ),  # fmt: skip
+        ),
         metrics_rows(
             [("ece", "mean_probability", ece_platt)], task=task, model=model, style=style, calibration="platt"
-        ),  # fmt: skip
+        ),
         metrics_rows([("auroc_pooled", "perplexity", 0.99)], task=task, model=model, style=style),
     )
     return cat(rows)
@@ -119,8 +142,11 @@ def test_leaderboard_means_over_tasks_and_selects_calibration():
 
 
 def test_leaderboard_skips_nan_tasks_and_keeps_every_model_style():
-    metrics = cat(_cell("dna", 0.4, 0.1, 0.5, 0.6), _cell("code", float("nan"), 0.1, 0.5, 0.6),
-                  _cell("dna", 0.9, 0.1, 0.5, 0.6, model="z", style="cot"))  # fmt: skip
+    metrics = cat(
+        _cell("dna", 0.4, 0.1, 0.5, 0.6),
+        _cell("code", float("nan"), 0.1, 0.5, 0.6),
+        _cell("dna", 0.9, 0.1, 0.5, 0.6, model="z", style="cot"),
+    )
     lb = leaderboard(metrics)
     assert lb["model"].to_list() == ["m", "z"]
     first = lb.row(0, named=True)
@@ -149,7 +175,7 @@ def test_dominance_winner_uses_metric_direction():
     metrics = cat(
         metrics_rows(
             [("ece", "mean_probability", 0.10), ("ece", "perplexity", 0.04), ("ece", "max_entropy", 0.07)]
-        ),  # fmt: skip
+        ),
         metrics_rows([("auroc_pooled", "mean_probability", 0.80), ("auroc_pooled", "perplexity", 0.70)]),
         metrics_rows(
             [
@@ -157,7 +183,7 @@ def test_dominance_winner_uses_metric_direction():
                 ("aurc", "perplexity", float("nan")),
                 ("prr", "perplexity", 0.9),
             ]
-        ),  # fmt: skip
+        ),
     )
     cells = dominance_cells(metrics).sort("aspect")
     by_aspect = {r["aspect"]: r for r in cells.iter_rows(named=True)}
@@ -186,12 +212,24 @@ def test_dominance_rejection_prefers_the_lower_aurc():
 
 def test_dominance_skips_rejection_cells_with_one_class():
     """All units wrong: AUROC undefined and every function's AURC is 1 - a tie by construction, no win."""
-    one_class = metrics_rows([("aurc", "mean_probability", 1.0), ("aurc", "perplexity", 1.0),
-                              ("auroc_pooled", "mean_probability", float("nan")),
-                              ("auroc_pooled", "perplexity", float("nan"))], task="dna")  # fmt: skip
-    both = metrics_rows([("aurc", "mean_probability", 0.4), ("aurc", "perplexity", 0.3),
-                         ("auroc_pooled", "mean_probability", 0.7), ("auroc_pooled", "perplexity", 0.6)],
-                        task="code")  # fmt: skip
+    one_class = metrics_rows(
+        [
+            ("aurc", "mean_probability", 1.0),
+            ("aurc", "perplexity", 1.0),
+            ("auroc_pooled", "mean_probability", float("nan")),
+            ("auroc_pooled", "perplexity", float("nan")),
+        ],
+        task="dna",
+    )
+    both = metrics_rows(
+        [
+            ("aurc", "mean_probability", 0.4),
+            ("aurc", "perplexity", 0.3),
+            ("auroc_pooled", "mean_probability", 0.7),
+            ("auroc_pooled", "perplexity", 0.6),
+        ],
+        task="code",
+    )
     cells = dominance_cells(cat(one_class, both), aspects=("ranking", "rejection"))
     assert cells["task"].to_list() == ["code", "code"]
     by_aspect = {r["aspect"]: r["winner"] for r in cells.iter_rows(named=True)}
@@ -241,7 +279,7 @@ def test_granularity_table_summaries_and_missing_generation_per_response():
         metrics_rows([("auroc_pooled", "mean_probability", 0.9)], model="a", granularity="generation"),
         metrics_rows(
             [("auroc_per_response", "mean_probability", float("nan"))], model="a", granularity="generation"
-        ),  # fmt: skip
+        ),
     )
     table = granularity_table(metrics)
     assert table.height == 1 * 1 * 3 * 2  # task x style x granularity x metric, complete grid
@@ -262,12 +300,24 @@ def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_wit
     units = pl.DataFrame(
         {
             "model": ["a"] * 5 + ["b"] * 3 + ["c"] * 2,
-            "style": "direct", "task": "dna", "granularity": "atom",
-            "status": ["correct", "incorrect", "redundant", "missing", "correct",
-                       "correct", "selective", "correct", "correct", "correct"],
+            "style": "direct",
+            "task": "dna",
+            "granularity": "atom",
+            "status": [
+                "correct",
+                "incorrect",
+                "redundant",
+                "missing",
+                "correct",
+                "correct",
+                "selective",
+                "correct",
+                "correct",
+                "correct",
+            ],
             "topk.mean_probability": [0.9, 0.2, 0.4, nan, nan, 0.8, 0.1, 0.7, 0.9, 0.8],
         }
-    )  # fmt: skip
+    )
     counts = auroc_unit_counts(units)
     by_model = {r["model"]: (r["n_correct"], r["n_incorrect"]) for r in counts.iter_rows(named=True)}
     assert by_model == {"a": (1, 2), "b": (2, 1), "c": (2, 0)}  # missing and NaN-scored units do not count

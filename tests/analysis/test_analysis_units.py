@@ -22,8 +22,9 @@ from saltbench.metrics import ece
 
 @pytest.fixture(scope="module")
 def units() -> pl.DataFrame:
-    return synthetic_units(models=("a", "b"), styles=("direct",), tasks=("dna", "matmul"), n_samples=16,
-                           seed=1)  # fmt: skip
+    return synthetic_units(
+        models=("a", "b"), styles=("direct",), tasks=("dna", "matmul"), n_samples=16, seed=1
+    )
 
 
 def test_reliability_bins_partition_the_evaluation_units(units):
@@ -36,8 +37,10 @@ def test_reliability_bins_partition_the_evaluation_units(units):
         assert pooled == ("zscore_sigmoid", "topk", "a,b", "direct", "dna,matmul")  # what the bins pool
         filled = rows.filter(pl.col("n") > 0)
         assert filled["accuracy"].is_between(0, 1).all()
-        assert ((filled["mean_confidence"] > filled["bin_low"] - 1e-12)
-                & (filled["mean_confidence"] <= filled["bin_high"] + 1e-12)).all()  # fmt: skip
+        assert (
+            (filled["mean_confidence"] > filled["bin_low"] - 1e-12)
+            & (filled["mean_confidence"] <= filled["bin_high"] + 1e-12)
+        ).all()
         # ECE from the bins equals the metric on the pooled units
         gaps = filled["n"] * (filled["mean_confidence"] - filled["accuracy"]).abs()
         gap = gaps.sum() / rows["n_units"][0]
@@ -65,8 +68,9 @@ def test_reliability_identity_calibration_equals_raw_ece():
 def test_rejection_oracle_bounds_every_function(units):
     table = rejection_table(units, confidences=("mean_probability", "max_entropy"), n_points=21)
     for _, rows in table.group_by(["granularity"]):
-        curves = {c: r.sort("coverage")["selective_risk"].to_numpy()
-                  for (c,), r in rows.group_by(["confidence"])}  # fmt: skip
+        curves = {
+            c: r.sort("coverage")["selective_risk"].to_numpy() for (c,), r in rows.group_by(["confidence"])
+        }
         assert set(curves) == {"mean_probability", "max_entropy", "oracle", "random"}
         for name in ("mean_probability", "max_entropy"):
             assert (curves["oracle"] <= curves[name] + 1e-12).all()
@@ -99,8 +103,16 @@ def test_units_summaries_handle_nan_scores_and_empty_input(units):
 
 
 def test_to_latex_escapes_merges_cis_and_marks_nan():
-    frame = pl.DataFrame({"model": ["a_b"], "auroc": [0.81234], "auroc_ci_low": [0.8], "auroc_ci_high": [0.9],
-                          "ece": [float("nan")], "n": [3]})  # fmt: skip
+    frame = pl.DataFrame(
+        {
+            "model": ["a_b"],
+            "auroc": [0.81234],
+            "auroc_ci_low": [0.8],
+            "auroc_ci_high": [0.9],
+            "ece": [float("nan")],
+            "n": [3],
+        }
+    )
     tex = to_latex(frame)
     assert r"a\_b & 0.812 [0.800, 0.900] & -- & 3 \\" in tex
     assert "auroc\\_ci" not in tex and tex.startswith("\\begin{tabular}{lrrr}")
@@ -108,8 +120,17 @@ def test_to_latex_escapes_merges_cis_and_marks_nan():
 
 
 def test_write_table_outputs_round_trip(tmp_path):
-    row = {"model": "a", "style": "direct", "task": "dna", "granularity": "atom", "value": 0.5, "ci_low": 0.4,
-           "ci_high": 0.6, "n_units": 10, "n_responses": 2}  # fmt: skip
+    row = {
+        "model": "a",
+        "style": "direct",
+        "task": "dna",
+        "granularity": "atom",
+        "value": 0.5,
+        "ci_low": 0.4,
+        "ci_high": 0.6,
+        "n_units": 10,
+        "n_responses": 2,
+    }
     frame = pl.DataFrame([row], schema=TABLES["accuracy_by_task"].columns)
     paths = {k: tmp_path / f"t.{k}" for k in ("parquet", "csv", "tex")}
     write_table_outputs(frame, paths, {"stage": "analysis", "seed": 1}, TABLES["accuracy_by_task"])

@@ -35,9 +35,18 @@ REPO = Path(__file__).resolve().parents[2]
 MODELS = ("toy-1b", "toy-1b-thinking")
 TASKS = ("dna", "matmul")
 STYLES = ("direct", "cot")
-TABLES = ("leaderboard", "accuracy_by_task", "dominance", "granularity", "reasoning_tradeoff",
-          "interventions", "interventions_by_position", "interventions_by_corruption",
-          "interventions_by_placement", "label_noise")  # fmt: skip
+TABLES = (
+    "leaderboard",
+    "accuracy_by_task",
+    "dominance",
+    "granularity",
+    "reasoning_tradeoff",
+    "interventions",
+    "interventions_by_position",
+    "interventions_by_corruption",
+    "interventions_by_placement",
+    "label_noise",
+)
 
 SNAKEFILE = """
 configfile: "config.yaml"
@@ -79,17 +88,32 @@ def _write_workflow(root: Path, level: str) -> None:
         SNAKEFILE.replace("{tables}", repr(list(TABLES))).replace("{figures}", repr(list(FIGURES)))
     )
     config = {
-        "seed": 3, "tasks": list(TASKS), "prompt_styles": list(STYLES), "models": list(MODELS),
+        "seed": 3,
+        "tasks": list(TASKS),
+        "prompt_styles": list(STYLES),
+        "models": list(MODELS),
         "model_registry": "registry.yaml",
-        "metrics": {"default_confidence": "mean_probability", "n_bins": 10, "calibration_fraction": 0.5,
-                    "n_bootstrap": 20, "ci_level": 0.95},
-        "analysis": {"paired_bootstrap": 100, "intervention_bootstrap": 10, "reasoning_level": level,
-                     "label_noise_epsilons": [0.0, 0.2], "label_noise_replicates": 3},
-        "scoring": {"granularities": ["atom", "line", "generation"],
-                    "confidence_functions": list(PAPER_CONFIDENCE_NAMES)},
+        "metrics": {
+            "default_confidence": "mean_probability",
+            "n_bins": 10,
+            "calibration_fraction": 0.5,
+            "n_bootstrap": 20,
+            "ci_level": 0.95,
+        },
+        "analysis": {
+            "paired_bootstrap": 100,
+            "intervention_bootstrap": 10,
+            "reasoning_level": level,
+            "label_noise_epsilons": [0.0, 0.2],
+            "label_noise_replicates": 3,
+        },
+        "scoring": {
+            "granularities": ["atom", "line", "generation"],
+            "confidence_functions": list(PAPER_CONFIDENCE_NAMES),
+        },
         "interventions": {"models": [MODELS[0]], "tasks": list(TASKS)},
         "training": {"models": ["salt-tiny", "salt-small"]},
-    }  # fmt: skip
+    }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
     registry = {"models": {MODELS[0]: {"reasoning": False}, MODELS[1]: {"reasoning": True}}}
     (root / "registry.yaml").write_text(yaml.safe_dump(registry))

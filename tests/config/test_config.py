@@ -189,11 +189,22 @@ INTEGER_IDS = [".".join(map(str, p)) for p, _ in INTEGER_FIELDS]
 
 def test_integer_fields_found():
     """The schema walk finds integers in properties, per-task mappings, lists and all blocks."""
-    assert {"seed", "datasets.n_samples", "datasets.n_samples.dna", "inference.shard_size",
-            "inference.max_new_tokens.dna", "metrics.n_bins", "interventions.seed",
-            "interventions.corruption_counts.0", "analysis.rejection_points", "training.steps",
-            "training.checkpoints.dna", "training.model.d_model", "training.optim.warmup_steps",
-            "training.num_threads"} <= set(INTEGER_IDS)  # fmt: skip
+    assert {
+        "seed",
+        "datasets.n_samples",
+        "datasets.n_samples.dna",
+        "inference.shard_size",
+        "inference.max_new_tokens.dna",
+        "metrics.n_bins",
+        "interventions.seed",
+        "interventions.corruption_counts.0",
+        "analysis.rejection_points",
+        "training.steps",
+        "training.checkpoints.dna",
+        "training.model.d_model",
+        "training.optim.warmup_steps",
+        "training.num_threads",
+    } <= set(INTEGER_IDS)
 
 
 def _current(cfg: dict, path: tuple) -> object:
@@ -744,8 +755,11 @@ def test_bad_analysis_value_stops_a_dry_run(tmp_path, copy_workflow, repo_root):
     configfile.write_text(yaml.safe_dump(cfg))
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--configfile", str(configfile)],
-        cwd=workdir, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "analysis.reasoning_level: 'model' is not one of ['task', 'sample']" in out
@@ -787,7 +801,7 @@ def test_max_samples_names_models_of_the_run(default_cfg):
         (lambda cfg: cfg.update(tasks=["dna", "words"]), r"^interventions\.tasks: logic, matmul, k"),
         (lambda cfg: cfg.update(models=[]), r"^models: the run names no model"),
     ],
-)  # fmt: skip
+)
 def test_configurations_that_were_accepted_in_silence_are_refused(
     default_cfg, repo_root, monkeypatch, change, message
 ):

@@ -82,9 +82,14 @@ class _BadCorruption(DnaTask):
 
 @pytest.mark.parametrize(
     ("cls", "check"),
-    [(_Flaky, TASK_CHECKS[0]), (_WrongSolver, TASK_CHECKS[2]), (_NoFence, TASK_CHECKS[4]),
-     (_BadCorruption, TASK_CHECKS[5]), (_Echo, TASK_CHECKS[6])],
-)  # fmt: skip
+    [
+        (_Flaky, TASK_CHECKS[0]),
+        (_WrongSolver, TASK_CHECKS[2]),
+        (_NoFence, TASK_CHECKS[4]),
+        (_BadCorruption, TASK_CHECKS[5]),
+        (_Echo, TASK_CHECKS[6]),
+    ],
+)
 def test_a_broken_task_fails_the_named_check(cls, check) -> None:
     assert check in [f.check for f in task_failures(cls)]
     with pytest.raises(ConformanceError, match=rf"task 'dna' \(.*\) fails the conformance check '{check}'"):
@@ -92,8 +97,13 @@ def test_a_broken_task_fails_the_named_check(cls, check) -> None:
 
 
 def _spec(**changes) -> ConfidenceSpec:
-    base = {"name": "broken", "higher_is_confident": True, "needs_calibration": False, "formula": "x",
-            "token_score": lambda d: d.chosen}  # fmt: skip
+    base = {
+        "name": "broken",
+        "higher_is_confident": True,
+        "needs_calibration": False,
+        "formula": "x",
+        "token_score": lambda d: d.chosen,
+    }
     return ConfidenceSpec(**{**base, **changes})
 
 
@@ -105,10 +115,13 @@ def _spec(**changes) -> ConfidenceSpec:
         (_spec(token_score=lambda d: d.chosen * 0 + float("nan")), CONFIDENCE_CHECKS[1], "has value nan"),
         (_spec(token_score=lambda d: d.chosen[:3]), CONFIDENCE_CHECKS[1], "returned shape (3,)"),
         (_spec(token_score=lambda d: d.chosen + np.arange(len(d.chosen))), CONFIDENCE_CHECKS[3], "reordered"),
-        (_spec(token_score=lambda d: d.chosen + __import__("random").random()), CONFIDENCE_CHECKS[2],
-         "two calls give different values"),
+        (
+            _spec(token_score=lambda d: d.chosen + __import__("random").random()),
+            CONFIDENCE_CHECKS[2],
+            "two calls give different values",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_broken_function_fails_the_named_check(spec, check, detail) -> None:
     failures = {f.check: f.detail for f in confidence_failures(spec)}
     assert check in failures and detail in failures[check], failures
@@ -149,10 +162,17 @@ BROKEN = textwrap.dedent(
 @pytest.fixture(scope="module")
 def broken_plugins(tmp_path_factory) -> Path:
     return fake_plugin(
-        tmp_path_factory.mktemp("plugins"), "saltbench-broken", "saltbench_broken", BROKEN,
-        {"saltbench.tasks": {"flaky": "saltbench_broken:Flaky",
-                             "wrongsolver": "saltbench_broken:WrongSolver"}},
-    )  # fmt: skip
+        tmp_path_factory.mktemp("plugins"),
+        "saltbench-broken",
+        "saltbench_broken",
+        BROKEN,
+        {
+            "saltbench.tasks": {
+                "flaky": "saltbench_broken:Flaky",
+                "wrongsolver": "saltbench_broken:WrongSolver",
+            }
+        },
+    )
 
 
 def _config(tmp_path: Path, tasks: list[str]) -> Path:
@@ -168,8 +188,12 @@ def _config(tmp_path: Path, tasks: list[str]) -> Path:
 def test_a_broken_plugin_task_is_refused_by_the_config_check_naming_it(broken_plugins, tmp_path, task, check):
     proc = subprocess.run(
         [sys.executable, "-m", "saltbench.config", str(_config(tmp_path, ["dna", task]))],
-        cwd=REPO, env=env_with(broken_plugins), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env_with(broken_plugins),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert f"tasks: task {task!r}" in proc.stderr and f"fails the conformance check '{check}'" in proc.stderr
     assert "of package saltbench-broken" in proc.stderr and "Traceback" not in proc.stderr
@@ -182,20 +206,33 @@ def test_snakemake_refuses_a_broken_plugin_before_any_job(broken_plugins, tmp_pa
     config = _config(tmp_path, ["dna", "flaky"])
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "-n", "--configfile", str(config)],
-        cwd=workdir, env=env_with(broken_plugins), capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=workdir,
+        env=env_with(broken_plugins),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode != 0
     assert "fails the conformance check 'generate is deterministic'" in proc.stdout + proc.stderr
     assert not (workdir / "data").exists()  # no job ran
 
 
 def test_a_plugin_that_fails_to_import_is_named(tmp_path) -> None:
-    root = fake_plugin(tmp_path, "saltbench-typo", "saltbench_typo", "import no_such_module\n",
-                       {"saltbench.confidence": {"typo": "saltbench_typo:SPEC"}})  # fmt: skip
+    root = fake_plugin(
+        tmp_path,
+        "saltbench-typo",
+        "saltbench_typo",
+        "import no_such_module\n",
+        {"saltbench.confidence": {"typo": "saltbench_typo:SPEC"}},
+    )
     proc = subprocess.run(
         [sys.executable, "-m", "saltbench.config", str(REPO / "config" / "test.yaml")],
-        cwd=REPO, env=env_with(root), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        cwd=REPO,
+        env=env_with(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 1
     assert (
         "saltbench.confidence plugin 'typo' of package saltbench-typo (saltbench_typo:SPEC) failed to "
@@ -206,10 +243,20 @@ def test_a_plugin_that_fails_to_import_is_named(tmp_path) -> None:
 
 def test_a_plugin_reusing_a_built_in_name_is_refused(tmp_path) -> None:
     source = "from saltbench.tasks import DnaTask\nclass Again(DnaTask):\n    pass\n"
-    root = fake_plugin(tmp_path, "saltbench-again", "saltbench_again", source,
-                       {"saltbench.tasks": {"dna": "saltbench_again:Again"}})  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", "import saltbench.tasks"], env=env_with(root),
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    root = fake_plugin(
+        tmp_path,
+        "saltbench-again",
+        "saltbench_again",
+        source,
+        {"saltbench.tasks": {"dna": "saltbench_again:Again"}},
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", "import saltbench.tasks"],
+        env=env_with(root),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert (
         "PluginError: task plugin 'dna' (saltbench_again:Again) of package saltbench-again reuses the "
         "slug of a built-in task" in proc.stderr

@@ -31,8 +31,11 @@ def _literal_sets(path: Path) -> list[tuple[int, frozenset[object]]]:
 
 
 def test_vocabularies_are_their_tuples():
-    for name, tuple_name in [("PromptStyle", "STYLES"), ("Granularity", "GRANULARITIES"),
-                             ("Backend", "BACKENDS")]:  # fmt: skip
+    for name, tuple_name in [
+        ("PromptStyle", "STYLES"),
+        ("Granularity", "GRANULARITIES"),
+        ("Backend", "BACKENDS"),
+    ]:
         assert get_args(getattr(vocabulary, name)) == getattr(vocabulary, tuple_name)
 
 
@@ -42,9 +45,11 @@ def test_no_module_restates_a_vocabulary(path: Path):
     if path.name == "vocabulary.py" and path.parent.name == "core":
         return
     restated = [
-        (line, name) for line, values in _literal_sets(path) for name, known in VOCABULARIES.items()
+        (line, name)
+        for line, values in _literal_sets(path)
+        for name, known in VOCABULARIES.items()
         if values == known
-    ]  # fmt: skip
+    ]
     assert not restated, f"{path}: restates {restated} (import it from saltbench.core.vocabulary)"
 
 

@@ -18,6 +18,10 @@ def sim_run(tmp_path_factory) -> SimulatedRun:
 @pytest.fixture(scope="session")
 def explorer(sim_run: SimulatedRun) -> ExplorerSummary:
     return build_explorer(
-        sim_run.root / "results" / "explorer", sim_run.cells, sim_run.datasets, sim_run.interventions,
-        options=OPTIONS, meta={"version": "test"},
-    )  # fmt: skip
+        sim_run.root / "results" / "explorer",
+        sim_run.cells,
+        sim_run.datasets,
+        sim_run.interventions,
+        options=OPTIONS,
+        meta={"version": "test"},
+    )

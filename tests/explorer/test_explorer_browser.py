@@ -44,8 +44,13 @@ def browser() -> Iterator[object]:
     os.environ["SE_OFFLINE"] = "true"  # never let Selenium Manager fetch a browser or a driver
     options = webdriver.ChromeOptions()
     options.binary_location = str(CHROMIUM)
-    for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1500,1000"):  # fmt: skip
+    for argument in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--window-size=1500,1000",
+    ):
         options.add_argument(argument)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(str(CHROMEDRIVER)))
@@ -57,8 +62,11 @@ def _open(driver, explorer, fragment: str = "") -> None:
     """Load the page afresh at ``fragment`` (a new document: a changed hash alone would not reload it)."""
     driver.get("about:blank")
     driver.get((explorer.path / "index.html").as_uri() + fragment)
-    _wait(driver, "return document.querySelectorAll('#responses tr.response').length > 0 || "
-                  "document.querySelector('#lists-view li') !== null")  # fmt: skip
+    _wait(
+        driver,
+        "return document.querySelectorAll('#responses tr.response').length > 0 || "
+        "document.querySelector('#lists-view li') !== null",
+    )
 
 
 def _wait(driver, condition: str, timeout: float = 120.0) -> None:
@@ -197,9 +205,11 @@ def test_the_run_lists_open_their_unit(browser, explorer, sim_run) -> None:
     entries = browser.find_elements("css selector", "#lists-view li.list-entry")
     assert 0 < len(entries) <= 20
     units = pl.concat([read_table(c.units, "units") for c in sim_run.cells], how="vertical_relaxed")
-    top = units.filter(
-        (pl.col("granularity") == "atom") & ~pl.col("status").is_in(["correct", "missing"])
-    ).sort(column, descending=True).row(0, named=True)  # fmt: skip
+    top = (
+        units.filter((pl.col("granularity") == "atom") & ~pl.col("status").is_in(["correct", "missing"]))
+        .sort(column, descending=True)
+        .row(0, named=True)
+    )
     first = entries[0]
     assert (first.get_attribute("data-sample"), int(first.get_attribute("data-i"))) == (
         top["sample_id"],

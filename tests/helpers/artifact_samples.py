@@ -72,8 +72,8 @@ def metrics() -> pl.DataFrame:
     settings = MetricsConfig(calibration_methods=("isotonic",), n_bootstrap=5)
     rows = compute_metrics(units(), flavours=("topk",), settings=settings, seed=0)
     return rows.select(
-        pl.lit("m").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"),
-                       pl.all())  # fmt: skip
+        pl.lit("m").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"), pl.all()
+    )
 
 
 def interventions() -> pl.DataFrame:
@@ -137,10 +137,14 @@ def _table(name: str) -> Callable[[], pl.DataFrame]:
 
 
 SAMPLES = {
-    "dataset": dataset, "generations": generations, "units": units, "metrics": metrics,
-    "interventions": interventions, "train_log": train_log,
+    "dataset": dataset,
+    "generations": generations,
+    "units": units,
+    "metrics": metrics,
+    "interventions": interventions,
+    "train_log": train_log,
     **{artifact.name: _table(name) for name, artifact in TABLES.items()},
-}  # fmt: skip
+}
 """A builder for every artifact kind (each analysis table built by its function: tests/table_samples.py)."""
 
 assert set(SAMPLES) == set(ARTIFACTS)

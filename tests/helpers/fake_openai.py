@@ -61,10 +61,13 @@ def chat_response(body: dict[str, Any], *, logprobs: bool = True) -> dict[str, A
     }
     choice["logprobs"] = {"content": content} if logprobs else None
     return {
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body["model"],
+        "id": "chatcmpl-1",
+        "object": "chat.completion",
+        "created": 0,
+        "model": body["model"],
         "choices": [choice],
         "usage": {"prompt_tokens": 7, "completion_tokens": len(tokens), "total_tokens": 7 + len(tokens)},
-    }  # fmt: skip
+    }
 
 
 def completion_response(body: dict[str, Any]) -> dict[str, Any]:
@@ -77,12 +80,25 @@ def completion_response(body: dict[str, Any]) -> dict[str, Any]:
         for i, c in enumerate(chars)
     ]
     return {
-        "id": "cmpl-1", "object": "text_completion", "created": 0, "model": body["model"],
-        "choices": [{"index": 0, "text": text, "finish_reason": finish, "logprobs": {
-            "tokens": chars, "token_logprobs": [-0.1 * (i + 1) for i in range(len(chars))],
-            "text_offset": offsets, "top_logprobs": tops}}],
+        "id": "cmpl-1",
+        "object": "text_completion",
+        "created": 0,
+        "model": body["model"],
+        "choices": [
+            {
+                "index": 0,
+                "text": text,
+                "finish_reason": finish,
+                "logprobs": {
+                    "tokens": chars,
+                    "token_logprobs": [-0.1 * (i + 1) for i in range(len(chars))],
+                    "text_offset": offsets,
+                    "top_logprobs": tops,
+                },
+            }
+        ],
         "usage": {"prompt_tokens": 7, "completion_tokens": len(chars), "total_tokens": 7 + len(chars)},
-    }  # fmt: skip
+    }
 
 
 class FakeOpenAI(LocalHTTPServer):

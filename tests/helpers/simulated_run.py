@@ -66,9 +66,15 @@ def simulated_run(
         for style in styles:
             for task in tasks:
                 generations = generate_shard(
-                    frames[task], inference, model_name=model, model_path=data / "datasets", spec=spec,
-                    style=style, n_shots=None, progress=False,
-                )  # fmt: skip
+                    frames[task],
+                    inference,
+                    model_name=model,
+                    model_path=data / "datasets",
+                    spec=spec,
+                    style=style,
+                    n_shots=None,
+                    progress=False,
+                )
                 gen_path = data / "generations" / model / style / f"{task}.parquet"
                 write_table(
                     generations, gen_path, provenance(stage="generations", model=model), "generations"
@@ -82,14 +88,26 @@ def simulated_run(
                 write_table(units, unit_path, provenance(stage="units", model=model), "units")
                 cells.append(CellFiles(model, style, task, unit_path, gen_path))
     options = InterventionOptions.from_dict(
-        {"samples_per_task": 4, "shard_size": 4, "position_fractions": [0.5, 1.0],
-         "corruption_counts": [0, 1], "placements": ["random", "local"], "next_atoms": 1, "seed": seed}
-    )  # fmt: skip
+        {
+            "samples_per_task": 4,
+            "shard_size": 4,
+            "position_fractions": [0.5, 1.0],
+            "corruption_counts": [0, 1],
+            "placements": ["random", "local"],
+            "next_atoms": 1,
+            "seed": seed,
+        }
+    )
     model = models[0]
     rows = intervention_shard(
-        frames[intervention_task].head(4), options, model_name=model, model_path=data / "datasets",
-        spec=registry[model], n_shots=None, backend="simulated",
-    )  # fmt: skip
+        frames[intervention_task].head(4),
+        options,
+        model_name=model,
+        model_path=data / "datasets",
+        spec=registry[model],
+        n_shots=None,
+        backend="simulated",
+    )
     inter_path = data / "interventions" / model / f"{intervention_task}.parquet"
     write_table(rows, inter_path, provenance(stage="interventions", model=model), "interventions")
     return SimulatedRun(root, cells, datasets, [inter_path])

@@ -42,11 +42,23 @@ def metrics_rows(
     out = []
     for metric, confidence, value in rows:
         is_acc = metric in ("precision", "recall")
-        out.append({"model": model, "style": style, "task": task, "granularity": granularity,
-                    "confidence": None if is_acc else confidence, "flavour": None if is_acc else flavour,
-                    "calibration": calibration if metric in _CALIBRATED else "none", "metric": metric,
-                    "value": float(value), "ci_low": float(value) - ci_halfwidth,
-                    "ci_high": float(value) + ci_halfwidth, "n_units": 100, "n_responses": 10})  # fmt: skip
+        out.append(
+            {
+                "model": model,
+                "style": style,
+                "task": task,
+                "granularity": granularity,
+                "confidence": None if is_acc else confidence,
+                "flavour": None if is_acc else flavour,
+                "calibration": calibration if metric in _CALIBRATED else "none",
+                "metric": metric,
+                "value": float(value),
+                "ci_low": float(value) - ci_halfwidth,
+                "ci_high": float(value) + ci_halfwidth,
+                "n_units": 100,
+                "n_responses": 10,
+            }
+        )
     return pl.DataFrame(out, schema=dict(METRICS_SCHEMA))
 
 
@@ -73,12 +85,28 @@ def synthetic_metrics(
     gran_drop = {"atom": 0.0, "line": 0.15, "generation": 0.35}
     rows: list[dict[str, object]] = []
 
-    def add(base: dict[str, object], confidence: str | None, flavour: str | None, calibration: str,
-            metric: str, value: float, half: float) -> None:  # fmt: skip
+    def add(
+        base: dict[str, object],
+        confidence: str | None,
+        flavour: str | None,
+        calibration: str,
+        metric: str,
+        value: float,
+        half: float,
+    ) -> None:
         half = float("nan") if np.isnan(value) else half
-        rows.append(base | {"confidence": confidence, "flavour": flavour, "calibration": calibration,
-                            "metric": metric, "value": value, "ci_low": value - half,
-                            "ci_high": value + half})  # fmt: skip
+        rows.append(
+            base
+            | {
+                "confidence": confidence,
+                "flavour": flavour,
+                "calibration": calibration,
+                "metric": metric,
+                "value": value,
+                "ci_low": value - half,
+                "ci_high": value + half,
+            }
+        )
 
     for mi, model in enumerate(models):
         skill = 0.45 + 0.4 * (mi + 1) / (len(models) + 1)
@@ -90,15 +118,25 @@ def synthetic_metrics(
                 for gran in GRANULARITIES:
                     level = skill + gain - difficulty - gran_drop[gran]
                     prec = float(np.clip(level + rng.normal(0, 0.03), 0.01, 0.99))
-                    base = {"model": model, "style": style, "task": task, "granularity": gran, "n_units": 200,
-                            "n_responses": 20}  # fmt: skip
+                    base = {
+                        "model": model,
+                        "style": style,
+                        "task": task,
+                        "granularity": gran,
+                        "n_units": 200,
+                        "n_responses": 20,
+                    }
                     add(base, None, None, "none", "precision", prec, 0.05)
                     add(base, None, None, "none", "recall", prec * 0.95, 0.05)
                     for fn, flavour in product(fn_names, FLAVOURS):
                         shift = auroc_offset[fn] + dauc - 0.05 * (gran == "atom") + 0.01 * (flavour == "full")
                         auc = float(np.clip(0.68 + shift + rng.normal(0, 0.02), 0.3, 0.99))
-                        ranking = {"auroc_pooled": auc, "auroc_per_response": auc - 0.04,
-                                   "prr": 2 * auc - 1.1, "aurc": (1 - prec) * (1.2 - auc)}  # fmt: skip
+                        ranking = {
+                            "auroc_pooled": auc,
+                            "auroc_per_response": auc - 0.04,
+                            "prr": 2 * auc - 1.1,
+                            "aurc": (1 - prec) * (1.2 - auc),
+                        }
                         if gran == "generation":
                             ranking["auroc_per_response"] = float("nan")
                         for metric, value in ranking.items():
@@ -149,16 +187,32 @@ def synthetic_units(
                 shift = informativeness * np.where(correct, 1.0, -0.5)[atom_of_tok]
                 logit = 1.0 + shift + rng.normal(0, 1.2, atom_of_tok.size)
                 p = 1.0 / (1.0 + np.exp(-logit))
-                tok_frames.append(pl.DataFrame({
-                    "model": model, "style": style, "task": task,
-                    "sample_id": np.char.add(f"{task}-", sample[atom_of_tok].astype(str)),
-                    "atom": atom_index[atom_of_tok], "line": line_index[atom_of_tok], "p": p,
-                }))  # fmt: skip
-                unit_frames.append(pl.DataFrame({
-                    "model": model, "style": style, "task": task,
-                    "sample_id": np.char.add(f"{task}-", sample.astype(str)), "atom": atom_index,
-                    "line": line_index, "is_correct": correct,
-                }))  # fmt: skip
+                tok_frames.append(
+                    pl.DataFrame(
+                        {
+                            "model": model,
+                            "style": style,
+                            "task": task,
+                            "sample_id": np.char.add(f"{task}-", sample[atom_of_tok].astype(str)),
+                            "atom": atom_index[atom_of_tok],
+                            "line": line_index[atom_of_tok],
+                            "p": p,
+                        }
+                    )
+                )
+                unit_frames.append(
+                    pl.DataFrame(
+                        {
+                            "model": model,
+                            "style": style,
+                            "task": task,
+                            "sample_id": np.char.add(f"{task}-", sample.astype(str)),
+                            "atom": atom_index,
+                            "line": line_index,
+                            "is_correct": correct,
+                        }
+                    )
+                )
     tokens = pl.concat(tok_frames)
     atoms = pl.concat(unit_frames)
     key = ["model", "style", "task", "sample_id"]
@@ -179,11 +233,16 @@ def synthetic_units(
     )
     whole = pl.col("n_tokens").filter(pl.col("granularity") == "generation").first()  # the response's tokens
     units = units.with_columns(
-        response_unit=pl.lit("x"), reference_unit=pl.lit("x"), span_start=pl.lit(0), span_end=pl.lit(1),
-        answer_status=pl.lit("answered"), finish_reason=pl.lit("eos"), num_reasoning_tokens=pl.lit(0),
+        response_unit=pl.lit("x"),
+        reference_unit=pl.lit("x"),
+        span_start=pl.lit(0),
+        span_end=pl.lit(1),
+        answer_status=pl.lit("answered"),
+        finish_reason=pl.lit("eos"),
+        num_reasoning_tokens=pl.lit(0),
         max_new_tokens=pl.lit(512),
         num_generated_tokens=whole.over(key),
-    )  # fmt: skip
+    )
     return (
         units.select([*UNIT_COLUMNS, *CONFIDENCE_COLUMNS])
         .sort("model", "style", "task", "sample_id", "granularity", "unit_index")
@@ -246,12 +305,23 @@ def synthetic_interventions(
                         eta = intercept + beta_corrupted * cf + local + beta_position * k / n
                         prob = 1 / (1 + np.exp(-eta))
                         ok = bool(rng.random() < prob)
-                        rows.append({"model": model, "task": task, "sample_id": f"{task}-{s}", "n_atoms": n,
-                                     "position": k, "position_fraction": k / n, "n_corrupted": c,
-                                     "corrupted_fraction": cf, "placement": placement, "next_correct": ok,
-                                     "next_m_accuracy": float(np.clip(prob + rng.normal(0, 0.05), 0, 1)),
-                                     "next_confidence": float(np.clip(prob + rng.normal(0.05, 0.1), 0, 1)),
-                                     "tf_logprob_correct": float(np.log(prob))})  # fmt: skip
+                        rows.append(
+                            {
+                                "model": model,
+                                "task": task,
+                                "sample_id": f"{task}-{s}",
+                                "n_atoms": n,
+                                "position": k,
+                                "position_fraction": k / n,
+                                "n_corrupted": c,
+                                "corrupted_fraction": cf,
+                                "placement": placement,
+                                "next_correct": ok,
+                                "next_m_accuracy": float(np.clip(prob + rng.normal(0, 0.05), 0, 1)),
+                                "next_confidence": float(np.clip(prob + rng.normal(0.05, 0.1), 0, 1)),
+                                "tf_logprob_correct": float(np.log(prob)),
+                            }
+                        )
     return pl.DataFrame(rows, schema=dict(INTERVENTIONS_SCHEMA))
 
 
@@ -267,8 +337,17 @@ def synthetic_train_log(
         loss = floor + 3.5 * np.exp(-step / (60 + 30 * i)) + rng.normal(0, 0.04, step.size)
         decay = 0.5 * (1 + np.cos(np.pi * np.clip((step - 40) / (steps - 40), 0, 1)))
         lr = np.where(step < 40, step / 40, decay) * 3e-3
-        frames.append(pl.DataFrame({"model": model, "step": step, "loss": loss, "lr": lr,
-                                    "tokens_per_s": rng.normal(9000 / (i + 1), 300, step.size)}))  # fmt: skip
+        frames.append(
+            pl.DataFrame(
+                {
+                    "model": model,
+                    "step": step,
+                    "loss": loss,
+                    "lr": lr,
+                    "tokens_per_s": rng.normal(9000 / (i + 1), 300, step.size),
+                }
+            )
+        )
     return pl.concat(frames).cast(dict(TRAIN_LOG_SCHEMA))  # type: ignore[arg-type]
 
 

@@ -147,16 +147,40 @@ def test_a_missing_key_variable_is_named(monkeypatch):
         ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}}, "needs backend: openai"),
         ({"source": {"kind": "local", "path": "x"}, "backend": "openai"}, "needs backend: openai"),
         ({"source": {"kind": "api", "base_url": "h/v1", "model": "m"}, "backend": "openai"}, "http"),
-        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
-          "api": {"api_key_env": "sk-abc def"}}, "name of an environment variable"),
-        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
-          "api": {"endpoint": "completions"}}, "api.tokenizer"),
-        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
-          "api": {"secret": 1}}, "unknown keys"),
-        ({"source": {"kind": "api", "base_url": "http://h/v1", "model": "m"}, "backend": "openai",
-          "api": {"token_ids": True}}, "decoded from the ids"),
+        (
+            {
+                "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
+                "backend": "openai",
+                "api": {"api_key_env": "sk-abc def"},
+            },
+            "name of an environment variable",
+        ),
+        (
+            {
+                "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
+                "backend": "openai",
+                "api": {"endpoint": "completions"},
+            },
+            "api.tokenizer",
+        ),
+        (
+            {
+                "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
+                "backend": "openai",
+                "api": {"secret": 1},
+            },
+            "unknown keys",
+        ),
+        (
+            {
+                "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
+                "backend": "openai",
+                "api": {"token_ids": True},
+            },
+            "decoded from the ids",
+        ),
     ],
-)  # fmt: skip
+)
 def test_registry_refuses_bad_api_entries(entry, message):
     with pytest.raises(ValueError, match=message):
         parse_model_registry({"models": {"m": entry}})

@@ -82,11 +82,17 @@ def test_completions_through_the_server_match_the_offline_engine(server, smollm2
         np.testing.assert_allclose(
             np.sort(a.topk_logprobs, axis=1), np.sort(b.topk_logprobs[:n], axis=1), atol=1e-3
         )
-    frame = records_to_frame(online, {
-        "sample_id": rows["sample_id"].to_list(), "task": ["dna"] * rows.height,
-        "variant": [None] * rows.height, "model": ["smollm2-served"] * rows.height,
-        "style": ["direct"] * rows.height, "prompt": prompts,
-    })  # fmt: skip
+    frame = records_to_frame(
+        online,
+        {
+            "sample_id": rows["sample_id"].to_list(),
+            "task": ["dna"] * rows.height,
+            "variant": [None] * rows.height,
+            "model": ["smollm2-served"] * rows.height,
+            "style": ["direct"] * rows.height,
+            "prompt": prompts,
+        },
+    )
     units = score_generations(frame, rows, "dna")
     assert units.height > 0
 
@@ -111,8 +117,14 @@ def test_an_intervention_shard_through_the_completions_endpoint_matches_the_offl
     from saltbench.stages.interventions import run_interventions
 
     rows = get_task("dna").generate(2, seed=11, min_codons=4, max_codons=5)
-    options = InterventionOptions(position_fractions=(0.5, 1.0), corruption_counts=(0, 1),
-                                  placements=("local",), max_new_tokens=8, seed=3, next_atoms=2)  # fmt: skip
+    options = InterventionOptions(
+        position_fractions=(0.5, 1.0),
+        corruption_counts=(0, 1),
+        placements=("local",),
+        max_new_tokens=8,
+        seed=3,
+        next_atoms=2,
+    )
     spec = _served_spec(server, smollm2_dir, "completions", prompt_logprobs=True)
     cache = tmp_path / "requests"
     served = load_backend(server, spec, settings=LoadSettings(cache_dir=cache))
@@ -120,8 +132,19 @@ def test_an_intervention_shard_through_the_completions_endpoint_matches_the_offl
     online = run_interventions(served, rows, options, model_name="smollm2", n_shots=1)
     local = run_interventions(offline, rows, options, model_name="smollm2", n_shots=1)
     assert online.height == local.height >= 4
-    same = ["sample_id", "position", "placement", "corrupted_positions", "prefix", "continuation",
-            "next_atom", "next_status", "next_correct", "finish_reason", "tf_n_tokens"]  # fmt: skip
+    same = [
+        "sample_id",
+        "position",
+        "placement",
+        "corrupted_positions",
+        "prefix",
+        "continuation",
+        "next_atom",
+        "next_status",
+        "next_correct",
+        "finish_reason",
+        "tf_n_tokens",
+    ]
     assert online.select(same).equals(local.select(same))
     for column in ("tf_logprob_correct", "tf_logprob_with_gap", "next_confidence"):
         np.testing.assert_allclose(

@@ -21,10 +21,20 @@ from saltbench.inference.serving import (
     served_spec,
 )
 
-LOCAL = parse_model_registry({"models": {"m": {
-    "source": {"kind": "local", "path": "models/m"}, "backend": "vllm_server", "dtype": "bfloat16",
-    "max_context": 4096, "enforce_eager": True, "resources": {"gpus": 2},
-}}})["m"]  # fmt: skip
+LOCAL = parse_model_registry(
+    {
+        "models": {
+            "m": {
+                "source": {"kind": "local", "path": "models/m"},
+                "backend": "vllm_server",
+                "dtype": "bfloat16",
+                "max_context": 4096,
+                "enforce_eager": True,
+                "resources": {"gpus": 2},
+            }
+        }
+    }
+)["m"]
 
 
 def _dead_pid() -> int:

@@ -44,9 +44,12 @@ def tok(byte_bpe_tokenizer):
 def _render(tok, template: str, spec) -> str:
     tok.chat_template = template
     (prompt,) = render_prompts(
-        tok, ["Q"], system_prompt=spec.system_prompt, chat_template=spec.chat_template,
+        tok,
+        ["Q"],
+        system_prompt=spec.system_prompt,
+        chat_template=spec.chat_template,
         template_kwargs=spec.template_kwargs,
-    )  # fmt: skip
+    )
     return prompt
 
 
@@ -71,9 +74,11 @@ def test_any_template_argument_reaches_the_template(tok) -> None:
 def test_the_chat_route_sends_the_template_arguments_to_the_server() -> None:
     entry = {
         "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
-        "backend": "openai", "thinking": True, "chat_template_kwargs": {"reasoning_effort": "low"},
+        "backend": "openai",
+        "thinking": True,
+        "chat_template_kwargs": {"reasoning_effort": "low"},
         "api": {"api_key_env": "UNUSED_KEY", "endpoint": "chat"},
-    }  # fmt: skip
+    }
     spec = parse_model_registry({"models": {"served": entry}})["served"]
     model = OpenAIModel(spec, None, None, 1, 20)
     body = model.request(json.dumps([{"role": "user", "content": "Q"}]), 16)
@@ -106,8 +111,10 @@ def test_a_registry_budget_replaces_the_configs() -> None:
 def test_a_served_reasoning_model_must_use_the_token_exact_route() -> None:
     entry = {
         "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
-        "backend": "openai", "reasoning_format": "think", "api": {"endpoint": "chat"},
-    }  # fmt: skip
+        "backend": "openai",
+        "reasoning_format": "think",
+        "api": {"endpoint": "chat"},
+    }
     with pytest.raises(
         ValueError, match=r"key 'api.endpoint': a reasoning model cannot use the chat endpoint"
     ):

@@ -18,10 +18,20 @@ from saltbench.stages.interventions import (
 )
 
 ANALYSIS_COLUMNS = (
-    "model", "task", "sample_id", "n_atoms", "position", "position_fraction", "n_corrupted",
-    "corrupted_fraction", "placement", "next_correct", "next_m_accuracy", "next_confidence",
+    "model",
+    "task",
+    "sample_id",
+    "n_atoms",
+    "position",
+    "position_fraction",
+    "n_corrupted",
+    "corrupted_fraction",
+    "placement",
+    "next_correct",
+    "next_m_accuracy",
+    "next_confidence",
     "tf_logprob_correct",
-)  # fmt: skip
+)
 
 
 def test_options_take_the_model_defaults():

@@ -22,11 +22,21 @@ from saltbench.interventions import (
 from saltbench.tasks import get_task
 
 CASES: tuple[tuple[str, str | None], ...] = (
-    ("dna", None), ("matmul", None), ("kronecker", None), ("logic", None),
-    ("words", "numbers"), ("words", "capital_letters"), ("words", "countries"), ("words", "colors"),
-    ("code", "two_sum"), ("code", "rotate_matrix"), ("code", "insert_interval"),
-    ("code", "next_permutation"), ("code", "reverse_words"), ("code", "rotate_array"),
-)  # fmt: skip
+    ("dna", None),
+    ("matmul", None),
+    ("kronecker", None),
+    ("logic", None),
+    ("words", "numbers"),
+    ("words", "capital_letters"),
+    ("words", "countries"),
+    ("words", "colors"),
+    ("code", "two_sum"),
+    ("code", "rotate_matrix"),
+    ("code", "insert_interval"),
+    ("code", "next_permutation"),
+    ("code", "reverse_words"),
+    ("code", "rotate_array"),
+)
 PARAMS = {
     "dna": {"min_codons": 2, "max_codons": 12},
     "logic": {"num_variables": [6, 8]},

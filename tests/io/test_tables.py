@@ -69,8 +69,11 @@ def test_a_wrong_column_type_is_refused_on_write(tmp_path, samples, kind):
     """Each stage's output written with one column of the wrong type: the error names file and column."""
     frame = samples[kind]
     column = next(iter(ARTIFACTS[kind].columns))
-    wrong = frame.with_columns(pl.col(column).cast(pl.Categorical) if frame[column].dtype == pl.String
-                               else pl.col(column).cast(pl.String))  # fmt: skip
+    wrong = frame.with_columns(
+        pl.col(column).cast(pl.Categorical)
+        if frame[column].dtype == pl.String
+        else pl.col(column).cast(pl.String)
+    )
     path = tmp_path / f"{kind}.parquet"
     with pytest.raises(ContractError, match=rf"{kind}\.parquet: .*{kind} column '{column}' has type"):
         write_table(wrong, path, {}, kind)
@@ -84,8 +87,12 @@ def test_missing_and_unexpected_columns_are_refused(tmp_path, samples):
     with pytest.raises(ContractError, match="unexpected column 'extra'"):
         write_table(gens.with_columns(extra=pl.lit(1)), tmp_path / "g.parquet", {}, "generations")
     with pytest.raises(ContractError, match="'topk.mean_probability' has type Float32"):
-        write_table(samples["units"].with_columns(pl.col("topk.mean_probability").cast(pl.Float32)),
-                    tmp_path / "u.parquet", {}, "units")  # fmt: skip
+        write_table(
+            samples["units"].with_columns(pl.col("topk.mean_probability").cast(pl.Float32)),
+            tmp_path / "u.parquet",
+            {},
+            "units",
+        )
     write_table(
         samples["dataset"].with_columns(extra=pl.lit(1)), tmp_path / "d.parquet", {}, "dataset"
     )  # open
@@ -93,13 +100,17 @@ def test_missing_and_unexpected_columns_are_refused(tmp_path, samples):
 
 def test_derived_columns_are_cross_checked(tmp_path, samples):
     units = samples["units"]
-    flipped = units.with_columns(is_correct=pl.when(pl.int_range(pl.len()) == 4).then(~pl.col("is_correct"))
-                                 .otherwise(pl.col("is_correct")))  # fmt: skip
+    flipped = units.with_columns(
+        is_correct=pl.when(pl.int_range(pl.len()) == 4)
+        .then(~pl.col("is_correct"))
+        .otherwise(pl.col("is_correct"))
+    )
     with pytest.raises(ContractError, match=r"breaks 'is_correct is status == \"correct\"' at row 4"):
         write_table(flipped, tmp_path / "u.parquet", {}, "units")
     gens = samples["generations"]
-    changed = gens.with_columns(text=pl.when(pl.int_range(pl.len()) == 2).then(pl.lit("This answer"))
-                                .otherwise(pl.col("text")))  # fmt: skip
+    changed = gens.with_columns(
+        text=pl.when(pl.int_range(pl.len()) == 2).then(pl.lit("This answer")).otherwise(pl.col("text"))
+    )
     with pytest.raises(ContractError, match="text is the concatenation of token_texts' at row 2"):
         write_table(changed, tmp_path / "g.parquet", {}, "generations")
     short = gens.with_columns(pl.col("entropy").list.head(1))
@@ -135,8 +146,11 @@ def test_a_table_of_the_generic_kind_is_refused_until_its_rule_reruns(tmp_path, 
     as their table's artifact, they are refused with the instruction to rerun the rule that rewrites them."""
     path = tmp_path / "leaderboard.parquet"
     write_table(samples["table.leaderboard"], path, {}, Artifact("table", {}, open=True))
-    with pytest.raises(CorruptFileError, match=r"leaderboard\.parquet: holds a 'table' table, expected "
-                       r"'table\.leaderboard'.*rerun the rule that writes it"):  # fmt: skip
+    with pytest.raises(
+        CorruptFileError,
+        match=r"leaderboard\.parquet: holds a 'table' table, expected "
+        r"'table\.leaderboard'.*rerun the rule that writes it",
+    ):
         read_table(path, "table.leaderboard")
 
 

@@ -167,11 +167,22 @@ def test_render_rejects_unknown_names_and_empty_figure_says_why():
 
 
 def test_reasoning_tradeoff_joins_labels_of_coinciding_points():
-    row = {"kind": "style", "delta_precision": 0.0, "rel_delta_auroc": 0.0, "delta_precision_ci_low": 0.0,
-           "delta_precision_ci_high": 0.0, "rel_delta_auroc_ci_low": 0.0,
-           "rel_delta_auroc_ci_high": 0.0}  # fmt: skip
-    table = pl.DataFrame([{**row, "label": "m@early"}, {**row, "label": "m@final"},
-                          {**row, "label": "other", "delta_precision": 0.1}])  # fmt: skip
+    row = {
+        "kind": "style",
+        "delta_precision": 0.0,
+        "rel_delta_auroc": 0.0,
+        "delta_precision_ci_low": 0.0,
+        "delta_precision_ci_high": 0.0,
+        "rel_delta_auroc_ci_low": 0.0,
+        "rel_delta_auroc_ci_high": 0.0,
+    }
+    table = pl.DataFrame(
+        [
+            {**row, "label": "m@early"},
+            {**row, "label": "m@final"},
+            {**row, "label": "other", "delta_precision": 0.1},
+        ]
+    )
     texts = [t.get_text() for t in render("reasoning_tradeoff", table).findobj(mpl.text.Text)]
     assert "m@early, m@final" in texts and "other" in texts
 
@@ -244,12 +255,31 @@ def test_a_figure_reads_its_own_table_and_refuses_another(raws, tmp_path, name):
 
 def test_reasoning_tradeoff_labels_do_not_overlap():
     """Seven comparisons crowded near the origin, as in the default run: no two labels' boxes overlap."""
-    base = {"kind": "style", "delta_precision_ci_low": -0.05, "delta_precision_ci_high": 0.05,
-            "rel_delta_auroc_ci_low": -0.1, "rel_delta_auroc_ci_high": 0.1}  # fmt: skip
-    points = [(-0.024, 0.004), (-0.022, -0.02), (-0.015, -0.047), (-0.056, -0.027), (-0.004, -0.744),
-              (0.019, 0.06), (0.06, 0.038)]  # fmt: skip
-    labels = ["salt-tiny@early", "salt-tiny@mid", "salt-tiny@final", "salt-tiny-reason@final", "smollm2-135m",
-              "salt-tiny@final (cot)", "salt-tiny@final (direct)"]  # fmt: skip
+    base = {
+        "kind": "style",
+        "delta_precision_ci_low": -0.05,
+        "delta_precision_ci_high": 0.05,
+        "rel_delta_auroc_ci_low": -0.1,
+        "rel_delta_auroc_ci_high": 0.1,
+    }
+    points = [
+        (-0.024, 0.004),
+        (-0.022, -0.02),
+        (-0.015, -0.047),
+        (-0.056, -0.027),
+        (-0.004, -0.744),
+        (0.019, 0.06),
+        (0.06, 0.038),
+    ]
+    labels = [
+        "salt-tiny@early",
+        "salt-tiny@mid",
+        "salt-tiny@final",
+        "salt-tiny-reason@final",
+        "smollm2-135m",
+        "salt-tiny@final (cot)",
+        "salt-tiny@final (direct)",
+    ]
     table = pl.DataFrame(
         [
             {**base, "label": name, "delta_precision": x, "rel_delta_auroc": y}

@@ -87,12 +87,18 @@ def test_one_job_equals_the_shard_jobs(model_dir, spec, jobs) -> None:
     for (style, task), frame in frames.items():
         parts = [
             generate_shard(
-                job.rows, INFERENCE, model_name="tiny@x", model_path=model_dir, spec=spec, style=style,
-                n_shots=None, progress=False,
+                job.rows,
+                INFERENCE,
+                model_name="tiny@x",
+                model_path=model_dir,
+                spec=spec,
+                style=style,
+                n_shots=None,
+                progress=False,
             )
             for job in jobs
             if (job.style, job.task) == (style, task)
-        ]  # fmt: skip
+        ]
         assert _columns(frame).equals(_columns(merge_shards(parts)))
 
 

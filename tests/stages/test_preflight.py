@@ -13,16 +13,33 @@ KEY_ENV = "SALTBENCH_PREFLIGHT_TEST_KEY"
 
 def _config(tmp_path, base_url: str, top_k: int):
     registry = tmp_path / "models.yaml"
-    registry.write_text(yaml.safe_dump({"models": {"served": {
-        "source": {"kind": "api", "base_url": base_url, "model": "fake"}, "backend": "openai",
-        "api": {"api_key_env": KEY_ENV, "max_retries": 0, "timeout_s": 5},
-    }}}))  # fmt: skip
+    registry.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "served": {
+                        "source": {"kind": "api", "base_url": base_url, "model": "fake"},
+                        "backend": "openai",
+                        "api": {"api_key_env": KEY_ENV, "max_retries": 0, "timeout_s": 5},
+                    }
+                }
+            }
+        )
+    )
     config = tmp_path / "config.yaml"
-    config.write_text(yaml.safe_dump({
-        "seed": 1, "tasks": ["dna"], "prompt_styles": ["direct"], "models": ["served"],
-        "model_registry": str(registry), "datasets": {"source": "generated", "n_samples": 2},
-        "inference": {"top_k": top_k},
-    }))  # fmt: skip
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "seed": 1,
+                "tasks": ["dna"],
+                "prompt_styles": ["direct"],
+                "models": ["served"],
+                "model_registry": str(registry),
+                "datasets": {"source": "generated", "n_samples": 2},
+                "inference": {"top_k": top_k},
+            }
+        )
+    )
     return str(config)
 
 

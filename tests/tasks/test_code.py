@@ -54,9 +54,14 @@ def args_of(frame: pl.DataFrame, variant: str) -> list[tuple[object, ...]]:
 # -- registry --------------------------------------------------------------------------------------------
 def test_variant_names() -> None:
     assert CODE_VARIANTS == (
-        "two_sum", "edit_distance", "rotate_matrix", "insert_interval",
-        "next_permutation", "reverse_words", "rotate_array",
-    )  # fmt: skip
+        "two_sum",
+        "edit_distance",
+        "rotate_matrix",
+        "insert_interval",
+        "next_permutation",
+        "reverse_words",
+        "rotate_array",
+    )
     assert CODE_VARIANT_LEGACY == {
         "TwoSumProblem": "two_sum",
         "EditDistanceProblem": "edit_distance",
@@ -182,8 +187,11 @@ def test_solve_wrong_arity_is_value_error() -> None:
 int_lists = st.lists(st.integers(-30, 30), max_size=12)
 
 
-@given(st.integers(1, 6).flatmap(lambda n: st.lists(st.lists(st.integers(-9, 9), min_size=n, max_size=n),
-                                                    min_size=n, max_size=n)))  # fmt: skip
+@given(
+    st.integers(1, 6).flatmap(
+        lambda n: st.lists(st.lists(st.integers(-9, 9), min_size=n, max_size=n), min_size=n, max_size=n)
+    )
+)
 def test_rotate_matrix_four_times_is_identity(matrix: list[list[int]]) -> None:
     once = rotate_matrix(matrix)
     n = len(matrix)

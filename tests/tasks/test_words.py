@@ -94,10 +94,20 @@ def test_generator_lexicon_never_hits_a_vocabulary() -> None:
     distractors = [t for ts in w.DISTRACTOR_TEMPLATES.values() for t in ts]
     templates = [*w.HEADLINE_TEMPLATES, *w.BODY_TEMPLATES, *distractors]
     lexicon = [
-        *w.COMPANY_STEMS, *w.COMPANY_SUFFIXES, *w.FIRST_NAMES, *w.SURNAMES, *w.CAMEL_SURNAMES, *w.CITIES,
-        *w.PRODUCTS, *w.QUARTERS, *w.TAG_SUFFIXES, *w.NATIONALITIES, *w.PROFESSION_PLURALS,
-        *w.PROFESSION_GERUNDS, "dlrs mln billion pct",
-    ]  # fmt: skip
+        *w.COMPANY_STEMS,
+        *w.COMPANY_SUFFIXES,
+        *w.FIRST_NAMES,
+        *w.SURNAMES,
+        *w.CAMEL_SURNAMES,
+        *w.CITIES,
+        *w.PRODUCTS,
+        *w.QUARTERS,
+        *w.TAG_SUFFIXES,
+        *w.NATIONALITIES,
+        *w.PROFESSION_PLURALS,
+        *w.PROFESSION_GERUNDS,
+        "dlrs mln billion pct",
+    ]
     text = " ".join([*(re.sub(r"\{\w+\}", " ", t) for t in templates), *lexicon])
     assert {tok for tok in re.findall(r"[A-Za-z]+", text.lower()) if tok in vocab} == set()
     assert set(w.DISTRACTOR_TEMPLATES) == set(WORDS_SUBJECTS)

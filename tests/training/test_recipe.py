@@ -86,8 +86,11 @@ def test_dry_run_imports_no_torch(tmp_path, copy_workflow):
     workdir = copy_workflow(tmp_path)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "snakemake", "-n", "--quiet", "rules"],
-        cwd=workdir, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
     imported = {line.rsplit("|", 1)[-1].strip() for line in lines}

@@ -21,12 +21,27 @@ SECRET = "sk-workflow-test-key-0042"
 
 
 def _registry(path: Path, base_url: str, **api) -> Path:
-    path.write_text(yaml.safe_dump({"models": {"served": {
-        "source": {"kind": "api", "base_url": base_url, "model": "fake"},
-        "backend": "openai",
-        "api": {"api_key_env": KEY_ENV, "concurrency": 2, "timeout_s": 5, "max_retries": 2,
-                "price_prompt_per_mtok": 1.0, "price_completion_per_mtok": 2.0, **api},
-    }}}))  # fmt: skip
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "models": {
+                    "served": {
+                        "source": {"kind": "api", "base_url": base_url, "model": "fake"},
+                        "backend": "openai",
+                        "api": {
+                            "api_key_env": KEY_ENV,
+                            "concurrency": 2,
+                            "timeout_s": 5,
+                            "max_retries": 2,
+                            "price_prompt_per_mtok": 1.0,
+                            "price_completion_per_mtok": 2.0,
+                            **api,
+                        },
+                    }
+                }
+            }
+        )
+    )
     return path
 
 
@@ -45,10 +60,22 @@ def test_a_served_model_runs_and_its_key_is_written_nowhere(tmp_path, copy_workf
         configfile = workdir / "config" / "served-run.yaml"
         configfile.write_text(yaml.safe_dump(_config(repo_root, registry)))
         proc = subprocess.run(
-            [sys.executable, "-m", "snakemake", "results/metrics/served/direct/dna.parquet", "--cores", "2",
-             "--configfile", str(configfile)],
-            cwd=workdir, capture_output=True, text=True, timeout=600, env={**os.environ, KEY_ENV: SECRET},
-        )  # fmt: skip
+            [
+                sys.executable,
+                "-m",
+                "snakemake",
+                "results/metrics/served/direct/dna.parquet",
+                "--cores",
+                "2",
+                "--configfile",
+                str(configfile),
+            ],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, KEY_ENV: SECRET},
+        )
         assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
         assert server.requests == 6 and set(server.auth) == {f"Bearer {SECRET}"}
     logs = "".join(p.read_text() for p in (workdir / "logs" / "generations" / "served").rglob("*.log"))
@@ -79,8 +106,12 @@ def test_an_unreachable_server_fails_the_shard_naming_the_model_and_the_reason(
     target = "data/generations/served/direct/dna/shard-0.parquet"
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", target, "--cores", "1", "--configfile", str(configfile)],
-        cwd=workdir, capture_output=True, text=True, timeout=600, env={**os.environ, KEY_ENV: SECRET},
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, KEY_ENV: SECRET},
+    )
     assert proc.returncode != 0
     assert not (workdir / target).exists()
     log = (workdir / "logs/generations/served/direct/dna/shard-0.log").read_text()

@@ -27,8 +27,11 @@ def run_dir(tmp_path_factory, copy_workflow) -> Path:
     workdir = copy_workflow(tmp_path_factory.mktemp("default-run"), with_converted_smollm2=True)
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--profile", "profiles/local"],
-        cwd=workdir, capture_output=True, text=True, timeout=2400,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=2400,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     return workdir
 
@@ -103,8 +106,11 @@ def test_a_damaged_model_file_fails_its_job_by_name_and_the_next_run_rebuilds_it
     snakemake = [sys.executable, "-m", "snakemake", "--cores", "2", "--profile", "profiles/local"]
     forced = subprocess.run(
         [*snakemake, "--forcerun", "data/generations/smollm2-135m/direct/dna.parquet"],
-        cwd=work, capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
+        cwd=work,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert forced.returncode != 0
     log = (work / "logs" / "generations" / "smollm2-135m" / "generate.log").read_text()
     assert f"{weights.relative_to(work)}: SHA-256 differs from the manifest" in log + forced.stderr, log[

@@ -18,8 +18,18 @@ TASKS = ["dna", "matmul"]
 
 
 def snakemake(root, configfile, *targets):
-    command = [sys.executable, "-m", "snakemake", *targets, "--cores", "2", "--profile", "profiles/local",
-               "--configfile", configfile]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *targets,
+        "--cores",
+        "2",
+        "--profile",
+        "profiles/local",
+        "--configfile",
+        configfile,
+    ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
 

@@ -13,10 +13,18 @@ pytestmark = pytest.mark.workflow
 REPO = Path(__file__).resolve().parents[2]
 
 COMPUTE_RULES = {
-    "convert_gguf_model", "train_tiny_models", "intervention_shard", "serve_model", "score_units",
-    "compute_metrics", "table_reliability", "table_rejection", "table_reasoning_tradeoff",
-    "table_label_noise", "import_generations",
-}  # fmt: skip
+    "convert_gguf_model",
+    "train_tiny_models",
+    "intervention_shard",
+    "serve_model",
+    "score_units",
+    "compute_metrics",
+    "table_reliability",
+    "table_rejection",
+    "table_reasoning_tradeoff",
+    "table_label_noise",
+    "import_generations",
+}
 """Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study
 (at paper scale, gigabytes), or serve a model, or read and validate a whole imported generations file: the
 ones a compute node is for."""

@@ -77,8 +77,9 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     # first run: the server is SIGKILLed once one client has finished its shard and others have completed
     # some requests
     with (tmp_path / "first.log").open("w") as out:
-        first = subprocess.Popen(_snakemake(workdir, configfile), cwd=workdir, stdout=out,
-                                 stderr=subprocess.STDOUT, env=env)  # fmt: skip
+        first = subprocess.Popen(
+            _snakemake(workdir, configfile), cwd=workdir, stdout=out, stderr=subprocess.STDOUT, env=env
+        )
         deadline = time.monotonic() + 900
         while first.poll() is None and time.monotonic() < deadline:
             if _kept_shards(workdir) and _cache_files(workdir):
@@ -103,8 +104,9 @@ def test_one_server_per_model_serves_its_jobs_and_a_killed_server_is_resumed(
     assert not any((p.parent.parent / p.name).exists() for p in finished)
 
     # the rerun: a new server; the requests completed before the kill come from the request cache
-    second = subprocess.run(_snakemake(workdir, configfile), cwd=workdir, capture_output=True, text=True,
-                            timeout=900, env=env)  # fmt: skip
+    second = subprocess.run(
+        _snakemake(workdir, configfile), cwd=workdir, capture_output=True, text=True, timeout=900, env=env
+    )
     assert second.returncode == 0, second.stdout[-3000:] + second.stderr[-3000:]
     generation_logs = "".join(p.read_text() for p in (logs / "generations" / MODEL).rglob("*.log"))
     from_cache = sum(int(n) for n in re.findall(r"(\d+) from the cache", generation_logs))

@@ -55,14 +55,19 @@ def test_the_example_task_and_function_run_end_to_end(installed_example, tmp_pat
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
     cfg.update(tasks=["hex", "dna"], prompt_styles=["direct", "cot"])
-    cfg["datasets"]["params"] = {"hex": {"min_numbers": 3, "max_numbers": 5, "max_value": 255},
-                                 "dna": {"min_codons": 2, "max_codons": 4}}  # fmt: skip
+    cfg["datasets"]["params"] = {
+        "hex": {"min_numbers": 3, "max_numbers": 5, "max_value": 255},
+        "dna": {"min_codons": 2, "max_codons": 4},
+    }
     cfg["scoring"] = {"confidence_functions": FUNCTIONS}
     (workdir / "plugin.yaml").write_text(yaml.safe_dump(cfg))
     proc = subprocess.run(
         [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "plugin.yaml"],
-        cwd=workdir, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+        cwd=workdir,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
 
     dataset = read_table(workdir / "data/datasets/hex.parquet", "dataset")

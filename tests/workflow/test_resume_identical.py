@@ -56,8 +56,9 @@ def test_a_killed_whole_model_job_resumes_to_identical_generations(tmp_path, cop
     resumed = _workflow(tmp_path / "resumed", copy_workflow, repo_root)
     kept = resumed / "data" / "generations" / MODEL / ".shards"
     with (tmp_path / "killed.log").open("w") as out:
-        first = subprocess.Popen(_command(), cwd=resumed, stdout=out, stderr=subprocess.STDOUT, env=ENV,
-                                 start_new_session=True)  # fmt: skip
+        first = subprocess.Popen(
+            _command(), cwd=resumed, stdout=out, stderr=subprocess.STDOUT, env=ENV, start_new_session=True
+        )
         deadline = time.monotonic() + 900
         while first.poll() is None and time.monotonic() < deadline and len(list(kept.rglob("*.parquet"))) < 2:
             time.sleep(0.1)

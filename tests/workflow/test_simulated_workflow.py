@@ -24,8 +24,18 @@ def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow)
     config["interventions"].update(tasks=["dna", "matmul"], samples_per_task=30, shard_size=30)
     config["metrics"]["n_bootstrap"] = 100
     (root / "config/small-simulated.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    command = [sys.executable, "-m", "snakemake", "results/tables/recovery.parquet", "--cores", "2",
-               "--profile", "profiles/local", "--configfile", "config/small-simulated.yaml"]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "results/tables/recovery.parquet",
+        "--cores",
+        "2",
+        "--profile",
+        "profiles/local",
+        "--configfile",
+        "config/small-simulated.yaml",
+    ]
     done = subprocess.run(command, cwd=root, capture_output=True, text=True, timeout=1500)
     assert done.returncode == 0, done.stderr[-4000:]
 

@@ -58,14 +58,30 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
 @pytest.mark.parametrize(
     ("figure", "expected"),
     [
-        ("granularity_auroc", {"build_dataset": 6, "generate_shard": 2124, "merge_generations": 118,
-                               "score_units": 118, "compute_metrics": 118, "table_granularity": 1,
-                               "figure_granularity_auroc": 1}),
-        ("interventions_propagation", {"build_dataset": 6, "intervention_shard": 96,
-                                       "merge_interventions": 48, "table_interventions": 1,
-                                       "figure_interventions_propagation": 1}),
+        (
+            "granularity_auroc",
+            {
+                "build_dataset": 6,
+                "generate_shard": 2124,
+                "merge_generations": 118,
+                "score_units": 118,
+                "compute_metrics": 118,
+                "table_granularity": 1,
+                "figure_granularity_auroc": 1,
+            },
+        ),
+        (
+            "interventions_propagation",
+            {
+                "build_dataset": 6,
+                "intervention_shard": 96,
+                "merge_interventions": 48,
+                "table_interventions": 1,
+                "figure_interventions_propagation": 1,
+            },
+        ),
     ],
-)  # fmt: skip
+)
 def test_one_paper_figure_plans_only_what_it_needs(workdir, figure, expected):
     proc = run(["-n", f"figures/{figure}.pdf", "--configfile", "config/paper.yaml"], workdir)
     assert job_counts(proc.stdout + proc.stderr) == expected
@@ -270,8 +286,13 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
     workdir = copy_workflow(tmp_path, with_converted_smollm2=True)
     command = ["--cores", "1", "--profile", "profiles/local", "--configfile", "config/test.yaml"]
     run(["data/datasets/dna.parquet", *command], workdir)  # complete before the first run starts: see below
-    first = subprocess.Popen([*SNAKEMAKE, *command], cwd=workdir, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+    first = subprocess.Popen(
+        [*SNAKEMAKE, *command],
+        cwd=workdir,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         lock = workdir / ".snakemake/saltbench-run.lock"
         deadline = time.monotonic() + 300
@@ -295,8 +316,13 @@ def test_run_lock_refuses_a_second_run_and_a_killed_run_resumes(tmp_path, copy_w
 
         refused(command)  # the first run has work left, so this one has work too
         refused([*target, *command])
-        nothing = subprocess.run([*SNAKEMAKE, "data/datasets/dna.parquet", *command], cwd=workdir,
-                                 capture_output=True, text=True, timeout=300)  # fmt: skip
+        nothing = subprocess.run(
+            [*SNAKEMAKE, "data/datasets/dna.parquet", *command],
+            cwd=workdir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert nothing.returncode == 0 and "Nothing to be done" in nothing.stdout + nothing.stderr
         refused([*target, *command])  # ... and did not take the lock away
     finally:

@@ -41,10 +41,22 @@ METRICS_SCHEMA: Mapping[str, pl.DataType] = METRICS.columns
 
 INTERVENTIONS_SCHEMA: Mapping[str, pl.DataType] = {
     name: INTERVENTION_COLUMNS[name]
-    for name in ("model", "task", "sample_id", "n_atoms", "position", "position_fraction", "n_corrupted",
-                 "corrupted_fraction", "placement", "next_correct", "next_m_accuracy", "next_confidence",
-                 "tf_logprob_correct")
-}  # fmt: skip
+    for name in (
+        "model",
+        "task",
+        "sample_id",
+        "n_atoms",
+        "position",
+        "position_fraction",
+        "n_corrupted",
+        "corrupted_fraction",
+        "placement",
+        "next_correct",
+        "next_m_accuracy",
+        "next_confidence",
+        "tf_logprob_correct",
+    )
+}
 """The columns of the interventions stage's table (:data:`saltbench.core.contracts.INTERVENTIONS`) that the
 analysis reads."""
 

@@ -144,7 +144,7 @@ def dominance_cells(
                     "runner_up_value": runner_value,
                     "margin": margin,
                     "n_functions": len(uniq),
-                }  # fmt: skip
+                }
             )
     return pl.DataFrame(rows, schema=dict(CELLS_SCHEMA))
 
@@ -212,6 +212,6 @@ def dominance(
         pl.col("aspect").replace_strict(order, return_dtype=pl.Int64).alias("_a"),
         pl.col("granularity")
         .replace_strict({"atom": 0, "line": 1, "generation": 2}, default=3, return_dtype=pl.Int64)
-        .alias("_g"),  # fmt: skip
+        .alias("_g"),
     ).sort(["_a", "_g", "flavour", "wins", "confidence"], descending=[False, False, False, True, False])
     return nan_for_null(out.select(list(SUMMARY_SCHEMA)).cast(pl.Schema(SUMMARY_SCHEMA)))

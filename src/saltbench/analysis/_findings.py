@@ -75,9 +75,11 @@ def _winners(dominance: pl.DataFrame | None) -> list[str]:
             continue
         top = best.row(0, named=True)
         runner = best.row(1, named=True) if best.height > 1 else None
-        text = (f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}** wins a share of "
-                f"{fmt(top['win_share'])} of {top['n_cells']} cells "
-                f"(mean {top['metric']} {fmt(top['mean_value'])})")  # fmt: skip
+        text = (
+            f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}** wins a share of "
+            f"{fmt(top['win_share'])} of {top['n_cells']} cells "
+            f"(mean {top['metric']} {fmt(top['mean_value'])})"
+        )
         if runner is not None:
             text += f"; next {runner['confidence']} with {fmt(runner['win_share'])}"
         lines.append(text + ".")
@@ -111,9 +113,11 @@ def _granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> list[
             verdict = "no finding: an estimate rests on too few units"
         else:
             verdict = ("lower" if atom["mean"] < line["mean"] else "not lower") + " at atom resolution"
-        lines.append(f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])}{atom_units} vs line "
-                     f"level {fmt(line['mean'])}{line_units} ({verdict}; mean over "
-                     f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''}).")  # fmt: skip
+        lines.append(
+            f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])}{atom_units} vs line "
+            f"level {fmt(line['mean'])}{line_units} ({verdict}; mean over "
+            f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''})."
+        )
     return lines
 
 
@@ -187,8 +191,10 @@ def _label_noise(table: pl.DataFrame | None) -> list[str]:
             continue
         clean, noisy = rows[0.0].row(0, named=True), rows[high].row(0, named=True)
         noisy_text = _interval(noisy, "value")
-        lines.append(f"- atom-level {name}: {fmt(clean['value'])} without noise, {noisy_text} with "
-                     f"{fmt(high)} of the labels flipped uniformly")  # fmt: skip
+        lines.append(
+            f"- atom-level {name}: {fmt(clean['value'])} without noise, {noisy_text} with "
+            f"{fmt(high)} of the labels flipped uniformly"
+        )
         if math.isfinite(noisy["expected"]):
             lines[-1] += f" (analytic expectation {fmt(noisy['expected'])})"
         lines[-1] += "."
@@ -207,8 +213,10 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
         if best.is_empty():
             continue
         top = best.sort("win_share", descending=True).row(0, named=True)
-        parts.append(f"{aspect} ({top['metric']}) **{top['confidence']}** (win share {fmt(top['win_share'])} "
-                     f"of {top['n_cells']} cells)")  # fmt: skip
+        parts.append(
+            f"{aspect} ({top['metric']}) **{top['confidence']}** (win share {fmt(top['win_share'])} "
+            f"of {top['n_cells']} cells)"
+        )
     return f"Best confidence function at atom level ({flavour}): " + "; ".join(parts) + "." if parts else None
 
 
@@ -231,9 +239,11 @@ def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) 
     missing = [t for t in missing if t not in tasks]
     if not cells and not weak:
         return None
-    text = (f"Atom vs line resolution: pooled AUROC is lower at atom level in {lower} of {cells} "
-            f"task × style cells where both are defined and rest on at least {min_units} correct and "
-            f"{min_units} incorrect units")  # fmt: skip
+    text = (
+        f"Atom vs line resolution: pooled AUROC is lower at atom level in {lower} of {cells} "
+        f"task × style cells where both are defined and rest on at least {min_units} correct and "
+        f"{min_units} incorrect units"
+    )
     text += f" (tasks {', '.join(tasks)})" if tasks else ""
     text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
     return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
@@ -401,10 +411,15 @@ def findings_markdown(
         ("4. The reasoning trade-off", _tradeoff(tables.get("reasoning_tradeoff"))),
         ("5. Sensitivity to label noise", _label_noise(tables.get("label_noise"))),
     ]
-    out = ["# Findings of this run", "",
-           "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
-           "'not enough data' marks an estimate the tables do not have, with the reason.", "",
-           f"Every response behind them, unit by unit: [the explorer]({EXPLORER_LINK}).", ""]  # fmt: skip
+    out = [
+        "# Findings of this run",
+        "",
+        "Every number below is copied from `results/tables/` (three decimals); intervals in brackets. "
+        "'not enough data' marks an estimate the tables do not have, with the reason.",
+        "",
+        f"Every response behind them, unit by unit: [the explorer]({EXPLORER_LINK}).",
+        "",
+    ]
     summary = summary_lines(tables, min_answered, min_units, without_logprobs)
     out += [f"## {FINDINGS_SUMMARY_TITLE}", "", *summary, ""]
     recovery = _recovery(tables.get("recovery"))

@@ -21,9 +21,13 @@ AUROC_METRICS: tuple[str, ...] = ("auroc_pooled", "auroc_per_response")
 CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
 
 COUNTS_SCHEMA: Mapping[str, pl.DataType] = {
-    "model": pl.String(), "style": pl.String(), "task": pl.String(), "granularity": pl.String(),
-    "n_correct": pl.Int64(), "n_incorrect": pl.Int64(),
-}  # fmt: skip
+    "model": pl.String(),
+    "style": pl.String(),
+    "task": pl.String(),
+    "granularity": pl.String(),
+    "n_correct": pl.Int64(),
+    "n_incorrect": pl.Int64(),
+}
 """Columns of :func:`auroc_unit_counts`."""
 
 

@@ -33,8 +33,12 @@ from ._common import INTERVENTIONS_SCHEMA, NAN, nan_for_null, require_columns, w
 logger = logging.getLogger(__name__)
 
 TERMS: tuple[str, ...] = (
-    "intercept", "corrupted_fraction", "placement_local", "placement_random", "position_fraction",
-)  # fmt: skip
+    "intercept",
+    "corrupted_fraction",
+    "placement_local",
+    "placement_random",
+    "position_fraction",
+)
 """Reported regression terms; placement terms are contrasts against ``distant`` (and clean rows, which have
 ``corrupted_fraction = 0``)."""
 
@@ -265,7 +269,7 @@ def fit_intervention_effects(
             "corrupted_fraction",
             "position_fraction",
             "next_correct",
-        ],  # fmt: skip
+        ],
         "interventions",
     )
     if method not in ("logistic", "linear"):
@@ -286,9 +290,20 @@ def fit_intervention_effects(
     for (model, task), frame in data.sort("model", "task").group_by(["model", "task"], maintain_order=True):
         n_samples = frame.select("task", "sample_id").n_unique()
         for term, est, low, high, status in _fit_group(frame, method, n_resamples, alpha, seed + k, ridge):
-            rows.append({"model": model, "task": task, "term": term, "estimate": est, "ci_low": low,
-                         "ci_high": high, "n_rows": frame.height, "n_samples": n_samples,
-                         "method": method, "status": status})  # fmt: skip
+            rows.append(
+                {
+                    "model": model,
+                    "task": task,
+                    "term": term,
+                    "estimate": est,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "n_rows": frame.height,
+                    "n_samples": n_samples,
+                    "method": method,
+                    "status": status,
+                }
+            )
         k += 1
     return nan_for_null(pl.DataFrame(rows, schema=dict(EFFECTS_SCHEMA)))
 
@@ -379,10 +394,12 @@ def accuracy_by_corruption(interventions: pl.DataFrame, *, n_bins: int = 5) -> p
     is_clean = (pl.col("placement") == "clean") | (pl.col("n_corrupted") == 0)
     binned = data.with_columns(
         pl.when(is_clean).then(pl.lit("clean")).otherwise(pl.col("placement")).alias("placement"),
-        pl.when(is_clean).then(pl.lit(-1, dtype=pl.Int64)).otherwise(_bin_expr("corrupted_fraction", n_bins))
+        pl.when(is_clean)
+        .then(pl.lit(-1, dtype=pl.Int64))
+        .otherwise(_bin_expr("corrupted_fraction", n_bins))
         .alias("bin"),
         pl.col("corrupted_fraction").alias("_x"),
-    )  # fmt: skip
+    )
     out = _accuracy(binned, ["model", "task", "placement", "bin"])
     return out.with_columns(
         pl.when(pl.col("bin") < 0).then(0.0).otherwise(pl.col("bin") / n_bins).alias("bin_low"),

@@ -213,12 +213,22 @@ def label_noise_sensitivity(
                 e = _finite(_mean_over_cells(stack[:, :, _EXPECTED]))
                 mean_e = float(e.mean()) if e.size else NAN
                 analytic = mean_e if metric == "auroc_pooled" else 2 * mean_e - 1
-            records.append({
-                "granularity": granularity, "mode": mode_name, "epsilon": float(epsilon), "metric": metric,
-                "value": value, "ci_low": float(low), "ci_high": float(high), "expected": analytic,
-                "n_cells": len(cells), "n_units": n_units[granularity], "confidence": confidence,
-                "flavour": flavour,
-            })  # fmt: skip
+            records.append(
+                {
+                    "granularity": granularity,
+                    "mode": mode_name,
+                    "epsilon": float(epsilon),
+                    "metric": metric,
+                    "value": value,
+                    "ci_low": float(low),
+                    "ci_high": float(high),
+                    "expected": analytic,
+                    "n_cells": len(cells),
+                    "n_units": n_units[granularity],
+                    "confidence": confidence,
+                    "flavour": flavour,
+                }
+            )
     order = {g: i for i, g in enumerate(GRANULARITIES)}
     table = pl.DataFrame(records, schema=dict(LABEL_NOISE_SCHEMA))
     if table.is_empty():

@@ -77,8 +77,13 @@ METRIC_RANGES: dict[str, tuple[float, float]] = {
 
 def _over_tasks(cells: pl.DataFrame, keys: Sequence[str], prefix: str) -> pl.DataFrame:
     """Mean over tasks per ``keys`` (:func:`combine_intervals`): ``{prefix}``, ``_ci_low``, ``_ci_high``."""
-    schema = {**{k: pl.String() for k in keys}, prefix: pl.Float64(), f"{prefix}_ci_low": pl.Float64(),
-              f"{prefix}_ci_high": pl.Float64(), f"{prefix}_n_tasks": pl.Int64()}  # fmt: skip
+    schema = {
+        **{k: pl.String() for k in keys},
+        prefix: pl.Float64(),
+        f"{prefix}_ci_low": pl.Float64(),
+        f"{prefix}_ci_high": pl.Float64(),
+        f"{prefix}_n_tasks": pl.Int64(),
+    }
     if cells.is_empty():
         return pl.DataFrame(schema=schema)
     grouped = cells.group_by(list(keys), maintain_order=True).agg("value", "ci_low", "ci_high")
@@ -143,7 +148,7 @@ def leaderboard(
                 flavour=flavour,
                 calibration=calibration,
             ),
-        )  # fmt: skip
+        )
     )
     for name in ("auroc_pooled", "auroc_per_response", "aurc"):
         ranking = select_metric(

@@ -221,9 +221,18 @@ def _rel_change(a: float, b: float) -> float:
 
 
 def _row(cmp: Comparison, level: str, n_pairs: int, **values: float) -> dict[str, object]:
-    return {"kind": cmp.kind, "label": cmp.label, "base_model": cmp.base_model, "model_a": cmp.model_a,
-            "style_a": cmp.style_a, "model_b": cmp.model_b, "style_b": cmp.style_b, "level": level,
-            "n_pairs": n_pairs, **values}  # fmt: skip
+    return {
+        "kind": cmp.kind,
+        "label": cmp.label,
+        "base_model": cmp.base_model,
+        "model_a": cmp.model_a,
+        "style_a": cmp.style_a,
+        "model_b": cmp.model_b,
+        "style_b": cmp.style_b,
+        "level": level,
+        "n_pairs": n_pairs,
+        **values,
+    }
 
 
 def _task_values(cells: pl.DataFrame, model: str, style: str) -> pl.DataFrame:
@@ -297,12 +306,17 @@ def reasoning_tradeoff(
             ) -> float:
                 return f(a[i], b[i])
 
-            ci = paired_bootstrap(resampled, va.size, n_resamples=n_resamples, alpha=alpha,
-                                  seed=seed + k)  # fmt: skip
-            out.update({f"{name}_a": float(va.mean()) if va.size else NAN,
-                        f"{name}_b": float(vb.mean()) if vb.size else NAN,
-                        key: ci.point, f"{key}_ci_low": ci.low, f"{key}_ci_high": ci.high,
-                        f"p_{name}": paired_test(va, vb, method=test, seed=seed + k)})  # fmt: skip
+            ci = paired_bootstrap(resampled, va.size, n_resamples=n_resamples, alpha=alpha, seed=seed + k)
+            out.update(
+                {
+                    f"{name}_a": float(va.mean()) if va.size else NAN,
+                    f"{name}_b": float(vb.mean()) if vb.size else NAN,
+                    key: ci.point,
+                    f"{key}_ci_low": ci.low,
+                    f"{key}_ci_high": ci.high,
+                    f"p_{name}": paired_test(va, vb, method=test, seed=seed + k),
+                }
+            )
         rows.append(_row(cmp, "task", n_pairs, **out))
     return with_statuses(nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA))))
 
@@ -317,18 +331,23 @@ def _paired_samples(
     """
     status = pl.col("status").cast(pl.String) if "status" in units.columns else pl.lit("correct")
     sel = units.filter(pl.col("granularity") == granularity).select(
-        "model", "style", "task", pl.col("sample_id").cast(pl.String), pl.col("is_correct").cast(pl.Float64),
+        "model",
+        "style",
+        "task",
+        pl.col("sample_id").cast(pl.String),
+        pl.col("is_correct").cast(pl.Float64),
         pl.col(score_col).cast(pl.Float64).fill_null(NAN).alias("score"),
         status.is_in(list(RESPONSE_STATUSES)).alias("is_response"),
-    )  # fmt: skip
+    )
     a = sel.filter((pl.col("model") == cmp.model_a) & (pl.col("style") == cmp.style_a))
     b = sel.filter((pl.col("model") == cmp.model_b) & (pl.col("style") == cmp.style_b))
     keys = (
-        a.select("task", "sample_id").unique(maintain_order=True)
+        a.select("task", "sample_id")
+        .unique(maintain_order=True)
         .join(b.select("task", "sample_id").unique(maintain_order=True), on=["task", "sample_id"])
         .sort("task", "sample_id")
         .with_row_index("pair")
-    )  # fmt: skip
+    )
     return keys, a.join(keys, on=["task", "sample_id"]), b.join(keys, on=["task", "sample_id"])
 
 

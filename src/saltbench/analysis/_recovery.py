@@ -146,8 +146,14 @@ def intervention_p_correct(
         .to_numpy()
         .astype(np.float64)
     )
-    eta = planted_logit(params, task, style, frame["position_fraction"].to_numpy(),
-                        frame["corrupted_fraction"].to_numpy(), last)  # fmt: skip
+    eta = planted_logit(
+        params,
+        task,
+        style,
+        frame["position_fraction"].to_numpy(),
+        frame["corrupted_fraction"].to_numpy(),
+        last,
+    )
     return 1.0 / (1.0 + np.exp(-eta))
 
 

@@ -145,11 +145,22 @@ def reliability_table(
         }
         for j in range(n_bins):
             c = int(counts[j])
-            rows.append({"granularity": gran, "confidence": name, "bin": j, "bin_low": j / n_bins,
-                         "bin_high": (j + 1) / n_bins, "n": c,
-                         "mean_confidence": conf_sum[j] / c if c else NAN,
-                         "accuracy": acc_sum[j] / c if c else NAN, "ece": ece_value, "n_units": total,
-                         "n_cells": int(n_cells), **origin})  # fmt: skip
+            rows.append(
+                {
+                    "granularity": gran,
+                    "confidence": name,
+                    "bin": j,
+                    "bin_low": j / n_bins,
+                    "bin_high": (j + 1) / n_bins,
+                    "n": c,
+                    "mean_confidence": conf_sum[j] / c if c else NAN,
+                    "accuracy": acc_sum[j] / c if c else NAN,
+                    "ece": ece_value,
+                    "n_units": total,
+                    "n_cells": int(n_cells),
+                    **origin,
+                }
+            )
     order = {n: i for i, n in enumerate(CONFIDENCE_FUNCTIONS)}
     rows.sort(key=lambda r: (GRANULARITIES.index(r["granularity"]), order[r["confidence"]], r["bin"]))
     return nan_for_null(pl.DataFrame(rows, schema=dict(RELIABILITY_SCHEMA)))
@@ -199,16 +210,22 @@ def rejection_table(
         correct = cell["is_correct"].to_numpy()
         base = rejection_curve(np.zeros(correct.size), correct)
         for label, curve in (("oracle", base.oracle), ("random", base.random)):
-            add((gran, label), _risk_on_grid(curve.coverage, curve.selective_risk, grid),
-                float(np.mean(curve.selective_risk[:-1])))  # fmt: skip
+            add(
+                (gran, label),
+                _risk_on_grid(curve.coverage, curve.selective_risk, grid),
+                float(np.mean(curve.selective_risk[:-1])),
+            )
         for name, col in zip(confidences, columns):
             scores = cell[col].cast(pl.Float64).fill_null(NAN).to_numpy()
             ok = np.isfinite(scores)
             if not ok.any():
                 continue
             model = rejection_curve(ranking_scores(name, scores[ok]), correct[ok]).model
-            add((gran, name), _risk_on_grid(model.coverage, model.selective_risk, grid),
-                float(np.mean(model.selective_risk[:-1])))  # fmt: skip
+            add(
+                (gran, name),
+                _risk_on_grid(model.coverage, model.selective_risk, grid),
+                float(np.mean(model.selective_risk[:-1])),
+            )
     rows: list[dict[str, Any]] = []
     for (gran, name), (risk_sum, aurc_sum, n_cells) in acc.items():
         n = int(n_cells)
@@ -221,7 +238,7 @@ def rejection_table(
                 "selective_risk": float(r),
                 "aurc": float(aurc_sum) / n,
                 "n_cells": n,
-            }  # fmt: skip
+            }
             for c, r in zip(grid, mean_risk)
         )
     return nan_for_null(pl.DataFrame(rows, schema=dict(REJECTION_SCHEMA)))

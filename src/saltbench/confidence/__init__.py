@@ -28,13 +28,41 @@ from saltbench.core.vocabulary import FLAVOURS, Flavour
 
 # numpy-backed names load on first access: the configuration imports this package for its defaults only
 _LAZY = {
-    **dict.fromkeys(("CONFIDENCE_FUNCTIONS", "CONFIDENCE_PLUGINS", "NAME_PATTERN", "confidence_spec",
-                     "ranking_scores", "scored_columns"), "registry"),
-    **dict.fromkeys(("EXTENDED_FUNCTIONS", "RENYI_ALPHA", "TokenDistributions", "extended_confidences",
-                     "token_distributions"), "_extended"),
-    **dict.fromkeys(("EPS", "PAD_LOGPROB", "ROUNDING_TOLERANCE", "SENTINEL_THRESHOLD", "TOP_K",
-                     "token_signals", "unit_confidence", "unit_confidences"), "_paper"),
-}  # fmt: skip
+    **dict.fromkeys(
+        (
+            "CONFIDENCE_FUNCTIONS",
+            "CONFIDENCE_PLUGINS",
+            "NAME_PATTERN",
+            "confidence_spec",
+            "ranking_scores",
+            "scored_columns",
+        ),
+        "registry",
+    ),
+    **dict.fromkeys(
+        (
+            "EXTENDED_FUNCTIONS",
+            "RENYI_ALPHA",
+            "TokenDistributions",
+            "extended_confidences",
+            "token_distributions",
+        ),
+        "_extended",
+    ),
+    **dict.fromkeys(
+        (
+            "EPS",
+            "PAD_LOGPROB",
+            "ROUNDING_TOLERANCE",
+            "SENTINEL_THRESHOLD",
+            "TOP_K",
+            "token_signals",
+            "unit_confidence",
+            "unit_confidences",
+        ),
+        "_paper",
+    ),
+}
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 if TYPE_CHECKING:

@@ -221,31 +221,52 @@ def _fisher_rao_to_uniform(d: TokenDistributions) -> FloatArray:
 
 EXTENDED_FUNCTIONS: tuple[ConfidenceSpec, ...] = (
     ConfidenceSpec(
-        "min_probability", True, False, "min_t p_t",
-        token_score=_probability, reduce="min", label="min prob.",
+        "min_probability",
+        True,
+        False,
+        "min_t p_t",
+        token_score=_probability,
+        reduce="min",
+        label="min prob.",
         citation="the least likely token of the span: Manakul, Liusie & Gales (2023), SelfCheckGPT, "
         "the Max(-log p) baseline (here as a probability, min_t p_t = exp(-max_t(-log p_t)))",
     ),
     ConfidenceSpec(
-        "mean_margin", True, False, "(1/T) Σ (p_t^(1) - p_t^(2)), the top two probabilities of the token",
-        token_score=_margin, reduce="mean", label="mean margin",
+        "mean_margin",
+        True,
+        False,
+        "(1/T) Σ (p_t^(1) - p_t^(2)), the top two probabilities of the token",
+        token_score=_margin,
+        reduce="mean",
+        label="mean margin",
         citation="margin of the two most likely outcomes: Scheffer, Decomain & Wrobel (2001), Active hidden "
         "Markov models for information extraction, IDA",
     ),
     ConfidenceSpec(
-        "mean_renyi_negentropy", True, True,
+        "mean_renyi_negentropy",
+        True,
+        True,
         "(1/T) Σ D_α(p_t ‖ u_K) = (1/T) Σ [ln K + ln(Σ_i p_ti^α) / (α - 1)], α = 0.5",
-        token_score=_renyi_negentropy, reduce="mean", flavours=("topk",), label="Rényi negentropy",
+        token_score=_renyi_negentropy,
+        reduce="mean",
+        flavours=("topk",),
+        label="Rényi negentropy",
         citation="Rényi divergence to the uniform distribution: Darrin, Piantanida & Colombo (2023), "
         "Rainproof: an umbrella to shield text generators from out-of-distribution data, EMNLP",
     ),
     ConfidenceSpec(
-        "mean_fisher_rao", True, True, "(1/T) Σ (2/π) arccos(Σ_i √(p_ti / K)), the distance to u_K",
-        token_score=_fisher_rao_to_uniform, reduce="mean", flavours=("topk",), label="Fisher–Rao",
+        "mean_fisher_rao",
+        True,
+        True,
+        "(1/T) Σ (2/π) arccos(Σ_i √(p_ti / K)), the distance to u_K",
+        token_score=_fisher_rao_to_uniform,
+        reduce="mean",
+        flavours=("topk",),
+        label="Fisher–Rao",
         citation="Fisher–Rao distance to the uniform distribution: Darrin, Piantanida & Colombo (2023), "
         "Rainproof, EMNLP (normalised to [0, 1] by 2/π)",
     ),
-)  # fmt: skip
+)
 """Four token-level functions from the literature that the stored top-20 log-probabilities support
 (docs/confidence.md §4.4). The Rényi and Fisher–Rao functions need a whole distribution: the renormalised
 top-k one only."""

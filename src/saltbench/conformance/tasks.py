@@ -95,8 +95,14 @@ def task_failures(
             task, reference = _instance(cls, row["variant"]), str(row["reference"])
             for granularity in GRANULARITIES:
                 for alignment in ALIGNMENTS:
-                    ev = evaluate(task.render_answer(reference), reference, task, granularity=granularity,
-                                  alignment=alignment, keyword_filter=False)  # fmt: skip
+                    ev = evaluate(
+                        task.render_answer(reference),
+                        reference,
+                        task,
+                        granularity=granularity,
+                        alignment=alignment,
+                        keyword_filter=False,
+                    )
                     if ev.metrics["precision"] != 1:
                         return (
                             f"the rendered reference of {row['input']!r:.60} has precision "

@@ -41,8 +41,16 @@ from saltbench.core.vocabulary import (
 )
 
 METRIC_NAMES: tuple[str, ...] = (
-    "precision", "recall", "ece", "mce", "brier", "auroc_pooled", "auroc_per_response", "prr", "aurc",
-)  # fmt: skip
+    "precision",
+    "recall",
+    "ece",
+    "mce",
+    "brier",
+    "auroc_pooled",
+    "auroc_per_response",
+    "prr",
+    "aurc",
+)
 """Metrics of the metrics table (docs/metrics.md)."""
 
 LOWER_IS_BETTER: frozenset[str] = frozenset({"ece", "mce", "brier", "aurc"})
@@ -141,11 +149,16 @@ def _check(description: str, expr: Callable[[], pl.Expr], *columns: str) -> Chec
 
 DATASET = Artifact(
     "dataset",
-    {"sample_id": pl.String(), "task": pl.String(), "variant": pl.String(), "input": pl.String(),
-     "reference": pl.String()},
+    {
+        "sample_id": pl.String(),
+        "task": pl.String(),
+        "variant": pl.String(),
+        "input": pl.String(),
+        "reference": pl.String(),
+    },
     open=True,  # tasks may keep generation parameters after the five standard columns
     checks=(_check("sample_id is unique", lambda: pl.col("sample_id").is_unique(), "sample_id"),),
-)  # fmt: skip
+)
 """``data/datasets/{task}.parquet``: one row per sample (``variant``: the Code variant or Words subject)."""
 
 GENERATION_META: Mapping[str, pl.DataType] = {
@@ -184,15 +197,22 @@ GENERATIONS = Artifact(
     {**GENERATION_META, **GENERATION_COLUMNS},
     checks=(
         *(
-            _check(f"{name} has one entry per generated token",
-                   lambda name=name: pl.col(name).list.len() == pl.col("num_generated_tokens"),  # type: ignore[misc]
-                   name, "num_generated_tokens")
+            _check(
+                f"{name} has one entry per generated token",
+                lambda name=name: pl.col(name).list.len() == pl.col("num_generated_tokens"),  # type: ignore[misc]
+                name,
+                "num_generated_tokens",
+            )
             for name in _PER_TOKEN
         ),
-        _check("text is the concatenation of token_texts",
-               lambda: pl.col("text") == pl.col("token_texts").list.join(""), "text", "token_texts"),
+        _check(
+            "text is the concatenation of token_texts",
+            lambda: pl.col("text") == pl.col("token_texts").list.join(""),
+            "text",
+            "token_texts",
+        ),
     ),
-)  # fmt: skip
+)
 """``data/generations/{model}/{style}/{task}.parquet`` and its shards: one row per prompt."""
 
 UNIT_COLUMNS: Mapping[str, pl.DataType] = {
@@ -222,16 +242,27 @@ UNITS = Artifact(
     UNIT_COLUMNS,
     confidence_columns=True,
     checks=(
-        _check('is_correct is status == "correct"',
-               lambda: pl.col("is_correct") == (pl.col("status") == "correct"), "is_correct", "status"),
-        _check("span_start <= span_end", lambda: pl.col("span_start") <= pl.col("span_end"),
-               "span_start", "span_end"),
+        _check(
+            'is_correct is status == "correct"',
+            lambda: pl.col("is_correct") == (pl.col("status") == "correct"),
+            "is_correct",
+            "status",
+        ),
+        _check(
+            "span_start <= span_end",
+            lambda: pl.col("span_start") <= pl.col("span_end"),
+            "span_start",
+            "span_end",
+        ),
         _check("unit_index >= 0", lambda: pl.col("unit_index") >= 0, "unit_index"),
-        _check("0 <= num_reasoning_tokens <= num_generated_tokens",
-               lambda: pl.col("num_reasoning_tokens").is_between(0, pl.col("num_generated_tokens")),
-               "num_reasoning_tokens", "num_generated_tokens"),
+        _check(
+            "0 <= num_reasoning_tokens <= num_generated_tokens",
+            lambda: pl.col("num_reasoning_tokens").is_between(0, pl.col("num_generated_tokens")),
+            "num_reasoning_tokens",
+            "num_generated_tokens",
+        ),
     ),
-)  # fmt: skip
+)
 """``data/units/{model}/{style}/{task}.parquet``: one row per unit per granularity, then one Float64
 column per ``{flavour}.{function}`` (NaN for ``missing`` units, which have no response text). The response's
 own columns repeat on each of its units: ``answer_status`` (what the response holds: answered, truncated,
@@ -258,12 +289,19 @@ METRICS = Artifact(
     {"model": pl.String(), "style": pl.String(), "task": pl.String(), **METRIC_ROW_COLUMNS},
     checks=(
         _check("metric is a known metric", lambda: pl.col("metric").is_in(METRIC_NAMES), "metric"),
-        _check("granularity is a known granularity", lambda: pl.col("granularity").is_in(GRANULARITIES),
-               "granularity"),
-        _check("n_units >= 0 and n_responses >= 0", lambda: (pl.col("n_units") >= 0)
-               & (pl.col("n_responses") >= 0), "n_units", "n_responses"),
+        _check(
+            "granularity is a known granularity",
+            lambda: pl.col("granularity").is_in(GRANULARITIES),
+            "granularity",
+        ),
+        _check(
+            "n_units >= 0 and n_responses >= 0",
+            lambda: (pl.col("n_units") >= 0) & (pl.col("n_responses") >= 0),
+            "n_units",
+            "n_responses",
+        ),
     ),
-)  # fmt: skip
+)
 """``results/metrics/{model}/{style}/{task}.parquet``: long format, one value per (granularity, confidence,
 flavour, calibration, metric)."""
 
@@ -305,25 +343,44 @@ INTERVENTIONS = Artifact(
     INTERVENTION_COLUMNS,
     confidence_columns=True,
     checks=(
-        _check("placement is a known placement",
-               lambda: pl.col("placement").is_in(PLACEMENT_LABELS), "placement"),
-        _check("one corrupted position per corrupted atom",
-               lambda: pl.col("corrupted_positions").list.len() == pl.col("n_corrupted"),
-               "corrupted_positions", "n_corrupted"),
-        _check("0 <= n_corrupted <= position <= n_atoms",
-               lambda: (pl.col("n_corrupted") >= 0) & (pl.col("n_corrupted") <= pl.col("position"))
-               & (pl.col("position") <= pl.col("n_atoms")), "n_corrupted", "position", "n_atoms"),
+        _check(
+            "placement is a known placement", lambda: pl.col("placement").is_in(PLACEMENT_LABELS), "placement"
+        ),
+        _check(
+            "one corrupted position per corrupted atom",
+            lambda: pl.col("corrupted_positions").list.len() == pl.col("n_corrupted"),
+            "corrupted_positions",
+            "n_corrupted",
+        ),
+        _check(
+            "0 <= n_corrupted <= position <= n_atoms",
+            lambda: (
+                (pl.col("n_corrupted") >= 0)
+                & (pl.col("n_corrupted") <= pl.col("position"))
+                & (pl.col("position") <= pl.col("n_atoms"))
+            ),
+            "n_corrupted",
+            "position",
+            "n_atoms",
+        ),
     ),
-)  # fmt: skip
+)
 """``data/interventions/{model}/{task}.parquet`` and its shards: one row per intervention, then one Float64
 column per ``{flavour}.{function}`` for the next atom."""
 
 TRAIN_LOG = Artifact(
     "train_log",
-    {"step": pl.Int64(), "loss": pl.Float64(), "lr": pl.Float64(), "tokens": pl.Int64(),
-     "answer_tokens": pl.Int64(), "tokens_per_s": pl.Float64(), "elapsed_s": pl.Float64()},
+    {
+        "step": pl.Int64(),
+        "loss": pl.Float64(),
+        "lr": pl.Float64(),
+        "tokens": pl.Int64(),
+        "answer_tokens": pl.Int64(),
+        "tokens_per_s": pl.Float64(),
+        "elapsed_s": pl.Float64(),
+    },
     checks=(_check("step is 1, 2, ...", lambda: pl.col("step") == pl.int_range(1, pl.len() + 1), "step"),),
-)  # fmt: skip
+)
 """``data/models/{name}/train_log.parquet``: one row per optimizer step (``tokens`` excludes padding)."""
 
 # --- analysis tables: results/tables/{name}.parquet -------------------------------------------------------
@@ -398,161 +455,294 @@ def _confidence_name(column: str) -> Check:
 _KNOWN_CONFIDENCE = _confidence_name("confidence")
 
 _LEADERBOARD_METRICS: tuple[str, ...] = (
-    *(f"precision_{g}" for g in GRANULARITIES), "ece", "auroc_pooled", "auroc_per_response", "aurc",
-)  # fmt: skip
+    *(f"precision_{g}" for g in GRANULARITIES),
+    "ece",
+    "auroc_pooled",
+    "auroc_per_response",
+    "aurc",
+)
 
 GENERATION_HEALTH_TABLE = _table(
     "generation_health",
-    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "responses": pl.Int64(),
-     **{s: pl.Float64() for s in ANSWER_STATUSES},
-     "mean_completion_tokens": pl.Float64(), "mean_reasoning_tokens": pl.Float64(), "budget": pl.Int64(),
-     "budget_used": pl.Float64(), "at_budget": pl.Float64()},
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        "task": pl.String(),
+        "responses": pl.Int64(),
+        **{s: pl.Float64() for s in ANSWER_STATUSES},
+        "mean_completion_tokens": pl.Float64(),
+        "mean_reasoning_tokens": pl.Float64(),
+        "budget": pl.Int64(),
+        "budget_used": pl.Float64(),
+        "at_budget": pl.Float64(),
+    },
     *_unit_interval(*ANSWER_STATUSES, "at_budget"),
-    *_at_least(1, "responses"), *_at_least(0, "budget"),
-    _check("the status shares sum to 1",
-           lambda: (pl.sum_horizontal(*ANSWER_STATUSES) - 1.0).abs() <= _TOLERANCE, *ANSWER_STATUSES),
+    *_at_least(1, "responses"),
+    *_at_least(0, "budget"),
+    _check(
+        "the status shares sum to 1",
+        lambda: (pl.sum_horizontal(*ANSWER_STATUSES) - 1.0).abs() <= _TOLERANCE,
+        *ANSWER_STATUSES,
+    ),
     _ordered("mean_reasoning_tokens", "mean_completion_tokens"),
-)  # fmt: skip
+)
 """``generation_health``: per (model, style, task), the share of each answer status, the mean completion
 and reasoning tokens and the budget used (:func:`saltbench.analysis.generation_health`)."""
 
 LEADERBOARD_TABLE = _table(
     "leaderboard",
-    {"model": pl.String(), "style": pl.String(),
-     **{k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()},
-     "n_tasks": pl.Int64()},
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        **{
+            k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()
+        },
+        "n_tasks": pl.Int64(),
+    },
     *_unit_interval(*(c for m in _LEADERBOARD_METRICS for c in (m, f"{m}_ci_low", f"{m}_ci_high"))),
     *(_ordered(f"{m}_ci_low", m, f"{m}_ci_high") for m in _LEADERBOARD_METRICS),
     *_at_least(0, "n_tasks"),
-)  # fmt: skip
+)
 """``leaderboard``: one row per (model, style), each metric the mean over tasks with its combined interval,
 which contains it (:func:`saltbench.analysis.leaderboard`)."""
 
 ACCURACY_BY_TASK_TABLE = _table(
     "accuracy_by_task",
-    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "granularity": pl.String(),
-     **_interval("value"), "n_units": pl.Int64(), "n_responses": pl.Int64()},
-    _KNOWN_GRANULARITY, *_unit_interval("value"), _ordered("ci_low", "ci_high"),
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        "task": pl.String(),
+        "granularity": pl.String(),
+        **_interval("value"),
+        "n_units": pl.Int64(),
+        "n_responses": pl.Int64(),
+    },
+    _KNOWN_GRANULARITY,
+    *_unit_interval("value"),
+    _ordered("ci_low", "ci_high"),
     *_at_least(0, "n_units", "n_responses"),
-)  # fmt: skip
+)
 """``accuracy_by_task``: precision (or recall) per model, style, task and granularity with the metrics
 stage's bootstrap interval (:func:`saltbench.analysis.accuracy_by_task`)."""
 
 DOMINANCE_TABLE = _table(
     "dominance",
-    {"aspect": pl.String(), "metric": pl.String(), "granularity": pl.String(), "flavour": pl.String(),
-     "confidence": pl.String(), "wins": pl.Float64(), "n_cells": pl.Int64(), "win_share": pl.Float64(),
-     "mean_margin": pl.Float64(), "mean_rank": pl.Float64(), "mean_value": pl.Float64()},
-    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR, _KNOWN_CONFIDENCE,
-    _check("wins >= 0", lambda: pl.col("wins") >= 0, "wins"), *_at_least(0, "n_cells"),
+    {
+        "aspect": pl.String(),
+        "metric": pl.String(),
+        "granularity": pl.String(),
+        "flavour": pl.String(),
+        "confidence": pl.String(),
+        "wins": pl.Float64(),
+        "n_cells": pl.Int64(),
+        "win_share": pl.Float64(),
+        "mean_margin": pl.Float64(),
+        "mean_rank": pl.Float64(),
+        "mean_value": pl.Float64(),
+    },
+    _KNOWN_METRIC,
+    _KNOWN_GRANULARITY,
+    _KNOWN_FLAVOUR,
+    _KNOWN_CONFIDENCE,
+    _check("wins >= 0", lambda: pl.col("wins") >= 0, "wins"),
+    *_at_least(0, "n_cells"),
     *_unit_interval("win_share"),
-    _check("mean_margin >= 0", lambda: pl.col("mean_margin").is_nan() | (pl.col("mean_margin") >= 0),
-           "mean_margin"),
+    _check(
+        "mean_margin >= 0",
+        lambda: pl.col("mean_margin").is_nan() | (pl.col("mean_margin") >= 0),
+        "mean_margin",
+    ),
     _check("mean_rank >= 1", lambda: pl.col("mean_rank").is_nan() | (pl.col("mean_rank") >= 1), "mean_rank"),
-)  # fmt: skip
+)
 """``dominance``: per aspect × granularity × flavour × confidence function, its wins over the cells
 (:func:`saltbench.analysis.dominance`)."""
 
 DOMINANCE_CELLS_TABLE = _table(
     "dominance_cells",
-    {"aspect": pl.String(), "metric": pl.String(),
-     **{k: pl.String() for k in ("model", "style", "task", "granularity", "flavour")},
-     "winner": pl.String(), "winners": pl.String(), "n_tied": pl.Int64(), "best_value": pl.Float64(),
-     "runner_up": pl.String(), "runner_up_value": pl.Float64(), "margin": pl.Float64(),
-     "n_functions": pl.Int64()},
-    _KNOWN_METRIC, _KNOWN_GRANULARITY, _KNOWN_FLAVOUR,
+    {
+        "aspect": pl.String(),
+        "metric": pl.String(),
+        **{k: pl.String() for k in ("model", "style", "task", "granularity", "flavour")},
+        "winner": pl.String(),
+        "winners": pl.String(),
+        "n_tied": pl.Int64(),
+        "best_value": pl.Float64(),
+        "runner_up": pl.String(),
+        "runner_up_value": pl.Float64(),
+        "margin": pl.Float64(),
+        "n_functions": pl.Int64(),
+    },
+    _KNOWN_METRIC,
+    _KNOWN_GRANULARITY,
+    _KNOWN_FLAVOUR,
     _confidence_name("winner"),
     *_at_least(1, "n_tied"),
-    _check("n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied",
-           "n_functions"),
+    _check(
+        "n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied", "n_functions"
+    ),
     _check("margin >= 0", lambda: pl.col("margin").is_nan() | (pl.col("margin") >= 0), "margin"),
-)  # fmt: skip
+)
 """``dominance_cells``: the winning confidence function of every aspect × cell, and its margin
 (:func:`saltbench.analysis.dominance_cells`)."""
 
 GRANULARITY_TABLE = _table(
     "granularity",
-    {"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String(),
-     "mean": pl.Float64(), "median": pl.Float64(), "q25": pl.Float64(), "q75": pl.Float64(),
-     "n_models": pl.Int64(), "n_correct": pl.Int64(), "n_incorrect": pl.Int64()},
-    _KNOWN_GRANULARITY, _KNOWN_METRIC, *_unit_interval("mean", "median", "q25", "q75"),
-    _ordered("q25", "median", "q75"), *_at_least(0, "n_models", "n_correct", "n_incorrect"),
-)  # fmt: skip
+    {
+        "task": pl.String(),
+        "style": pl.String(),
+        "granularity": pl.String(),
+        "metric": pl.String(),
+        "mean": pl.Float64(),
+        "median": pl.Float64(),
+        "q25": pl.Float64(),
+        "q75": pl.Float64(),
+        "n_models": pl.Int64(),
+        "n_correct": pl.Int64(),
+        "n_incorrect": pl.Int64(),
+    },
+    _KNOWN_GRANULARITY,
+    _KNOWN_METRIC,
+    *_unit_interval("mean", "median", "q25", "q75"),
+    _ordered("q25", "median", "q75"),
+    *_at_least(0, "n_models", "n_correct", "n_incorrect"),
+)
 """``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models, with the
 correct and incorrect units the AUROCs rank (summed over those models; null where not counted)
 (:func:`saltbench.analysis.granularity_table`)."""
 
 REASONING_TRADEOFF_TABLE = _table(
     "reasoning_tradeoff",
-    {**{k: pl.String() for k in ("kind", "label", "base_model", "model_a", "style_a", "model_b", "style_b",
-                                 "level")},
-     "n_pairs": pl.Int64(), "n_pairs_auroc": pl.Int64(), "precision_a": pl.Float64(),
-     "precision_b": pl.Float64(),
-     **_interval("delta_precision", "delta_precision_ci_low", "delta_precision_ci_high"),
-     "p_precision": pl.Float64(), "auroc_a": pl.Float64(), "auroc_b": pl.Float64(),
-     **_interval("rel_delta_auroc", "rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
-     "p_auroc": pl.Float64(), "status_precision": pl.String(), "status_auroc": pl.String()},
+    {
+        **{
+            k: pl.String()
+            for k in ("kind", "label", "base_model", "model_a", "style_a", "model_b", "style_b", "level")
+        },
+        "n_pairs": pl.Int64(),
+        "n_pairs_auroc": pl.Int64(),
+        "precision_a": pl.Float64(),
+        "precision_b": pl.Float64(),
+        **_interval("delta_precision", "delta_precision_ci_low", "delta_precision_ci_high"),
+        "p_precision": pl.Float64(),
+        "auroc_a": pl.Float64(),
+        "auroc_b": pl.Float64(),
+        **_interval("rel_delta_auroc", "rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
+        "p_auroc": pl.Float64(),
+        "status_precision": pl.String(),
+        "status_auroc": pl.String(),
+    },
     *_at_least(0, "n_pairs", "n_pairs_auroc"),
     *_unit_interval("precision_a", "precision_b", "auroc_a", "auroc_b", "p_precision", "p_auroc"),
     _ordered("delta_precision_ci_low", "delta_precision_ci_high"),
     _ordered("rel_delta_auroc_ci_low", "rel_delta_auroc_ci_high"),
-)  # fmt: skip
+)
 """``reasoning_tradeoff``: one row per paired comparison, task or sample level
 (:func:`saltbench.analysis.reasoning_tradeoff`, :func:`saltbench.analysis.reasoning_tradeoff_units`).
 The intervals are percentile-bootstrap intervals, which need not contain the point estimate."""
 
 LABEL_NOISE_TABLE = _table(
     "label_noise",
-    {"granularity": pl.String(), "mode": pl.String(), "epsilon": pl.Float64(), "metric": pl.String(),
-     **_interval("value"), "expected": pl.Float64(), "n_cells": pl.Int64(), "n_units": pl.Int64(),
-     "confidence": pl.String(), "flavour": pl.String()},
-    _KNOWN_GRANULARITY, _KNOWN_METRIC, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR,
+    {
+        "granularity": pl.String(),
+        "mode": pl.String(),
+        "epsilon": pl.Float64(),
+        "metric": pl.String(),
+        **_interval("value"),
+        "expected": pl.Float64(),
+        "n_cells": pl.Int64(),
+        "n_units": pl.Int64(),
+        "confidence": pl.String(),
+        "flavour": pl.String(),
+    },
+    _KNOWN_GRANULARITY,
+    _KNOWN_METRIC,
+    _KNOWN_CONFIDENCE,
+    _KNOWN_FLAVOUR,
     _check("epsilon is in [0, 0.5]", lambda: pl.col("epsilon").is_between(0.0, 0.5), "epsilon"),
-    _ordered("ci_low", "ci_high"), *_at_least(0, "n_cells", "n_units"),
-)  # fmt: skip
+    _ordered("ci_low", "ci_high"),
+    *_at_least(0, "n_cells", "n_units"),
+)
 """``label_noise``: each metric per granularity × noise mode × flipped fraction ``epsilon``, with a
 percentile band over replicates and the analytic expectation
 (:func:`saltbench.analysis.label_noise_sensitivity`)."""
 
 RELIABILITY_TABLE = _table(
     "reliability",
-    {"granularity": pl.String(), "confidence": pl.String(), "bin": pl.Int64(), "bin_low": pl.Float64(),
-     "bin_high": pl.Float64(), "n": pl.Int64(), "mean_confidence": pl.Float64(), "accuracy": pl.Float64(),
-     "ece": pl.Float64(), "n_units": pl.Int64(), "n_cells": pl.Int64(), "calibration": pl.String(),
-     "flavour": pl.String(), "models": pl.String(), "styles": pl.String(), "tasks": pl.String()},
-    _KNOWN_GRANULARITY, _KNOWN_CONFIDENCE, _KNOWN_FLAVOUR, *_at_least(0, "bin", "n", "n_cells"),
+    {
+        "granularity": pl.String(),
+        "confidence": pl.String(),
+        "bin": pl.Int64(),
+        "bin_low": pl.Float64(),
+        "bin_high": pl.Float64(),
+        "n": pl.Int64(),
+        "mean_confidence": pl.Float64(),
+        "accuracy": pl.Float64(),
+        "ece": pl.Float64(),
+        "n_units": pl.Int64(),
+        "n_cells": pl.Int64(),
+        "calibration": pl.String(),
+        "flavour": pl.String(),
+        "models": pl.String(),
+        "styles": pl.String(),
+        "tasks": pl.String(),
+    },
+    _KNOWN_GRANULARITY,
+    _KNOWN_CONFIDENCE,
+    _KNOWN_FLAVOUR,
+    *_at_least(0, "bin", "n", "n_cells"),
     _check("n <= n_units", lambda: pl.col("n") <= pl.col("n_units"), "n", "n_units"),
     *_unit_interval("bin_low", "bin_high", "mean_confidence", "accuracy", "ece"),
     _ordered("bin_low", "bin_high"),
-)  # fmt: skip
+)
 """``reliability``: one row per granularity × confidence function × calibrated-confidence bin
 (:func:`saltbench.analysis.reliability_table`)."""
 
 REJECTION_TABLE = _table(
     "rejection",
-    {"granularity": pl.String(), "confidence": pl.String(), "coverage": pl.Float64(),
-     "selective_risk": pl.Float64(), "aurc": pl.Float64(), "n_cells": pl.Int64()},
-    _KNOWN_GRANULARITY, *_unit_interval("coverage", "selective_risk", "aurc"), *_at_least(0, "n_cells"),
-)  # fmt: skip
+    {
+        "granularity": pl.String(),
+        "confidence": pl.String(),
+        "coverage": pl.Float64(),
+        "selective_risk": pl.Float64(),
+        "aurc": pl.Float64(),
+        "n_cells": pl.Int64(),
+    },
+    _KNOWN_GRANULARITY,
+    *_unit_interval("coverage", "selective_risk", "aurc"),
+    *_at_least(0, "n_cells"),
+)
 """``rejection``: the risk–coverage curve of each granularity × confidence function (or the ``oracle`` and
 ``random`` baselines) on a grid of coverages (:func:`saltbench.analysis.rejection_table`)."""
 
 INTERVENTIONS_TABLE = _table(
     "interventions",
-    {"model": pl.String(), "task": pl.String(), "term": pl.String(), **_interval("estimate"),
-     "n_rows": pl.Int64(), "n_samples": pl.Int64(), "method": pl.String(), "status": pl.String()},
-    _ordered("ci_low", "ci_high"), *_at_least(0, "n_samples"),
+    {
+        "model": pl.String(),
+        "task": pl.String(),
+        "term": pl.String(),
+        **_interval("estimate"),
+        "n_rows": pl.Int64(),
+        "n_samples": pl.Int64(),
+        "method": pl.String(),
+        "status": pl.String(),
+    },
+    _ordered("ci_low", "ci_high"),
+    *_at_least(0, "n_samples"),
     _check("n_samples <= n_rows", lambda: pl.col("n_samples") <= pl.col("n_rows"), "n_samples", "n_rows"),
-)  # fmt: skip
+)
 """``interventions``: the fitted effects, one row per model × task × regression term, with
 cluster-bootstrap intervals (which need not contain the estimate) and a status
 (:func:`saltbench.analysis.fit_intervention_effects`)."""
 
 _NEXT_ATOM_ACCURACY: Mapping[str, pl.DataType] = {
-    "model": pl.String(), "task": pl.String(), "n": pl.Int64(), "n_correct": pl.Int64(),
-    **_interval("accuracy"), "mean_confidence": pl.Float64(), "mean_m_accuracy": pl.Float64(),
+    "model": pl.String(),
+    "task": pl.String(),
+    "n": pl.Int64(),
+    "n_correct": pl.Int64(),
+    **_interval("accuracy"),
+    "mean_confidence": pl.Float64(),
+    "mean_m_accuracy": pl.Float64(),
     "mean_tf_logprob": pl.Float64(),
-}  # fmt: skip
+}
 """Columns shared by the ``interventions_by_*`` tables: next-atom accuracy of a group of interventions with
 its Wilson interval (which contains it)."""
 
@@ -564,8 +754,11 @@ _NEXT_ATOM_ACCURACY_CHECKS: tuple[Check, ...] = (
 )
 
 _BIN: Mapping[str, pl.DataType] = {
-    "bin": pl.Int64(), "x": pl.Float64(), "bin_low": pl.Float64(), "bin_high": pl.Float64(),
-}  # fmt: skip
+    "bin": pl.Int64(),
+    "x": pl.Float64(),
+    "bin_low": pl.Float64(),
+    "bin_high": pl.Float64(),
+}
 """Columns of a binned ``interventions_by_*`` table: the bin, the mean of the binned variable in it, its
 bounds."""
 
@@ -576,46 +769,76 @@ _KNOWN_PLACEMENT = _known("placement", PLACEMENT_LABELS, "placement")
 INTERVENTIONS_BY_POSITION_TABLE = _table(
     "interventions_by_position",
     {**_NEXT_ATOM_ACCURACY, **_BIN},
-    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, *_at_least(0, "bin"),
-)  # fmt: skip
+    *_NEXT_ATOM_ACCURACY_CHECKS,
+    *_BIN_CHECKS,
+    *_at_least(0, "bin"),
+)
 """``interventions_by_position``: clean-prefix next-atom accuracy per model × task × position-fraction bin
 (:func:`saltbench.analysis.accuracy_by_position`)."""
 
 INTERVENTIONS_BY_CORRUPTION_TABLE = _table(
     "interventions_by_corruption",
     {**_NEXT_ATOM_ACCURACY, "placement": pl.String(), **_BIN},
-    *_NEXT_ATOM_ACCURACY_CHECKS, *_BIN_CHECKS, _KNOWN_PLACEMENT,
-    _check('bin is -1 exactly where placement is "clean"',
-           lambda: (pl.col("bin") == -1) == (pl.col("placement") == "clean"), "bin", "placement"),
+    *_NEXT_ATOM_ACCURACY_CHECKS,
+    *_BIN_CHECKS,
+    _KNOWN_PLACEMENT,
+    _check(
+        'bin is -1 exactly where placement is "clean"',
+        lambda: (pl.col("bin") == -1) == (pl.col("placement") == "clean"),
+        "bin",
+        "placement",
+    ),
     *_at_least(-1, "bin"),
-)  # fmt: skip
+)
 """``interventions_by_corruption``: next-atom accuracy per model × task × placement × corrupted-fraction bin;
 clean prefixes are bin -1 (:func:`saltbench.analysis.accuracy_by_corruption`)."""
 
 INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
     "interventions_by_placement",
     {**_NEXT_ATOM_ACCURACY, "placement": pl.String()},
-    *_NEXT_ATOM_ACCURACY_CHECKS, _KNOWN_PLACEMENT,
-)  # fmt: skip
+    *_NEXT_ATOM_ACCURACY_CHECKS,
+    _KNOWN_PLACEMENT,
+)
 """``interventions_by_placement``: next-atom accuracy per model × task × placement
 (:func:`saltbench.analysis.accuracy_by_placement`)."""
 
 RECOVERY_TABLE = _table(
     "recovery",
-    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "quantity": pl.String(),
-     "planted": pl.Float64(), **_interval("estimate"), "error": pl.Float64(), "inside": pl.Boolean()},
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        "task": pl.String(),
+        "quantity": pl.String(),
+        "planted": pl.Float64(),
+        **_interval("estimate"),
+        "error": pl.Float64(),
+        "inside": pl.Boolean(),
+    },
     _ordered("ci_low", "ci_high"),
-)  # fmt: skip
+)
 """``recovery`` (runs with simulated models): each planted value of the simulated models beside the run's
 estimate of it and its interval (:func:`saltbench.analysis.recovery_table`)."""
 
 TABLES: Mapping[str, Artifact] = {
     a.name.removeprefix("table."): a
-    for a in (GENERATION_HEALTH_TABLE, LEADERBOARD_TABLE, ACCURACY_BY_TASK_TABLE, DOMINANCE_TABLE,
-              DOMINANCE_CELLS_TABLE, GRANULARITY_TABLE, REASONING_TRADEOFF_TABLE, LABEL_NOISE_TABLE,
-              RELIABILITY_TABLE, REJECTION_TABLE, INTERVENTIONS_TABLE, INTERVENTIONS_BY_POSITION_TABLE,
-              INTERVENTIONS_BY_CORRUPTION_TABLE, INTERVENTIONS_BY_PLACEMENT_TABLE, RECOVERY_TABLE)
-}  # fmt: skip
+    for a in (
+        GENERATION_HEALTH_TABLE,
+        LEADERBOARD_TABLE,
+        ACCURACY_BY_TASK_TABLE,
+        DOMINANCE_TABLE,
+        DOMINANCE_CELLS_TABLE,
+        GRANULARITY_TABLE,
+        REASONING_TRADEOFF_TABLE,
+        LABEL_NOISE_TABLE,
+        RELIABILITY_TABLE,
+        REJECTION_TABLE,
+        INTERVENTIONS_TABLE,
+        INTERVENTIONS_BY_POSITION_TABLE,
+        INTERVENTIONS_BY_CORRUPTION_TABLE,
+        INTERVENTIONS_BY_PLACEMENT_TABLE,
+        RECOVERY_TABLE,
+    )
+}
 """The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is
 called ``table.{name}``); one per entry of :data:`saltbench.core.outputs.TABLE_OUTPUTS`."""
 

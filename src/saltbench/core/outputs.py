@@ -75,50 +75,75 @@ TABLE_OUTPUTS: tuple[TableOutput, ...] = (
 
 FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
     FigureOutput(
-        "generation_health", "generation_health", "Generation",
+        "generation_health",
+        "generation_health",
+        "Generation",
         description="Share of answered, truncated, unfenced and error responses per model and prompt style.",
     ),
     FigureOutput(
-        "accuracy_by_task", "accuracy_by_task", "Accuracy",
+        "accuracy_by_task",
+        "accuracy_by_task",
+        "Accuracy",
         description="Precision per task at atom, line and generation level, per prompt style.",
     ),
     FigureOutput(
-        "dominance", "dominance", "Uncertainty",
+        "dominance",
+        "dominance",
+        "Uncertainty",
         description="Heatmap: share of cells each confidence function wins, per aspect and granularity.",
     ),
     FigureOutput(
-        "granularity_auroc", "granularity", "Uncertainty",
+        "granularity_auroc",
+        "granularity",
+        "Uncertainty",
         description="AUROC per task at atom, line and generation level (pooled and per response).",
     ),
     FigureOutput(
-        "reliability_diagrams", "reliability", "Uncertainty",
+        "reliability_diagrams",
+        "reliability",
+        "Uncertainty",
         description="Reliability diagrams of the best-calibrated confidence functions.",
     ),
     FigureOutput(
-        "rejection_curves", "rejection", "Uncertainty",
+        "rejection_curves",
+        "rejection",
+        "Uncertainty",
         description="Risk-coverage curves with oracle and random baselines, per granularity.",
     ),
     FigureOutput(
-        "reasoning_tradeoff", "reasoning_tradeoff", "Reasoning",
+        "reasoning_tradeoff",
+        "reasoning_tradeoff",
+        "Reasoning",
         description="Delta precision vs relative delta AUROC of CoT and reasoning models vs their baselines.",
     ),
     FigureOutput(
-        "label_noise_sensitivity", "label_noise", "Uncertainty",
+        "label_noise_sensitivity",
+        "label_noise",
+        "Uncertainty",
         description="ECE, AUROC and PRR against the fraction of flipped correctness labels.",
     ),
     FigureOutput(
-        "interventions_propagation", "interventions_by_corruption", "Interventions", "interventions",
+        "interventions_propagation",
+        "interventions_by_corruption",
+        "Interventions",
+        "interventions",
         description="Next-atom accuracy vs corrupted fraction of the prefix, local vs distant vs random.",
     ),
     FigureOutput(
-        "interventions_context_length", "interventions_by_position", "Interventions", "interventions",
+        "interventions_context_length",
+        "interventions_by_position",
+        "Interventions",
+        "interventions",
         description="Clean-prefix next-atom accuracy vs position in the answer.",
     ),
     FigureOutput(
-        "training_loss", None, "Training", "training",
+        "training_loss",
+        None,
+        "Training",
+        "training",
         description="Training loss curves of the tiny model families trained by the workflow.",
     ),
-)  # fmt: skip
+)
 """Every figure, in the order of the paper's sections."""
 
 

@@ -255,9 +255,12 @@ def evaluate(
         _check_options((granularity,), alignment, scores)  # raises unless the scores are valid
     rule = resolve_task(task, variant)
     fenced, start, end, clean = find_answer(
-        _as_text(response, "response"), keyword_filter, require_fence, check_reasoning_format(reasoning),
+        _as_text(response, "response"),
+        keyword_filter,
+        require_fence,
+        check_reasoning_format(reasoning),
         check_fence_rule(fence_rule),
-    )  # fmt: skip
+    )
     resp, starts, ends, ref, resp_keys, resp_dk, ref_keys = _units(
         clean, _clean_reference(reference), rule, granularity
     )
@@ -337,10 +340,18 @@ UNITS_SCHEMA: dict[str, pl.DataType] = {
     "sample_idx": pl.Int64(),
     **{
         name: UNIT_COLUMNS[name]
-        for name in ("granularity", "unit_index", "status", "response_unit", "reference_unit", "is_correct",
-                     "span_start", "span_end")
+        for name in (
+            "granularity",
+            "unit_index",
+            "status",
+            "response_unit",
+            "reference_unit",
+            "is_correct",
+            "span_start",
+            "span_end",
+        )
     },
-}  # fmt: skip
+}
 """Columns of the ``evaluate_many`` frame: ``sample_idx`` (position in the input), then the units table's
 evaluation columns (:data:`saltbench.core.contracts.UNIT_COLUMNS`) with the same dtypes."""
 

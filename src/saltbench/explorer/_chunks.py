@@ -89,7 +89,7 @@ def _responses(units: pl.DataFrame, generations: pl.DataFrame, dataset: pl.DataF
             "error",
             "num_generated_tokens",
             "token_offsets",
-        )  # fmt: skip
+        )
         .with_row_index("r")
         .join(per_response, on="sample_id", how="left", maintain_order="left")
         .join(spans, on="sample_id", how="left", maintain_order="left")
@@ -121,7 +121,7 @@ def _answer_tokens(generations: pl.DataFrame, responses: pl.DataFrame, top_k: in
             pl.col("topk_ids").list.eval(pl.element().list.head(top_k)),
             pl.col("topk_logprobs").list.eval(pl.element().list.head(top_k)),
             length=pl.col("text").str.len_chars(),
-        )  # fmt: skip
+        )
         .join(responses.select("sample_id", "r", "answer_start", "answer_end"), on="sample_id")
         .filter(pl.col("answer_start").is_not_null())
         .explode("token_ids", "token_texts", "token_offsets", "chosen_logprob", "topk_ids", "topk_logprobs")
@@ -241,25 +241,41 @@ def chunk_candidates(
     """
     columns = confidence_columns(units)
     scored = units.filter(pl.col("status").cast(pl.String).is_in(RESPONSE_STATUSES)).select(
-        "sample_id", pl.col("granularity").cast(pl.String), "unit_index",
-        pl.col("status").cast(pl.String), "response_unit", "reference_unit", *columns,
-    )  # fmt: skip
+        "sample_id",
+        pl.col("granularity").cast(pl.String),
+        "unit_index",
+        pl.col("status").cast(pl.String),
+        "response_unit",
+        "reference_unit",
+        *columns,
+    )
     schema: dict[str, pl.DataType] = {
-        "chunk": pl.Int64(), "r": pl.Int64(), "sample_id": pl.String(), "column": pl.String(),
-        "granularity": pl.String(), "kind": pl.String(), "unit_index": pl.Int64(), "status": pl.String(),
-        "value": pl.Float64(), "oriented": pl.Float64(), "response_unit": pl.String(),
+        "chunk": pl.Int64(),
+        "r": pl.Int64(),
+        "sample_id": pl.String(),
+        "column": pl.String(),
+        "granularity": pl.String(),
+        "kind": pl.String(),
+        "unit_index": pl.Int64(),
+        "status": pl.String(),
+        "value": pl.Float64(),
+        "oriented": pl.Float64(),
+        "response_unit": pl.String(),
         "reference_unit": pl.String(),
-    }  # fmt: skip
+    }
     if scored.is_empty() or not columns:
         return pl.DataFrame(schema=schema)
     signs = pl.DataFrame({"column": columns, "sign": [float(orientation(c)) for c in columns]})
     long = (
-        scored.unpivot(on=columns, index=["sample_id", "granularity", "unit_index", "status",
-                                          "response_unit", "reference_unit"], variable_name="column")
+        scored.unpivot(
+            on=columns,
+            index=["sample_id", "granularity", "unit_index", "status", "response_unit", "reference_unit"],
+            variable_name="column",
+        )
         .filter(pl.col("value").is_finite())
         .join(signs, on="column")
         .with_columns(oriented=pl.col("value") * pl.col("sign"))
-    )  # fmt: skip
+    )
     r_of = pl.DataFrame({"sample_id": list(responses), "r": list(responses.values())})
     keys = ["column", "granularity"]
     wrong = (
@@ -292,8 +308,13 @@ def run_lists(candidates: pl.DataFrame, n: int) -> dict[str, dict[str, dict[str,
             ["oriented", "chunk", "r", "unit_index"], descending=[kind == "wrong", False, False, False]
         ).head(n)
         rows = order.select(
-            "chunk", "sample_id", "unit_index", "status", pl.col("value").round(DIGITS), "response_unit",
+            "chunk",
+            "sample_id",
+            "unit_index",
+            "status",
+            pl.col("value").round(DIGITS),
+            "response_unit",
             "reference_unit",
-        ).rows()  # fmt: skip
+        ).rows()
         out.setdefault(str(column), {}).setdefault(str(granularity), {})[str(kind)] = [list(x) for x in rows]
     return out

@@ -21,9 +21,20 @@ from ._chunks import DIGITS
 logger = logging.getLogger(__name__)
 
 ROW_FIELDS: tuple[str, ...] = (
-    "position", "n_atoms", "placement", "n_corrupted", "corrupted_positions", "corrupted_atoms", "prefix",
-    "continuation", "next_atom", "reference_atom", "next_status", "next_correct", "next_confidence",
-)  # fmt: skip
+    "position",
+    "n_atoms",
+    "placement",
+    "n_corrupted",
+    "corrupted_positions",
+    "corrupted_atoms",
+    "prefix",
+    "continuation",
+    "next_atom",
+    "reference_atom",
+    "next_status",
+    "next_correct",
+    "next_confidence",
+)
 """Columns of the interventions table the explorer shows, in its order."""
 
 
@@ -62,9 +73,9 @@ def intervention_chunk(model: str, task: str, rows: pl.DataFrame, dataset: pl.Da
             )
             unmarked += spans is None and row["n_corrupted"] > 0
             confidence = row["next_confidence"]
-            row["next_confidence"] = None if confidence is None or confidence != confidence else round(
-                confidence, DIGITS
-            )  # fmt: skip
+            row["next_confidence"] = (
+                None if confidence is None or confidence != confidence else round(confidence, DIGITS)
+            )
             entries.append({**row, "spans": spans})
         samples[str(sample_id)] = entries
     if unmarked:

@@ -259,9 +259,13 @@ def _load_vllm_server(path: str | Path, spec: ModelSpec, settings: LoadSettings)
     from saltbench.inference.serving import load_managed
 
     return load_managed(
-        path, spec, settings.server, batch_size=settings.batch_size, top_k=settings.top_k,
+        path,
+        spec,
+        settings.server,
+        batch_size=settings.batch_size,
+        top_k=settings.top_k,
         cache_dir=settings.cache_dir,
-    )  # fmt: skip
+    )
 
 
 def _load_simulated(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:

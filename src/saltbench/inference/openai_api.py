@@ -525,8 +525,13 @@ class OpenAIModel:
                     self._refuse(why)
                 if isinstance(exc, MalformedResponse):
                     error = f"malformed response ({exc})"
-                    log.warning("%s: %s; attempt %d of %d", self.spec.name, error, attempt + 1,
-                                self.settings.max_retries + 1)  # fmt: skip
+                    log.warning(
+                        "%s: %s; attempt %d of %d",
+                        self.spec.name,
+                        error,
+                        attempt + 1,
+                        self.settings.max_retries + 1,
+                    )
                     continue
                 error = scrub(f"{type(exc).__name__}: {exc}", self.secret)
                 break
@@ -595,10 +600,17 @@ class OpenAIModel:
         log.info(
             "%s: %d prompts in %.1f s: %d requests (%d retries), %d from the cache, %d failed; %d prompt "
             "+ %d completion tokens%s",
-            self.spec.name, len(prompts), time.perf_counter() - started, used.requests, used.retries,
-            used.cached, used.failed, used.prompt_tokens, used.completion_tokens,
+            self.spec.name,
+            len(prompts),
+            time.perf_counter() - started,
+            used.requests,
+            used.retries,
+            used.cached,
+            used.failed,
+            used.prompt_tokens,
+            used.completion_tokens,
             "" if cost is None else f", cost {cost:.4f}",
-        )  # fmt: skip
+        )
         return records
 
     def prompt_cache(self, prompt_ids: Sequence[int]) -> None:
@@ -683,9 +695,11 @@ class OpenAIModel:
                 token_texts(self.tokenizer, scores.token_ids, context_ids=contexts[r]) if len(scores) else []
             )
             record = GenerationRecord.from_scores(
-                scores, texts, finish_reason="eos" if finish == "eos" else "length",
+                scores,
+                texts,
+                finish_reason="eos" if finish == "eos" else "length",
                 num_prompt_tokens=len(contexts[r]),
-            )  # fmt: skip
+            )
             results.append(ForcedContinuation(np.asarray(lps, dtype=np.float64), record, finish))
         return results
 
@@ -735,9 +749,13 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
     cache = RequestCache(Path(cache_dir)) if cache_dir is not None else None
     log.info(
         "%s: %s endpoint of %s, %d in flight, timeout %.0f s, %d retries",
-        spec.name, settings.endpoint, spec.source.base_url, settings.concurrency,  # type: ignore[union-attr]
-        settings.timeout_s, settings.max_retries,
-    )  # fmt: skip
+        spec.name,
+        settings.endpoint,
+        spec.source.base_url,  # type: ignore[union-attr]
+        settings.concurrency,
+        settings.timeout_s,
+        settings.max_retries,
+    )
     return OpenAIModel(spec, tokenizer, client, batch_size, top_k, cache, secret)
 
 

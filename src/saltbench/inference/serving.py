@@ -88,15 +88,31 @@ def serve_command(
     ``resources.gpus``, ``gpu_memory_utilization``, ``max_context``, ``enforce_eager``), raw
     log-probabilities and ``--max-logprobs 20``."""
     cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(model_path), "--served-model-name", spec.name,
-        "--host", host, "--port", str(port),
-        "--dtype", spec.dtype,
-        "--tensor-parallel-size", str(spec.tensor_parallel_size),
-        "--gpu-memory-utilization", str(spec.gpu_memory_utilization),
-        "--max-logprobs", str(MAX_LOGPROBS), "--logprobs-mode", "raw_logprobs",
-        "--seed", "0", "--disable-uvicorn-access-log",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(model_path),
+        "--served-model-name",
+        spec.name,
+        "--host",
+        host,
+        "--port",
+        str(port),
+        "--dtype",
+        spec.dtype,
+        "--tensor-parallel-size",
+        str(spec.tensor_parallel_size),
+        "--gpu-memory-utilization",
+        str(spec.gpu_memory_utilization),
+        "--max-logprobs",
+        str(MAX_LOGPROBS),
+        "--logprobs-mode",
+        "raw_logprobs",
+        "--seed",
+        "0",
+        "--disable-uvicorn-access-log",
+    ]
     if spec.revision is not None:
         cmd += ["--revision", spec.revision]
     if spec.max_context is not None:
@@ -255,8 +271,13 @@ class ServerProcess:
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
             start_new_session=True,  # its own process group: stop() reaches its engine processes too
         )
-        log.info("%s: vLLM server pid %d starting on %s (log %s)", self.spec.name, self.proc.pid,
-                 self.base_url, self.log_path)  # fmt: skip
+        log.info(
+            "%s: vLLM server pid %d starting on %s (log %s)",
+            self.spec.name,
+            self.proc.pid,
+            self.base_url,
+            self.log_path,
+        )
         while not healthy(self.base_url, timeout_s=2.0):
             code = self.proc.poll()
             waited = time.monotonic() - started
@@ -268,8 +289,12 @@ class ServerProcess:
                     f"{_tail(self.log_path)}"
                 )
             time.sleep(HEALTH_POLL_S)
-        log.info("%s: vLLM server healthy on %s after %.1f s", self.spec.name, self.base_url,
-                 time.monotonic() - started)  # fmt: skip
+        log.info(
+            "%s: vLLM server healthy on %s after %.1f s",
+            self.spec.name,
+            self.base_url,
+            time.monotonic() - started,
+        )
 
     def stop(self, grace_s: float = 30.0) -> None:
         """SIGTERM to the server (it shuts its engine down), then, after it exits or ``grace_s``, SIGKILL to

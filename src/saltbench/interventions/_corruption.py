@@ -46,9 +46,17 @@ from saltbench.evaluation import UnitRule, decompose, is_dk, resolve_task
 from saltbench.tasks.base import NUMBER_PATTERN
 
 CorruptionKind = Literal[
-    "codon", "integer", "index", "truth_value", "digit_run", "capital_letter", "vocabulary_word",
-    "number_list", "word_typo", "task_defined",
-]  # fmt: skip
+    "codon",
+    "integer",
+    "index",
+    "truth_value",
+    "digit_run",
+    "capital_letter",
+    "vocabulary_word",
+    "number_list",
+    "word_typo",
+    "task_defined",
+]
 CORRUPTION_KINDS: tuple[CorruptionKind, ...] = get_args(CorruptionKind)
 
 CODONS: tuple[str, ...] = tuple("".join(c) for c in itertools.product("ACGT", repeat=3))

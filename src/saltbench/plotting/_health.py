@@ -19,8 +19,12 @@ STATUS_COLOURS: dict[str, tuple[float, float, float] | str] = {
 }
 """One colour per answer status (colour-blind palette; no fence in grey)."""
 
-STATUS_LABELS = {"answered": "answered", "truncated": "cut off by the budget", "no_fence": "no fenced answer",
-                 "error": "error row"}  # fmt: skip
+STATUS_LABELS = {
+    "answered": "answered",
+    "truncated": "cut off by the budget",
+    "no_fence": "no fenced answer",
+    "error": "error row",
+}
 
 
 @styled

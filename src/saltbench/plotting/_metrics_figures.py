@@ -80,28 +80,53 @@ def plot_accuracy_by_task(table: pl.DataFrame, *, granularities: Sequence[str] =
                     mark_missing(ax, x, 0.08, rotation=90)
                     continue
                 alpha = 0.55 if len(models) > 1 else 0.9
-                ax.bar(x, fin.mean(), width=width * 0.92, color=colours[style], alpha=alpha,
-                       edgecolor=colours[style], linewidth=0.6)  # fmt: skip
+                ax.bar(
+                    x,
+                    fin.mean(),
+                    width=width * 0.92,
+                    color=colours[style],
+                    alpha=alpha,
+                    edgecolor=colours[style],
+                    linewidth=0.6,
+                )
                 if len(models) > 1:
                     jitter = rng.uniform(-0.25, 0.25, fin.size) * width
-                    ax.scatter(x + jitter, fin, s=5, color=colours[style], edgecolor="black", linewidth=0.3,
-                               zorder=3)  # fmt: skip
+                    ax.scatter(
+                        x + jitter, fin, s=5, color=colours[style], edgecolor="black", linewidth=0.3, zorder=3
+                    )
                 else:
                     lo, hi = cell["ci_low"][0], cell["ci_high"][0]
                     if _finite(lo) and _finite(hi):
-                        ax.errorbar(x, fin.mean(), yerr=[[fin.mean() - lo], [hi - fin.mean()]], fmt="none",
-                                    ecolor="black", elinewidth=0.6, capsize=1.5)  # fmt: skip
+                        ax.errorbar(
+                            x,
+                            fin.mean(),
+                            yerr=[[fin.mean() - lo], [hi - fin.mean()]],
+                            fmt="none",
+                            ecolor="black",
+                            elinewidth=0.6,
+                            capsize=1.5,
+                        )
         ax.set_xticks(range(len(tasks)), [label(t, TASK_LABELS) for t in tasks], rotation=30, ha="right")
         ax.set_xlim(-0.6, len(tasks) - 0.4)
         ax.set_ylim(0, 1.02)
         ax.set_title(f"{gran} units")
         ax.grid(axis="x", visible=False)
     axes[0].set_ylabel("precision")
-    handles = [Line2D([], [], color=colours[s], marker="s", linestyle="", markersize=5, label=s)
-               for s in styles]  # fmt: skip
+    handles = [
+        Line2D([], [], color=colours[s], marker="s", linestyle="", markersize=5, label=s) for s in styles
+    ]
     if len(models) > 1:
-        handles.append(Line2D([], [], color="0.4", marker="o", linestyle="", markersize=3,
-                              label=f"one model (n={len(models)})"))  # fmt: skip
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.4",
+                marker="o",
+                linestyle="",
+                markersize=3,
+                label=f"one model (n={len(models)})",
+            )
+        )
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), title=None)
     return fig
 
@@ -143,8 +168,15 @@ def plot_dominance(table: pl.DataFrame, *, flavour: str = "topk") -> Figure:
             if np.isnan(v):
                 hatch_cell(ax, j - 0.5, i - 0.5)
             else:
-                ax.text(j, i, f"{100 * v:.0f}", ha="center", va="center", fontsize=6.5,
-                        color="white" if v > 0.6 else "black")  # fmt: skip
+                ax.text(
+                    j,
+                    i,
+                    f"{100 * v:.0f}",
+                    ha="center",
+                    va="center",
+                    fontsize=6.5,
+                    color="white" if v > 0.6 else "black",
+                )
     ax.set_yticks(range(len(functions)), [label(f, CONFIDENCE_LABELS) for f in functions])
     ax.set_xticks(range(len(columns)), [f"{g}\n(n={n_cells.get((a, g), 0)})" for a, g in columns], fontsize=6)
     for k in range(1, len(ASPECT_METRICS)):
@@ -152,8 +184,15 @@ def plot_dominance(table: pl.DataFrame, *, flavour: str = "topk") -> Figure:
     for k, aspect in enumerate(ASPECT_METRICS):
         metric = ASPECT_METRICS[aspect]
         centre = (k + 0.5) * len(GRANULARITIES) - 0.5
-        ax.text(centre, -0.75, f"{aspect}: {label(metric)}", ha="center", va="bottom", fontsize=7.5,
-                fontweight="bold")  # fmt: skip
+        ax.text(
+            centre,
+            -0.75,
+            f"{aspect}: {label(metric)}",
+            ha="center",
+            va="bottom",
+            fontsize=7.5,
+            fontweight="bold",
+        )
     ax.set_ylim(len(functions) - 0.5, -0.5)
     ax.tick_params(length=0)
     ax.grid(False)
@@ -298,9 +337,14 @@ def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> Non
         for (x, y), names in labels.items()
     ]
     adjust_text(
-        texts, x=xs, y=ys, ax=ax, expand=(1.15, 1.5), ensure_inside_axes=True,
+        texts,
+        x=xs,
+        y=ys,
+        ax=ax,
+        expand=(1.15, 1.5),
+        ensure_inside_axes=True,
         arrowprops={"arrowstyle": "-", "color": "0.55", "linewidth": 0.4},
-    )  # fmt: skip
+    )
 
 
 @styled
@@ -341,9 +385,20 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
         ye = [[max(0.0, y - rec["rel_delta_auroc_ci_low"])], [max(0.0, rec["rel_delta_auroc_ci_high"] - y)]]
         xerr = xe if all(_finite(v[0]) for v in xe) else None
         yerr = ye if all(_finite(v[0]) for v in ye) else None
-        ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt=markers[rec["kind"]], color=colours[rec["kind"]],
-                    markersize=4, elinewidth=0.6, capsize=1.2, markeredgecolor="black", markeredgewidth=0.3,
-                    alpha=0.85)  # fmt: skip
+        ax.errorbar(
+            x,
+            y,
+            xerr=xerr,
+            yerr=yerr,
+            fmt=markers[rec["kind"]],
+            color=colours[rec["kind"]],
+            markersize=4,
+            elinewidth=0.6,
+            capsize=1.2,
+            markeredgecolor="black",
+            markeredgewidth=0.3,
+            alpha=0.85,
+        )
         labels.setdefault((round(x, 9), round(y, 9)), []).append(rec["label"])
     if table.height <= max_labels:
         _label_points(ax, labels)
@@ -355,17 +410,38 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
         reasons: dict[str, list[str]] = {}
         for reason, name in missing:
             reasons.setdefault(reason, []).append(name)
-        lines = [f"n/a ({why}): " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
-                 for why, names in reasons.items()]  # fmt: skip
-        ax.text(0.02, 0.02, "\n".join(lines), transform=ax.transAxes, fontsize=5.5, color=MISSING_COLOR,
-                style="italic", clip_on=True)  # fmt: skip
+        lines = [
+            f"n/a ({why}): " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+            for why, names in reasons.items()
+        ]
+        ax.text(
+            0.02,
+            0.02,
+            "\n".join(lines),
+            transform=ax.transAxes,
+            fontsize=5.5,
+            color=MISSING_COLOR,
+            style="italic",
+            clip_on=True,
+        )
     ax.set_xlabel("Δ precision (reasoning − baseline)")
     ax.set_ylabel("relative Δ AUROC")
     ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
     ax.xaxis.set_major_locator(MaxNLocator(5))
     ax.yaxis.set_major_locator(MaxNLocator(6))
-    handles = [Line2D([], [], color=colours[k], marker=markers[k], linestyle="", markeredgecolor="black",
-                      markeredgewidth=0.3, label=names.get(k, k)) for k in kinds]  # fmt: skip
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=colours[k],
+            marker=markers[k],
+            linestyle="",
+            markeredgecolor="black",
+            markeredgewidth=0.3,
+            label=names.get(k, k),
+        )
+        for k in kinds
+    ]
     ax.legend(handles=handles, loc="best")
     return fig
 
@@ -410,8 +486,15 @@ def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
                 if not keep.any():
                     continue
                 drawn = True
-                ax.plot(x[keep], y[keep], linestyle=linestyle, color=colours[gran], linewidth=1.0, marker="o",
-                        markersize=2.2)  # fmt: skip
+                ax.plot(
+                    x[keep],
+                    y[keep],
+                    linestyle=linestyle,
+                    color=colours[gran],
+                    linewidth=1.0,
+                    marker="o",
+                    markersize=2.2,
+                )
                 low, high = rows["ci_low"].to_numpy(), rows["ci_high"].to_numpy()
                 band = keep & np.isfinite(low) & np.isfinite(high)
                 ax.fill_between(x[band], low[band], high[band], color=colours[gran], alpha=0.15, linewidth=0)

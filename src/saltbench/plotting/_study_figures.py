@@ -65,10 +65,11 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
     if sub.is_empty():
         return empty_figure(title, f"no {granularity}-level units")
     ranking = (
-        sub.group_by("confidence").agg(pl.col("ece").first(), pl.col("n").sum().alias("units"))
+        sub.group_by("confidence")
+        .agg(pl.col("ece").first(), pl.col("n").sum().alias("units"))
         .with_columns(pl.col("ece").fill_nan(None))
         .sort("ece", nulls_last=True)
-    )  # fmt: skip
+    )
     functions = ranking["confidence"].to_list()[: max(1, top)]
     fig = new_figure(TEXT_WIDTH if len(functions) > 2 else COLUMN_WIDTH * len(functions) * 0.9 + 0.3, 3.0)
     axes = fig.subplots(2, len(functions), sharex=True, squeeze=False, height_ratios=[3, 1])
@@ -83,13 +84,23 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
         centre, width = (lo + hi) / 2, hi - lo
         ok = np.isfinite(acc) & (n > 0)
         ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.7)
-        ax.bar(centre[ok], acc[ok], width=width[ok] * 0.95, color="C0", alpha=0.75, edgecolor="C0",
-               linewidth=0.4)  # fmt: skip
+        ax.bar(
+            centre[ok], acc[ok], width=width[ok] * 0.95, color="C0", alpha=0.75, edgecolor="C0", linewidth=0.4
+        )
         gap = conf - acc
         for sign, colour in ((1, GAP_COLOURS["over"]), (-1, GAP_COLOURS["under"])):
             side = ok & (sign * gap > 0)
-            ax.bar(centre[side], gap[side], bottom=acc[side], width=width[side] * 0.95, color=colour,
-                   alpha=0.35, edgecolor=colour, linewidth=0.4, hatch="////")  # fmt: skip
+            ax.bar(
+                centre[side],
+                gap[side],
+                bottom=acc[side],
+                width=width[side] * 0.95,
+                color=colour,
+                alpha=0.35,
+                edgecolor=colour,
+                linewidth=0.4,
+                hatch="////",
+            )
         ax.hlines(conf[ok], lo[ok] + width[ok] * 0.025, hi[ok] - width[ok] * 0.025, color="C1", linewidth=1.2)
         if not ok.any():
             mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
@@ -166,15 +177,18 @@ def plot_rejection_curves(table: pl.DataFrame, *, top: int = 3) -> Figure:
     for ax, gran in zip(axes, grans):
         sub = table.filter(pl.col("granularity") == gran)
         aurc = (
-            sub.group_by("confidence").agg(pl.col("aurc").first())
+            sub.group_by("confidence")
+            .agg(pl.col("aurc").first())
             .with_columns(pl.col("aurc").fill_nan(None))
             .sort("aurc", nulls_last=True)
-        )  # fmt: skip
+        )
         fns = [f for f in aurc["confidence"].to_list() if f not in BASELINES][:top]
         lookup = dict(zip(aurc["confidence"].to_list(), aurc["aurc"].to_list()))
         styles = [(f, {"color": colours[f], "linewidth": 1.2}) for f in fns]
-        styles += [("oracle", {"color": "black", "linestyle": "--", "linewidth": 0.9}),
-                   ("random", {"color": "0.5", "linestyle": ":", "linewidth": 0.9})]  # fmt: skip
+        styles += [
+            ("oracle", {"color": "black", "linestyle": "--", "linewidth": 0.9}),
+            ("random", {"color": "0.5", "linestyle": ":", "linewidth": 0.9}),
+        ]
         drawn = 0
         if not fns:
             mark_missing(ax, 0.5, 0.55, "confidence scores n/a", size=7, in_axes=True)
@@ -322,8 +336,15 @@ def plot_interventions_context_length(table: pl.DataFrame) -> Figure:
         line = agg.filter(pl.col("task") == task).sort("x")
         colour = colours.get(task, "0.5")
         ax.fill_between(line["x"], line["ci_low"], line["ci_high"], color=colour, alpha=0.12, linewidth=0)
-        ax.plot(line["x"], line["accuracy"], marker="o", markersize=2.5, linewidth=0.9, color=colour,
-                label=label(task, TASK_LABELS))  # fmt: skip
+        ax.plot(
+            line["x"],
+            line["accuracy"],
+            marker="o",
+            markersize=2.5,
+            linewidth=0.9,
+            color=colour,
+            label=label(task, TASK_LABELS),
+        )
         if line.height == 1:
             _interval_whiskers(ax, line, colour)
     ax.set_xlim(0, 1.02)

@@ -148,14 +148,27 @@ def mark_missing(
     Coordinates are data coordinates, or axes fractions with ``in_axes=True``.
     """
     extra: dict[str, Any] = {"transform": ax.transAxes} if in_axes else {}
-    ax.text(x, y, text, ha="center", va="center", color=MISSING_COLOR, fontsize=size, rotation=rotation,
-            style="italic", **extra)  # fmt: skip
+    ax.text(
+        x,
+        y,
+        text,
+        ha="center",
+        va="center",
+        color=MISSING_COLOR,
+        fontsize=size,
+        rotation=rotation,
+        style="italic",
+        **extra,
+    )
 
 
 def hatch_cell(ax: Axes, x0: float, y0: float, width: float = 1.0, height: float = 1.0) -> None:
     """A hatched rectangle (data coordinates) marking a missing cell of a heatmap or grid."""
-    ax.add_patch(Rectangle((x0, y0), width, height, fill=False, hatch=MISSING_HATCH, edgecolor=MISSING_COLOR,
-                           linewidth=0))  # fmt: skip
+    ax.add_patch(
+        Rectangle(
+            (x0, y0), width, height, fill=False, hatch=MISSING_HATCH, edgecolor=MISSING_COLOR, linewidth=0
+        )
+    )
 
 
 def empty_figure(
@@ -170,8 +183,16 @@ def empty_figure(
         hatch_cell(ax, 0.05, 0.1, 0.9, 0.8)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
-        ax.text(0.5, 0.5, message, ha="center", va="center", fontsize=8, color="0.3",
-                bbox={"facecolor": "white", "edgecolor": "none"})  # fmt: skip
+        ax.text(
+            0.5,
+            0.5,
+            message,
+            ha="center",
+            va="center",
+            fontsize=8,
+            color="0.3",
+            bbox={"facecolor": "white", "edgecolor": "none"},
+        )
     return fig
 
 

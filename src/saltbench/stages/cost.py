@@ -71,11 +71,16 @@ def estimate(settings: WorkflowConfig) -> list[RequestEstimate]:
                 completion = budget * len(prompts)
                 out.append(
                     RequestEstimate(
-                        spec.name, style, task, len(prompts), prompt_tokens, completion,
+                        spec.name,
+                        style,
+                        task,
+                        len(prompts),
+                        prompt_tokens,
+                        completion,
                         counted=tokenizer is not None,
                         cost=_cost(spec, prompt_tokens, completion),
                     )
-                )  # fmt: skip
+                )
     return out
 
 

@@ -162,15 +162,25 @@ def generate_shard(
     if len(tasks) > 1:
         raise ValueError(f"a shard holds one task's rows, got {sorted(tasks)}")
     model = load_generator(
-        model_path, spec, inference, backend=backend, num_threads=num_threads, request_cache=request_cache,
+        model_path,
+        spec,
+        inference,
+        backend=backend,
+        num_threads=num_threads,
+        request_cache=request_cache,
         server=server,
-    )  # fmt: skip
+    )
     task = tasks.pop() if tasks else ""
     budget = inference.max_new_tokens_for(task, style) if task else 1
     frame = generate_rows(
-        model, rows, model_name=model_name, style=style, n_shots=n_shots, max_new_tokens=budget,
+        model,
+        rows,
+        model_name=model_name,
+        style=style,
+        n_shots=n_shots,
+        max_new_tokens=budget,
         progress=progress,
-    )  # fmt: skip
+    )
     check_error_rows(
         frame, model_name=model_name, what=f"{style}/{task} shard", max_error_share=inference.max_error_share
     )

@@ -245,8 +245,13 @@ def import_generations(
     }
     log.info(
         "%s: %d responses from %s (%s), %d skipped, %d without log-probabilities",
-        model_name, len(chosen), path, format, skipped, without,
-    )  # fmt: skip
+        model_name,
+        len(chosen),
+        path,
+        format,
+        skipped,
+        without,
+    )
     return ImportResult(frames, record)
 
 

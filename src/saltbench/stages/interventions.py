@@ -606,9 +606,13 @@ def intervention_shard(
         log.info("%d samples, none with 2 or more reference atoms: no interventions", rows.height)
         return empty_interventions()
     settings = LoadSettings(
-        batch_size=options.batch_size, top_k=top_k, num_threads=num_threads, prefix_caching=True,
-        cache_dir=request_cache, server=server,
-    )  # fmt: skip
+        batch_size=options.batch_size,
+        top_k=top_k,
+        num_threads=num_threads,
+        prefix_caching=True,
+        cache_dir=request_cache,
+        server=server,
+    )
     model = load_backend(model_path, spec, backend=backend, settings=settings)
     return run_interventions(model, rows, options, model_name=model_name, n_shots=n_shots)
 

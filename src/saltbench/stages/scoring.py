@@ -312,15 +312,23 @@ def confidence_columns(
         values: dict[str, np.ndarray] = {}
         if paper:
             log_p, entropy = token_signals(
-                tokens["chosen"], tokens["topk"], tokens["entropy"], flavour,
-                chosen_in_topk=chosen_in_topk, top_k=top_k,
-            )  # fmt: skip
+                tokens["chosen"],
+                tokens["topk"],
+                tokens["entropy"],
+                flavour,
+                chosen_in_topk=chosen_in_topk,
+                top_k=top_k,
+            )
             values.update(unit_confidences(log_p, entropy, token_index, unit_index, n_units))
         if extended:
             distributions = token_distributions(
-                tokens["chosen"], tokens["topk"], tokens["entropy"], flavour,
-                chosen_in_topk=chosen_in_topk, top_k=top_k,
-            )  # fmt: skip
+                tokens["chosen"],
+                tokens["topk"],
+                tokens["entropy"],
+                flavour,
+                chosen_in_topk=chosen_in_topk,
+                top_k=top_k,
+            )
             values.update(extended_confidences(distributions, token_index, unit_index, n_units, extended))
         for name in names:
             column = np.asarray(values[name], dtype=np.float64)

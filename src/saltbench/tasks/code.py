@@ -161,8 +161,18 @@ _SHORT_WORDS: tuple[str, ...] = tuple(
     "not but can all one two cat dog sat mat fox sun day old new big".split()
 )
 _CONTRACTIONS: tuple[str, ...] = (
-    "it's", "don't", "I'm", "can't", "won't", "I'd", "let's", "we're", "they've", "isn't", "you'll",
-)  # fmt: skip
+    "it's",
+    "don't",
+    "I'm",
+    "can't",
+    "won't",
+    "I'd",
+    "let's",
+    "we're",
+    "they've",
+    "isn't",
+    "you'll",
+)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -315,22 +325,38 @@ def _function_source(function: Callable[..., object]) -> str:
 
 _VARIANT_LIST: tuple[CodeVariant, ...] = (
     CodeVariant(
-        "two_sum", "Two Sum", "TwoSumProblem", two_sum, _args_two_sum,
+        "two_sum",
+        "Two Sum",
+        "TwoSumProblem",
+        two_sum,
+        _args_two_sum,
         (FewShot("([2, 7, 11, 15], 9)", "[0, 1]"), FewShot("([3, 2, 4], 6)", "[1, 2]")),
         delimiter=",",
     ),
     CodeVariant(
-        "edit_distance", "Edit Distance", "EditDistanceProblem", edit_distance, _args_edit_distance,
+        "edit_distance",
+        "Edit Distance",
+        "EditDistanceProblem",
+        edit_distance,
+        _args_edit_distance,
         (FewShot("('kitten', 'sitting')", "3"), FewShot("('horse', 'ros')", "3")),
         atom_regex=NUMBER_PATTERN,
     ),
     CodeVariant(
-        "rotate_matrix", "Rotate Matrix", "RotateProblem", rotate_matrix, _args_rotate_matrix,
+        "rotate_matrix",
+        "Rotate Matrix",
+        "RotateProblem",
+        rotate_matrix,
+        _args_rotate_matrix,
         (FewShot("([[1, 2], [3, 4]],)", "[[3, 1], [4, 2]]"), FewShot("([[1]],)", "[[1]]")),
         atom_regex=ROW_PATTERN,
     ),
     CodeVariant(
-        "insert_interval", "Insert Interval", "InsertProblem", insert_interval, _args_insert_interval,
+        "insert_interval",
+        "Insert Interval",
+        "InsertProblem",
+        insert_interval,
+        _args_insert_interval,
         (
             FewShot("([[1, 3], [6, 9]], [2, 5])", "[[1, 5], [6, 9]]"),
             FewShot("([[1, 2], [3, 5], [6, 7]], [4, 8])", "[[1, 2], [3, 8]]"),
@@ -338,13 +364,20 @@ _VARIANT_LIST: tuple[CodeVariant, ...] = (
         atom_regex=INTERVAL_PATTERN,
     ),
     CodeVariant(
-        "next_permutation", "Next Permutation", "NextPermutationProblem", next_permutation,
+        "next_permutation",
+        "Next Permutation",
+        "NextPermutationProblem",
+        next_permutation,
         _args_next_permutation,
         (FewShot("([1, 2, 3],)", "[1, 3, 2]"), FewShot("([3, 2, 1],)", "[1, 2, 3]")),
         delimiter=",",
     ),
     CodeVariant(
-        "reverse_words", "Reverse Words", "ReverseWordsProblem", reverse_words, _args_reverse_words,
+        "reverse_words",
+        "Reverse Words",
+        "ReverseWordsProblem",
+        reverse_words,
+        _args_reverse_words,
         (
             FewShot("('hello world',)", "olleh dlrow"),
             FewShot("('Let's take LeetCode contest',)", "s'teL ekat edoCteeL tsetnoc"),
@@ -352,11 +385,15 @@ _VARIANT_LIST: tuple[CodeVariant, ...] = (
         delimiter=" ",
     ),
     CodeVariant(
-        "rotate_array", "Rotate Array", "RotateArrayProblem", rotate_array, _args_rotate_array,
+        "rotate_array",
+        "Rotate Array",
+        "RotateArrayProblem",
+        rotate_array,
+        _args_rotate_array,
         (FewShot("([1, 2, 3, 4], 1)", "[4, 1, 2, 3]"), FewShot("([1, 2, 3, 4], 2)", "[3, 4, 1, 2]")),
         delimiter=",",
     ),
-)  # fmt: skip
+)
 
 CODE_VARIANT_SPECS: dict[str, CodeVariant] = {v.slug: v for v in _VARIANT_LIST}
 """Variant slug -> :class:`CodeVariant`, in the paper's order."""

@@ -64,7 +64,7 @@ def figure_outputs(name: str, category: str, report: Callable[..., Any]) -> dict
             caption=f"../report/figure_{name}.rst",
             category=category,
             labels={"figure": name},
-        ),  # fmt: skip
+        ),
     }
 
 
@@ -138,8 +138,16 @@ def reasoning_tradeoff_from_unit_files(
     its bootstrap with seed ``seed + k``. ``None`` when there is no comparison."""
     from saltbench.analysis import reasoning_tradeoff_units
 
-    columns = ["model", "style", "task", "sample_id", "granularity", "status", "is_correct",
-               confidence_column(flavour, confidence)]  # fmt: skip
+    columns = [
+        "model",
+        "style",
+        "task",
+        "sample_id",
+        "granularity",
+        "status",
+        "is_correct",
+        confidence_column(flavour, confidence),
+    ]
     parts = []
     for k, cmp in enumerate(cmps):
         wanted = {(cmp.model_a, cmp.style_a), (cmp.model_b, cmp.style_b)}

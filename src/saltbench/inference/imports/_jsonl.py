@@ -48,9 +48,16 @@ FINISH_ALIASES: Mapping[str, FinishReason] = {
 
 STRING_KEYS = ("sample_id", "prompt", "style", "task", "variant", "model", "reasoning", "error")
 LIST_KEYS = (
-    "tokens", "token_bytes", "token_offsets", "token_ids", "logprobs", "top_logprobs", "top_ids",
-    "top_tokens", "entropy",
-)  # fmt: skip
+    "tokens",
+    "token_bytes",
+    "token_offsets",
+    "token_ids",
+    "logprobs",
+    "top_logprobs",
+    "top_ids",
+    "top_tokens",
+    "entropy",
+)
 SCHEMA_KEYS = frozenset({"text", "finish_reason", "num_prompt_tokens", *STRING_KEYS, *LIST_KEYS})
 """Every key of the schema (module docstring)."""
 
@@ -206,9 +213,11 @@ def write_jsonl(frame: pl.DataFrame, path: str | Path) -> int:
     buffer = io.BytesIO()
     out.with_columns(
         *(pl.col(EXPORT_COLUMNS[c]).list.eval(pl.element().fill_nan(None)) for c in _FLOAT_LISTS),
-        *(pl.col(EXPORT_COLUMNS[c]).list.eval(pl.element().list.eval(pl.element().fill_nan(None)))
-          for c in _FLOAT_NESTED),
-    ).write_ndjson(buffer)  # fmt: skip
+        *(
+            pl.col(EXPORT_COLUMNS[c]).list.eval(pl.element().list.eval(pl.element().fill_nan(None)))
+            for c in _FLOAT_NESTED
+        ),
+    ).write_ndjson(buffer)
     data = buffer.getvalue()
     if rows_with_inf:
         lines = data.decode("utf-8").split("\n")  # not splitlines(): U+2028 and U+0085 stay raw in JSON

@@ -119,8 +119,14 @@ def _results(payload: Any, path: Path) -> list[tuple[str, Any]]:
         return [(f"payload.results[{i}]", r) for i, r in enumerate(payload["results"])]
     if isinstance(payload, Mapping) and "prompts" in payload and ({"texts", "responses"} & set(payload)):
         texts_key = "texts" if "texts" in payload else "responses"
-        columns = {"prompt": "prompts", "text": texts_key, "logprobs": "logprobs", "sample_id": "sample_ids",
-                   "style": "styles", "input": "inputs"}  # fmt: skip
+        columns = {
+            "prompt": "prompts",
+            "text": texts_key,
+            "logprobs": "logprobs",
+            "sample_id": "sample_ids",
+            "style": "styles",
+            "input": "inputs",
+        }
         present = {key: name for key, name in columns.items() if name in payload}
         lengths = {name: len(payload[name]) for name in present.values() if isinstance(payload[name], list)}
         if set(lengths) != set(present.values()) or len(set(lengths.values())) != 1:
