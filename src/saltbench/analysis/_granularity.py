@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 import polars as pl
@@ -68,6 +68,90 @@ def auroc_unit_counts(
     return counts.select(pl.col(name).cast(dtype) for name, dtype in COUNTS_SCHEMA.items()).sort(list(CELL))
 
 
+_SUMMARY_KEYS: tuple[str, ...] = ("task", "style", "granularity", "metric")
+"""The columns that identify a granularity-table row; per-model values are summarised per combination."""
+
+
+def _auroc_rows(metrics: pl.DataFrame, confidence: str, flavour: str) -> pl.DataFrame:
+    """The metrics rows of the AUROC kinds (:data:`AUROC_METRICS`) of one function and flavour, raw ranking
+    (calibration ``"none"``)."""
+    return metrics.filter(
+        pl.col("metric").is_in(AUROC_METRICS)
+        & (pl.col("confidence") == confidence)
+        & (pl.col("flavour") == flavour)
+        & (pl.col("calibration") == "none")
+    )
+
+
+def _complete_grid(metrics: pl.DataFrame) -> pl.DataFrame:
+    """Every task × style × granularity × AUROC metric, tasks and styles in their order in ``metrics``."""
+    tasks = metrics["task"].unique(maintain_order=True).to_list()
+    styles = metrics["style"].unique(maintain_order=True).to_list()
+    return pl.DataFrame(
+        [
+            (task, style, granularity, metric)
+            for task in tasks
+            for style in styles
+            for granularity in GRANULARITIES
+            for metric in AUROC_METRICS
+        ],
+        schema={"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String()},
+        orient="row",
+    )
+
+
+def _per_model_values(rows: pl.DataFrame, counts: pl.DataFrame | None) -> pl.DataFrame:
+    """Mean value per task, style, granularity, metric and model, with the model's unit counts where its value
+    is defined (0 where it is not; null without ``counts``)."""
+    per_model = rows.group_by([*_SUMMARY_KEYS, "model"], maintain_order=True).agg(pl.col("value").mean())
+    if counts is None:
+        return per_model.with_columns(
+            pl.lit(None, pl.Int64).alias("n_correct"), pl.lit(None, pl.Int64).alias("n_incorrect")
+        )
+    return per_model.join(
+        counts, on=["model", "style", "task", "granularity"], how="left", maintain_order="left"
+    ).with_columns(
+        # a model's units count where its value is defined (the models the summary is over)
+        pl.when(pl.col("value").is_finite()).then(pl.col(column).fill_null(0)).otherwise(0).alias(column)
+        for column in ("n_correct", "n_incorrect")
+    )
+
+
+def _values_over_models(per_model: pl.DataFrame, counted: bool) -> pl.DataFrame:
+    """The per-model values of each task, style, granularity and metric as a list, with the unit counts
+    summed over models (``counted``) or the null count carried over."""
+    return per_model.group_by(list(_SUMMARY_KEYS), maintain_order=True).agg(
+        pl.col("value"),
+        *(
+            pl.col(column).sum().cast(pl.Int64) if counted else pl.col(column).first()
+            for column in ("n_correct", "n_incorrect")
+        ),
+    )
+
+
+def _model_statistics(values: Sequence[float]) -> dict[str, float | int]:
+    """Mean, median and quartiles of the finite per-model values (NaN when there is none) and their number."""
+    finite = np.asarray(values, dtype=np.float64)
+    finite = finite[np.isfinite(finite)]
+    statistics = (
+        (float(finite.mean()), float(np.median(finite)), *map(float, np.quantile(finite, [0.25, 0.75])))
+        if finite.size
+        else (np.nan,) * 4
+    )
+    return dict(zip(("mean", "median", "q25", "q75"), statistics)) | {"n_models": int(finite.size)}
+
+
+def _summary_table(grouped: pl.DataFrame) -> pl.DataFrame:
+    """One row per task, style, granularity and metric of ``grouped``: the statistics of its per-model values
+    and its unit counts (:data:`GRANULARITY_SCHEMA`)."""
+    records = []
+    for record in grouped.iter_rows(named=True):
+        keys = {key: record[key] for key in _SUMMARY_KEYS}
+        counts = {"n_correct": record["n_correct"], "n_incorrect": record["n_incorrect"]}
+        records.append(keys | _model_statistics(record["value"]) | counts)
+    return pl.DataFrame(records, schema=dict(GRANULARITY_SCHEMA))
+
+
 def granularity_table(
     metrics: pl.DataFrame,
     *,
@@ -101,57 +185,11 @@ def granularity_table(
         raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
     if flavour not in FLAVOURS:
         raise ValueError(f"flavour must be one of {FLAVOURS}, got {flavour!r}")
-    rows = metrics.filter(
-        pl.col("metric").is_in(AUROC_METRICS)
-        & (pl.col("confidence") == confidence)
-        & (pl.col("flavour") == flavour)
-        & (pl.col("calibration") == "none")
-    )
-    tasks = metrics["task"].unique(maintain_order=True).to_list()
-    styles = metrics["style"].unique(maintain_order=True).to_list()
-    grid = pl.DataFrame(
-        [(t, s, g, m) for t in tasks for s in styles for g in GRANULARITIES for m in AUROC_METRICS],
-        schema={"task": pl.String(), "style": pl.String(), "granularity": pl.String(), "metric": pl.String()},
-        orient="row",
-    )
-    per_model = rows.group_by(["task", "style", "granularity", "metric", "model"], maintain_order=True).agg(
-        pl.col("value").mean()
-    )
-    if counts is not None:
-        per_model = per_model.join(
-            counts, on=["model", "style", "task", "granularity"], how="left", maintain_order="left"
-        ).with_columns(
-            # a model's units count where its value is defined (the models the summary is over)
-            pl.when(pl.col("value").is_finite()).then(pl.col(c).fill_null(0)).otherwise(0).alias(c)
-            for c in ("n_correct", "n_incorrect")
-        )
-    else:
-        per_model = per_model.with_columns(
-            pl.lit(None, pl.Int64).alias("n_correct"), pl.lit(None, pl.Int64).alias("n_incorrect")
-        )
-    grouped = per_model.group_by(["task", "style", "granularity", "metric"], maintain_order=True).agg(
-        pl.col("value"),
-        pl.col("n_correct").sum().cast(pl.Int64) if counts is not None else pl.col("n_correct").first(),
-        pl.col("n_incorrect").sum().cast(pl.Int64) if counts is not None else pl.col("n_incorrect").first(),
-    )
-    out = []
-    for rec in grouped.iter_rows(named=True):
-        v = np.asarray(rec["value"], dtype=np.float64)
-        v = v[np.isfinite(v)]
-        stats = (
-            (float(v.mean()), float(np.median(v)), *map(float, np.quantile(v, [0.25, 0.75])))
-            if v.size
-            else (np.nan,) * 4
-        )
-        keys = {k: rec[k] for k in ("task", "style", "granularity", "metric")}
-        out.append(
-            keys
-            | dict(zip(("mean", "median", "q25", "q75"), stats))
-            | {"n_models": int(v.size), "n_correct": rec["n_correct"], "n_incorrect": rec["n_incorrect"]}
-        )
-    summary = pl.DataFrame(out, schema=dict(GRANULARITY_SCHEMA))
-    on = ["task", "style", "granularity", "metric"]
-    result = grid.join(summary, on=on, how="left", maintain_order="left")
+    rows = _auroc_rows(metrics, confidence, flavour)
+    grid = _complete_grid(metrics)
+    grouped = _values_over_models(_per_model_values(rows, counts), counted=counts is not None)
+    summary = _summary_table(grouped)
+    result = grid.join(summary, on=list(_SUMMARY_KEYS), how="left", maintain_order="left")
     filled = [pl.col("n_models").fill_null(0)]
     if counts is not None:
         filled += [pl.col("n_correct").fill_null(0), pl.col("n_incorrect").fill_null(0)]

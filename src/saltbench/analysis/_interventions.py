@@ -220,6 +220,59 @@ def _fit_group(
     return out
 
 
+_FIT_COLUMNS: tuple[str, ...] = (
+    "model",
+    "task",
+    "sample_id",
+    "placement",
+    "corrupted_fraction",
+    "position_fraction",
+    "next_correct",
+)
+"""Columns :func:`fit_intervention_effects` needs."""
+
+
+def _fit_data(interventions: pl.DataFrame) -> pl.DataFrame:
+    """The distinct interventions (:func:`distinct_interventions`) with an outcome and finite fractions,
+    sample ids as strings."""
+    return (
+        distinct_interventions(interventions)
+        .filter(
+            pl.col("next_correct").is_not_null()
+            & pl.col("corrupted_fraction").is_finite()
+            & pl.col("position_fraction").is_finite()
+        )
+        .with_columns(pl.col("sample_id").cast(pl.String))
+    )
+
+
+def _effect_rows(
+    model: object,
+    task: object,
+    fits: Sequence[tuple[str, float, float, float, str]],
+    n_rows: int,
+    n_samples: int,
+    method: FitMethod,
+) -> list[dict[str, object]]:
+    """The effects-table rows of one model × task: one per fitted term (estimate, interval, status), with the
+    group's row and sample counts."""
+    return [
+        {
+            "model": model,
+            "task": task,
+            "term": term,
+            "estimate": estimate,
+            "ci_low": low,
+            "ci_high": high,
+            "n_rows": n_rows,
+            "n_samples": n_samples,
+            "method": method,
+            "status": status,
+        }
+        for term, estimate, low, high, status in fits
+    ]
+
+
 def fit_intervention_effects(
     interventions: pl.DataFrame,
     *,
@@ -259,52 +312,17 @@ def fit_intervention_effects(
     Returns:
         :data:`EFFECTS_SCHEMA`, one row per model × task × term of :data:`TERMS`.
     """
-    require_columns(
-        interventions,
-        [
-            "model",
-            "task",
-            "sample_id",
-            "placement",
-            "corrupted_fraction",
-            "position_fraction",
-            "next_correct",
-        ],
-        "interventions",
-    )
+    require_columns(interventions, _FIT_COLUMNS, "interventions")
     if method not in ("logistic", "linear"):
         raise ValueError(f"method must be 'logistic' or 'linear', got {method!r}")
     if not ridge >= 0:
         raise ValueError(f"ridge must be >= 0, got {ridge!r}")
-    data = (
-        distinct_interventions(interventions)
-        .filter(
-            pl.col("next_correct").is_not_null()
-            & pl.col("corrupted_fraction").is_finite()
-            & pl.col("position_fraction").is_finite()
-        )
-        .with_columns(pl.col("sample_id").cast(pl.String))
-    )
+    groups = _fit_data(interventions).sort("model", "task").group_by(["model", "task"], maintain_order=True)
     rows: list[dict[str, object]] = []
-    k = 0
-    for (model, task), frame in data.sort("model", "task").group_by(["model", "task"], maintain_order=True):
+    for group_index, ((model, task), frame) in enumerate(groups):
         n_samples = frame.select("task", "sample_id").n_unique()
-        for term, est, low, high, status in _fit_group(frame, method, n_resamples, alpha, seed + k, ridge):
-            rows.append(
-                {
-                    "model": model,
-                    "task": task,
-                    "term": term,
-                    "estimate": est,
-                    "ci_low": low,
-                    "ci_high": high,
-                    "n_rows": frame.height,
-                    "n_samples": n_samples,
-                    "method": method,
-                    "status": status,
-                }
-            )
-        k += 1
+        fits = _fit_group(frame, method, n_resamples, alpha, seed + group_index, ridge)
+        rows.extend(_effect_rows(model, task, fits, frame.height, n_samples, method))
     return nan_for_null(pl.DataFrame(rows, schema=dict(EFFECTS_SCHEMA)))
 
 

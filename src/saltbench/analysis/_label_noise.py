@@ -32,8 +32,8 @@ points. Both are tested against simulation.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Literal, NamedTuple
 
 import numpy as np
 import polars as pl
@@ -122,6 +122,175 @@ def _cell_metrics(
     ]
 
 
+class _CellUnits(NamedTuple):
+    """One cell's units: probability (for ECE), ranking score, correctness and response index of each."""
+
+    probability: np.ndarray
+    ranking: np.ndarray
+    correct: np.ndarray
+    response: np.ndarray
+
+
+class _Replicate(NamedTuple):
+    """One resample of a cell's responses: its rows, their response index, noise-free AUROC, share correct."""
+
+    rows: np.ndarray
+    responses: np.ndarray
+    clean_auroc: float
+    share_correct: float
+
+
+def _check_noise_arguments(
+    confidence: str, epsilons: Sequence[float], modes: Sequence[NoiseMode], n_replicates: int
+) -> None:
+    """Raise ``ValueError`` on an unknown confidence function or mode, an epsilon outside [0, 0.5], or no
+    replicates."""
+    if confidence not in CONFIDENCE_FUNCTIONS:
+        raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
+    if any(not 0.0 <= epsilon <= 0.5 for epsilon in epsilons):
+        raise ValueError(f"epsilons must lie in [0, 0.5], got {list(epsilons)}")
+    if n_replicates < 1:
+        raise ValueError(f"n_replicates must be >= 1, got {n_replicates!r}")
+    unknown_modes = [mode for mode in modes if mode not in NOISE_MODES]
+    if unknown_modes:
+        raise ValueError(f"modes must be drawn from {NOISE_MODES}, got {unknown_modes}")
+
+
+def _scored_cells(
+    frames: Sequence[pl.DataFrame], column: str, granularities: Sequence[str]
+) -> Iterator[tuple[str, pl.DataFrame]]:
+    """Granularity and response units with a finite ``column`` score of each (model, style, task, granularity)
+    cell of the frames, in order; cells of other granularities or with fewer than two units are skipped."""
+    for frame in frames:
+        if column not in frame.columns or frame.is_empty():
+            continue
+        data = frame.filter(
+            pl.col("status").cast(pl.String).is_in(list(RESPONSE_STATUSES)) & pl.col(column).is_finite()
+        )
+        for key, group in data.group_by(["model", "style", "task", "granularity"], maintain_order=True):
+            granularity = str(key[3])
+            if granularity not in granularities or group.height < 2:
+                continue
+            yield granularity, group
+
+
+def _cell_units(group: pl.DataFrame, column: str, confidence: str) -> _CellUnits:
+    """The probability, ranking score, correctness and response index of each unit of a cell; the probability
+    is the function's own when it is one, else the z-score sigmoid of its ranking score."""
+    raw = group[column].to_numpy().astype(np.float64)
+    ranking = ranking_scores(confidence, raw)
+    spec = CONFIDENCE_FUNCTIONS[confidence]
+    probability = zscore_sigmoid(ranking, ranking) if spec.needs_calibration else np.clip(raw, 0.0, 1.0)
+    correct = group["is_correct"].to_numpy().astype(bool)
+    response = np.unique(group["sample_id"].to_numpy(), return_inverse=True)[1].reshape(-1)
+    return _CellUnits(probability, ranking, correct, response)
+
+
+def _resample_responses(
+    cell_units: _CellUnits, n_replicates: int, resample: np.random.Generator
+) -> list[_Replicate]:
+    """``n_replicates`` resamples of the cell's responses with replacement, shared by every mode and noise
+    level."""
+    n_responses = int(cell_units.response.max()) + 1
+    draws = [resample.integers(0, n_responses, n_responses) for _ in range(n_replicates)]
+    members = [np.flatnonzero(cell_units.response == index) for index in range(n_responses)]
+    replicates = []
+    for draw in draws:
+        rows = np.concatenate([members[index] for index in draw])
+        responses = np.repeat(np.arange(draw.size), [members[index].size for index in draw])
+        clean = cell_units.correct[rows]
+        replicates.append(
+            _Replicate(rows, responses, auroc(cell_units.ranking[rows], clean), float(clean.mean()))
+        )
+    return replicates
+
+
+def _noisy_metrics(
+    cell_units: _CellUnits,
+    replicates: Sequence[_Replicate],
+    epsilon: float,
+    mode: NoiseMode,
+    n_bins: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Per replicate (row): the :data:`NOISE_METRICS` on labels with noise ``epsilon`` of ``mode``, then the
+    analytic AUROC (column :data:`_EXPECTED`)."""
+    out = np.empty((len(replicates), _EXPECTED + 1))
+    for replicate_index, replicate in enumerate(replicates):
+        rows = replicate.rows
+        noisy = flip_labels(cell_units.correct[rows], cell_units.ranking[rows], epsilon, mode, rng)
+        out[replicate_index, :_EXPECTED] = _cell_metrics(
+            cell_units.probability[rows], cell_units.ranking[rows], noisy, replicate.responses, n_bins
+        )
+        out[replicate_index, _EXPECTED] = expected_auroc(
+            replicate.clean_auroc, replicate.share_correct, epsilon
+        )
+    return out
+
+
+def _mean_and_band(per_cell: np.ndarray, alpha: float) -> tuple[float, float, float]:
+    """Mean over replicates of the mean over cells and its percentile band (NaN when no replicate has one)."""
+    finite = _finite(_mean_over_cells(per_cell))
+    value = float(finite.mean()) if finite.size else NAN
+    low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2]) if finite.size else (NAN, NAN)
+    return value, float(low), float(high)
+
+
+def _analytic_value(stack: np.ndarray, mode: str, metric: str) -> float:
+    """The analytic expectation of ``metric`` under uniform noise, averaged like the values (pooled AUROC and
+    PRR = 2 AUROC - 1 under ``uniform``; else NaN)."""
+    if mode != "uniform" or metric not in ("auroc_pooled", "prr"):
+        return NAN
+    expected = _finite(_mean_over_cells(stack[:, :, _EXPECTED]))
+    mean_expected = float(expected.mean()) if expected.size else NAN
+    return mean_expected if metric == "auroc_pooled" else 2 * mean_expected - 1
+
+
+def _summary_records(
+    values: Mapping[tuple[str, str, float], list[np.ndarray]],
+    n_units: Mapping[str, int],
+    alpha: float,
+    confidence: str,
+    flavour: str,
+) -> list[dict[str, object]]:
+    """One record per granularity, mode, epsilon and metric: the value over cells, its band and the analytic
+    expectation."""
+    records: list[dict[str, object]] = []
+    for (granularity, mode, epsilon), cells in values.items():
+        stack = np.stack(cells)  # (cells, replicates, metrics)
+        for metric_index, metric in enumerate(NOISE_METRICS):
+            value, low, high = _mean_and_band(stack[:, :, metric_index], alpha)
+            records.append(
+                {
+                    "granularity": granularity,
+                    "mode": mode,
+                    "epsilon": float(epsilon),
+                    "metric": metric,
+                    "value": value,
+                    "ci_low": low,
+                    "ci_high": high,
+                    "expected": _analytic_value(stack, mode, metric),
+                    "n_cells": len(cells),
+                    "n_units": n_units[granularity],
+                    "confidence": confidence,
+                    "flavour": flavour,
+                }
+            )
+    return records
+
+
+def _sorted_table(records: list[dict[str, object]]) -> pl.DataFrame:
+    """The records as a label-noise table, by granularity (in :data:`GRANULARITIES` order), mode, metric and
+    epsilon."""
+    order = {granularity: index for index, granularity in enumerate(GRANULARITIES)}
+    table = pl.DataFrame(records, schema=dict(LABEL_NOISE_SCHEMA))
+    if table.is_empty():
+        return table
+    return table.sort(
+        pl.col("granularity").replace_strict(order, default=len(order)), "mode", "metric", "epsilon"
+    )
+
+
 def label_noise_sensitivity(
     units: pl.DataFrame | Iterable[pl.DataFrame],
     *,
@@ -145,94 +314,19 @@ def label_noise_sensitivity(
         n_replicates: bootstrap-and-noise replicates per cell (>= 1).
         n_bins, alpha, seed: ECE bins, band miscoverage, seed.
     """
-    if confidence not in CONFIDENCE_FUNCTIONS:
-        raise ValueError(f"confidence must be one of {tuple(CONFIDENCE_FUNCTIONS)}, got {confidence!r}")
-    if any(not 0.0 <= e <= 0.5 for e in epsilons):
-        raise ValueError(f"epsilons must lie in [0, 0.5], got {list(epsilons)}")
-    if n_replicates < 1:
-        raise ValueError(f"n_replicates must be >= 1, got {n_replicates!r}")
-    bad = [m for m in modes if m not in NOISE_MODES]
-    if bad:
-        raise ValueError(f"modes must be drawn from {NOISE_MODES}, got {bad}")
+    _check_noise_arguments(confidence, epsilons, modes, n_replicates)
     column = confidence_column(flavour, confidence)
     frames = [units] if isinstance(units, pl.DataFrame) else list(units)
     # values[(granularity, mode, epsilon)] -> list over cells of an array (n_replicates, n_metrics)
     values: dict[tuple[str, str, float], list[np.ndarray]] = {}
     n_units: dict[str, int] = {}
-    cell = 0
-    for frame in frames:
-        if column not in frame.columns or frame.is_empty():
-            continue
-        data = frame.filter(
-            pl.col("status").cast(pl.String).is_in(list(RESPONSE_STATUSES)) & pl.col(column).is_finite()
-        )
-        for key, group in data.group_by(["model", "style", "task", "granularity"], maintain_order=True):
-            granularity = str(key[3])
-            if granularity not in granularities or group.height < 2:
-                continue
-            cell += 1
-            raw = group[column].to_numpy().astype(np.float64)
-            ranking = ranking_scores(confidence, raw)
-            spec = CONFIDENCE_FUNCTIONS[confidence]
-            probability = (
-                zscore_sigmoid(ranking, ranking) if spec.needs_calibration else np.clip(raw, 0.0, 1.0)
-            )
-            correct = group["is_correct"].to_numpy().astype(bool)
-            response = np.unique(group["sample_id"].to_numpy(), return_inverse=True)[1].reshape(-1)
-            n_units[granularity] = n_units.get(granularity, 0) + group.height
-            n_responses = int(response.max()) + 1
-            resample = np.random.default_rng([seed, cell])
-            draws = [resample.integers(0, n_responses, n_responses) for _ in range(n_replicates)]
-            members = [np.flatnonzero(response == g) for g in range(n_responses)]
-            replicates = []  # shared by every mode and noise level: rows, their responses, noise-free AUROC
-            for draw in draws:
-                rows = np.concatenate([members[g] for g in draw])
-                regroup = np.repeat(np.arange(draw.size), [members[g].size for g in draw])
-                clean = correct[rows]
-                replicates.append((rows, regroup, auroc(ranking[rows], clean), float(clean.mean())))
-            for mode in modes:
-                rng = np.random.default_rng([seed, cell, 1 + NOISE_MODES.index(mode)])
-                for epsilon in epsilons:
-                    out = np.empty((n_replicates, _EXPECTED + 1))
-                    for r, (rows, regroup, clean_auroc, share) in enumerate(replicates):
-                        noisy = flip_labels(correct[rows], ranking[rows], epsilon, mode, rng)
-                        out[r, :_EXPECTED] = _cell_metrics(
-                            probability[rows], ranking[rows], noisy, regroup, n_bins
-                        )
-                        out[r, _EXPECTED] = expected_auroc(clean_auroc, share, epsilon)
-                    values.setdefault((granularity, mode, epsilon), []).append(out)
-    records = []
-    for (granularity, mode_name, epsilon), cells in values.items():
-        stack = np.stack(cells)  # (cells, replicates, metrics)
-        for j, metric in enumerate(NOISE_METRICS):
-            finite = _finite(_mean_over_cells(stack[:, :, j]))
-            value = float(finite.mean()) if finite.size else NAN
-            low, high = np.quantile(finite, [alpha / 2, 1 - alpha / 2]) if finite.size else (NAN, NAN)
-            analytic = NAN
-            if mode_name == "uniform" and metric in ("auroc_pooled", "prr"):
-                e = _finite(_mean_over_cells(stack[:, :, _EXPECTED]))
-                mean_e = float(e.mean()) if e.size else NAN
-                analytic = mean_e if metric == "auroc_pooled" else 2 * mean_e - 1
-            records.append(
-                {
-                    "granularity": granularity,
-                    "mode": mode_name,
-                    "epsilon": float(epsilon),
-                    "metric": metric,
-                    "value": value,
-                    "ci_low": float(low),
-                    "ci_high": float(high),
-                    "expected": analytic,
-                    "n_cells": len(cells),
-                    "n_units": n_units[granularity],
-                    "confidence": confidence,
-                    "flavour": flavour,
-                }
-            )
-    order = {g: i for i, g in enumerate(GRANULARITIES)}
-    table = pl.DataFrame(records, schema=dict(LABEL_NOISE_SCHEMA))
-    if table.is_empty():
-        return table
-    return table.sort(
-        pl.col("granularity").replace_strict(order, default=len(order)), "mode", "metric", "epsilon"
-    )
+    for cell, (granularity, group) in enumerate(_scored_cells(frames, column, granularities), start=1):
+        cell_units = _cell_units(group, column, confidence)
+        n_units[granularity] = n_units.get(granularity, 0) + group.height
+        replicates = _resample_responses(cell_units, n_replicates, np.random.default_rng([seed, cell]))
+        for mode in modes:
+            noise_rng = np.random.default_rng([seed, cell, 1 + NOISE_MODES.index(mode)])
+            for epsilon in epsilons:
+                metrics = _noisy_metrics(cell_units, replicates, epsilon, mode, n_bins, noise_rng)
+                values.setdefault((granularity, mode, epsilon), []).append(metrics)
+    return _sorted_table(_summary_records(values, n_units, alpha, confidence, flavour))

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import polars as pl
 
 from saltbench.calibration import fit_calibrator, split_by_sample
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES, ranking_scores
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES, ConfidenceSpec, ranking_scores
 from saltbench.core.contracts import REJECTION_TABLE, RELIABILITY_TABLE
 from saltbench.core.vocabulary import CALIBRATION_METHODS, GRANULARITIES, CalibrationMethod
 from saltbench.metrics import rejection_curve
@@ -65,6 +66,128 @@ def _cells(units: UnitsInput, granularities: Sequence[str], columns: Sequence[st
             yield from sub.partition_by(list(CELL), maintain_order=True)
 
 
+@dataclass
+class _PooledBins:
+    """Per-bin unit counts, confidence sums and correct sums of one function pooled over cells, with the
+    number of cells and the (model, style, task) of each."""
+
+    counts: np.ndarray
+    confidence_sums: np.ndarray
+    correct_sums: np.ndarray
+    n_cells: int = 0
+    cells: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def add(
+        self, bin_index: np.ndarray, confidence: np.ndarray, correct: np.ndarray, cell: tuple[str, str, str]
+    ) -> None:
+        """Add one cell's evaluation units (their bin, calibrated confidence and correctness)."""
+        n_bins = self.counts.size
+        self.counts = self.counts + np.bincount(bin_index, minlength=n_bins)
+        self.confidence_sums = self.confidence_sums + np.bincount(
+            bin_index, weights=confidence, minlength=n_bins
+        )
+        self.correct_sums = self.correct_sums + np.bincount(bin_index, weights=correct, minlength=n_bins)
+        self.n_cells += 1
+        self.cells.add(cell)
+
+
+def _calibrated_evaluation(
+    spec: ConfidenceSpec,
+    scores: np.ndarray,
+    correct: np.ndarray,
+    calibration: np.ndarray,
+    method: CalibrationMethod,
+    n_bins: int,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Calibrated confidence (clipped to [0, 1]) and correctness of the evaluation split's finite scores, the
+    calibrator fitted on the ``calibration`` split's; None when either split has no finite score."""
+    finite = np.isfinite(scores)
+    train, test = calibration & finite, ~calibration & finite
+    if not train.any() or not test.any():
+        return None
+    direction = spec.higher_is_confident
+    calibrator = fit_calibrator(method, scores[train], correct[train], direction, n_bins=n_bins)
+    return np.clip(calibrator.apply(scores[test]), 0.0, 1.0), correct[test]
+
+
+def _bin_index(confidence: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin of each confidence among ``n_bins`` equal-width bins ``((j-1)/m, j/m]`` (0 goes to the first)."""
+    return np.clip(np.ceil(confidence * n_bins).astype(np.int64), 1, n_bins) - 1
+
+
+def _pool_cell(
+    pooled: dict[tuple[str, str], _PooledBins],
+    cell: pl.DataFrame,
+    confidences: Sequence[str],
+    columns: Sequence[str],
+    method: CalibrationMethod,
+    calibration_fraction: float,
+    seed: int,
+    n_bins: int,
+) -> None:
+    """Add one cell's calibrated evaluation units to each function's ``pooled`` bins (a cell with fewer than
+    two samples adds nothing; ``method="none"`` skips functions that are not probabilities)."""
+    granularity = cell["granularity"][0]
+    origin = (str(cell["model"][0]), str(cell["style"][0]), str(cell["task"][0]))
+    sample_ids = cell["sample_id"].to_numpy()
+    if np.unique(sample_ids).size < 2:
+        return
+    calibration = split_by_sample(sample_ids, calibration_fraction, seed)
+    correct = cell["is_correct"].to_numpy()
+    for name, column in zip(confidences, columns):
+        spec = CONFIDENCE_FUNCTIONS[name]
+        if method == "none" and spec.needs_calibration:
+            continue
+        scores = cell[column].cast(pl.Float64).fill_null(NAN).to_numpy()
+        evaluated = _calibrated_evaluation(spec, scores, correct, calibration, method, n_bins)
+        if evaluated is None:
+            continue
+        confidence, outcome = evaluated
+        empty = _PooledBins(np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins))
+        pooled.setdefault((granularity, name), empty).add(
+            _bin_index(confidence, n_bins), confidence, outcome, origin
+        )
+
+
+def _pooled_origin(
+    cells: set[tuple[str, str, str]], method: CalibrationMethod, flavour: str
+) -> dict[str, str]:
+    """What a function's bins pool: calibration method, flavour, and the cells' models, styles and tasks
+    (comma-separated, sorted)."""
+    models, styles, tasks = (",".join(sorted({cell[position] for cell in cells})) for position in range(3))
+    return {"calibration": method, "flavour": flavour, "models": models, "styles": styles, "tasks": tasks}
+
+
+def _reliability_rows(
+    granularity: str, name: str, bins: _PooledBins, origin: Mapping[str, str]
+) -> list[dict[str, Any]]:
+    """One row per bin of a function's pooled bins: its bounds, count, mean confidence and accuracy (NaN when
+    empty), with the function's ECE over the bins, units, cells and ``origin``."""
+    n_bins = bins.counts.size
+    total = int(bins.counts.sum())
+    ece_value = float(np.abs(bins.confidence_sums - bins.correct_sums).sum() / total)
+    rows: list[dict[str, Any]] = []
+    for index in range(n_bins):
+        count = int(bins.counts[index])
+        rows.append(
+            {
+                "granularity": granularity,
+                "confidence": name,
+                "bin": index,
+                "bin_low": index / n_bins,
+                "bin_high": (index + 1) / n_bins,
+                "n": count,
+                "mean_confidence": bins.confidence_sums[index] / count if count else NAN,
+                "accuracy": bins.correct_sums[index] / count if count else NAN,
+                "ece": ece_value,
+                "n_units": total,
+                "n_cells": bins.n_cells,
+                **origin,
+            }
+        )
+    return rows
+
+
 def reliability_table(
     units: UnitsInput,
     *,
@@ -99,70 +222,15 @@ def reliability_table(
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
     _check_args(confidences, granularities)
-    columns = [f"{flavour}.{c}" for c in confidences]
-    # (granularity, function) -> [counts, confidence sums, correct sums, cells]
-    sums: dict[tuple[str, str], list[np.ndarray | int]] = {}
-    pooled: dict[tuple[str, str], set[tuple[str, str, str]]] = {}  # -> (model, style, task) of its cells
+    columns = [f"{flavour}.{name}" for name in confidences]
+    pooled: dict[tuple[str, str], _PooledBins] = {}  # (granularity, function) -> its bins over cells
     for cell in _cells(units, granularities, columns):
-        gran = cell["granularity"][0]
-        key = (str(cell["model"][0]), str(cell["style"][0]), str(cell["task"][0]))
-        ids = cell["sample_id"].to_numpy()
-        if np.unique(ids).size < 2:
-            continue
-        mask = split_by_sample(ids, calibration_fraction, seed)
-        correct = cell["is_correct"].to_numpy()
-        for name, col in zip(confidences, columns):
-            spec = CONFIDENCE_FUNCTIONS[name]
-            if method == "none" and spec.needs_calibration:
-                continue
-            scores = cell[col].cast(pl.Float64).fill_null(NAN).to_numpy()
-            ok = np.isfinite(scores)
-            train, test = mask & ok, ~mask & ok
-            if not train.any() or not test.any():
-                continue
-            direction = spec.higher_is_confident
-            cal = fit_calibrator(method, scores[train], correct[train], direction, n_bins=n_bins)
-            p = np.clip(cal.apply(scores[test]), 0.0, 1.0)
-            idx = np.clip(np.ceil(p * n_bins).astype(np.int64), 1, n_bins) - 1
-            acc = sums.setdefault((gran, name), [np.zeros(n_bins), np.zeros(n_bins), np.zeros(n_bins), 0])
-            acc[0] = acc[0] + np.bincount(idx, minlength=n_bins)
-            acc[1] = acc[1] + np.bincount(idx, weights=p, minlength=n_bins)
-            acc[2] = acc[2] + np.bincount(idx, weights=correct[test], minlength=n_bins)
-            acc[3] = int(acc[3]) + 1
-            pooled.setdefault((gran, name), set()).add(key)
+        _pool_cell(pooled, cell, confidences, columns, method, calibration_fraction, seed, n_bins)
     rows: list[dict[str, Any]] = []
-    for (gran, name), (counts, conf_sum, acc_sum, n_cells) in sums.items():
-        counts, conf_sum, acc_sum = np.asarray(counts), np.asarray(conf_sum), np.asarray(acc_sum)
-        total = int(counts.sum())
-        ece_value = float(np.abs(conf_sum - acc_sum).sum() / total)
-        models, styles, tasks = (",".join(sorted({k[i] for k in pooled[(gran, name)]})) for i in range(3))
-        origin = {
-            "calibration": method,
-            "flavour": flavour,
-            "models": models,
-            "styles": styles,
-            "tasks": tasks,
-        }
-        for j in range(n_bins):
-            c = int(counts[j])
-            rows.append(
-                {
-                    "granularity": gran,
-                    "confidence": name,
-                    "bin": j,
-                    "bin_low": j / n_bins,
-                    "bin_high": (j + 1) / n_bins,
-                    "n": c,
-                    "mean_confidence": conf_sum[j] / c if c else NAN,
-                    "accuracy": acc_sum[j] / c if c else NAN,
-                    "ece": ece_value,
-                    "n_units": total,
-                    "n_cells": int(n_cells),
-                    **origin,
-                }
-            )
-    order = {n: i for i, n in enumerate(CONFIDENCE_FUNCTIONS)}
-    rows.sort(key=lambda r: (GRANULARITIES.index(r["granularity"]), order[r["confidence"]], r["bin"]))
+    for (granularity, name), bins in pooled.items():
+        rows.extend(_reliability_rows(granularity, name, bins, _pooled_origin(bins.cells, method, flavour)))
+    order = {name: index for index, name in enumerate(CONFIDENCE_FUNCTIONS)}
+    rows.sort(key=lambda row: (GRANULARITIES.index(row["granularity"]), order[row["confidence"]], row["bin"]))
     return nan_for_null(pl.DataFrame(rows, schema=dict(RELIABILITY_SCHEMA)))
 
 
