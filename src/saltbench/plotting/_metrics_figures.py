@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 import numpy as np
 import polars as pl
@@ -12,6 +12,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.ticker import MaxNLocator
+from matplotlib.typing import ColorType
+from numpy.random import Generator
 
 from saltbench.analysis import ASPECT_METRICS
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
@@ -44,6 +46,83 @@ def _finite(x: object) -> bool:
     return isinstance(x, (int, float)) and math.isfinite(float(x))
 
 
+def _draw_precision_cell(
+    ax: Axes,
+    cell: pl.DataFrame,
+    position: float,
+    width: float,
+    colour: ColorType,
+    *,
+    n_models: int,
+    rng: Generator,
+) -> None:
+    """Draw one task × style cell: the bar of mean precision with one dot per model, or the single model's
+    bootstrap interval; ``n/a`` when no value is finite."""
+    values = cell["value"].to_numpy().astype(float) if cell.height else np.empty(0)
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        mark_missing(ax, position, 0.08, rotation=90)
+        return
+    mean = finite.mean()
+    alpha = 0.55 if n_models > 1 else 0.9
+    ax.bar(position, mean, width=width * 0.92, color=colour, alpha=alpha, edgecolor=colour, linewidth=0.6)
+    if n_models > 1:
+        jitter = rng.uniform(-0.25, 0.25, finite.size) * width
+        ax.scatter(position + jitter, finite, s=5, color=colour, edgecolor="black", linewidth=0.3, zorder=3)
+        return
+    ci_low, ci_high = cell["ci_low"][0], cell["ci_high"][0]
+    if _finite(ci_low) and _finite(ci_high):
+        ax.errorbar(
+            position,
+            mean,
+            yerr=[[mean - ci_low], [ci_high - mean]],
+            fmt="none",
+            ecolor="black",
+            elinewidth=0.6,
+            capsize=1.5,
+        )
+
+
+def _draw_precision_panel(
+    ax: Axes,
+    panel: pl.DataFrame,
+    styles: Sequence[str],
+    tasks: Sequence[str],
+    colours: Mapping[object, Any],
+    *,
+    n_models: int,
+    rng: Generator,
+) -> None:
+    """Draw one granularity's panel: per task, one bar per prompt style, side by side."""
+    width = 0.8 / max(len(styles), 1)
+    for style_index, style in enumerate(styles):
+        for task_index, task in enumerate(tasks):
+            cell = panel.filter((pl.col("style") == style) & (pl.col("task") == task))
+            position = task_index - 0.4 + width * (style_index + 0.5)
+            _draw_precision_cell(ax, cell, position, width, colours[style], n_models=n_models, rng=rng)
+    ax.set_xticks(range(len(tasks)), [label(task, TASK_LABELS) for task in tasks], rotation=30, ha="right")
+    ax.set_xlim(-0.6, len(tasks) - 0.4)
+    ax.set_ylim(0, 1.02)
+
+
+def _precision_legend_handles(
+    styles: Sequence[str], colours: Mapping[object, Any], n_models: int
+) -> list[Line2D]:
+    """Legend entries of the precision figure: one square per prompt style, and the per-model dot when
+    there are several models."""
+    handles = [
+        Line2D([], [], color=colours[style], marker="s", linestyle="", markersize=5, label=style)
+        for style in styles
+    ]
+    if n_models > 1:
+        handles.append(
+            Line2D(
+                [], [], color="0.4", marker="o", linestyle="", markersize=3, label=f"one model (n={n_models})"
+            )
+        )
+    return handles
+
+
 @styled
 def plot_accuracy_by_task(table: pl.DataFrame, *, granularities: Sequence[str] = GRANULARITIES) -> Figure:
     """Precision per task: one panel per granularity, bars per prompt style, one dot per model.
@@ -62,71 +141,18 @@ def plot_accuracy_by_task(table: pl.DataFrame, *, granularities: Sequence[str] =
         return empty_figure(title, "no precision values")
     styles = _ordered(table["style"].to_list(), STYLE_ORDER)
     tasks = _ordered(table["task"].to_list(), list(TASK_LABELS))
-    models = table["model"].unique(maintain_order=True).to_list()
+    n_models = len(table["model"].unique(maintain_order=True).to_list())
     colours = color_map(styles)
     fig = new_figure(TEXT_WIDTH, 2.3)
     axes = fig.subplots(1, len(granularities), sharey=True, squeeze=False)[0]
-    width = 0.8 / max(len(styles), 1)
-    rng = np.random.default_rng(0)
-    for ax, gran in zip(axes, granularities):
-        sub = table.filter(pl.col("granularity") == gran)
-        for si, style in enumerate(styles):
-            for ti, task in enumerate(tasks):
-                cell = sub.filter((pl.col("style") == style) & (pl.col("task") == task))
-                vals = cell["value"].to_numpy().astype(float) if cell.height else np.empty(0)
-                fin = vals[np.isfinite(vals)]
-                x = ti - 0.4 + width * (si + 0.5)
-                if fin.size == 0:
-                    mark_missing(ax, x, 0.08, rotation=90)
-                    continue
-                alpha = 0.55 if len(models) > 1 else 0.9
-                ax.bar(
-                    x,
-                    fin.mean(),
-                    width=width * 0.92,
-                    color=colours[style],
-                    alpha=alpha,
-                    edgecolor=colours[style],
-                    linewidth=0.6,
-                )
-                if len(models) > 1:
-                    jitter = rng.uniform(-0.25, 0.25, fin.size) * width
-                    ax.scatter(
-                        x + jitter, fin, s=5, color=colours[style], edgecolor="black", linewidth=0.3, zorder=3
-                    )
-                else:
-                    lo, hi = cell["ci_low"][0], cell["ci_high"][0]
-                    if _finite(lo) and _finite(hi):
-                        ax.errorbar(
-                            x,
-                            fin.mean(),
-                            yerr=[[fin.mean() - lo], [hi - fin.mean()]],
-                            fmt="none",
-                            ecolor="black",
-                            elinewidth=0.6,
-                            capsize=1.5,
-                        )
-        ax.set_xticks(range(len(tasks)), [label(t, TASK_LABELS) for t in tasks], rotation=30, ha="right")
-        ax.set_xlim(-0.6, len(tasks) - 0.4)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"{gran} units")
+    rng = np.random.default_rng(0)  # one generator for all panels: the dots' jitter is drawn in panel order
+    for ax, granularity in zip(axes, granularities):
+        panel = table.filter(pl.col("granularity") == granularity)
+        _draw_precision_panel(ax, panel, styles, tasks, colours, n_models=n_models, rng=rng)
+        ax.set_title(f"{granularity} units")
         ax.grid(axis="x", visible=False)
     axes[0].set_ylabel("precision")
-    handles = [
-        Line2D([], [], color=colours[s], marker="s", linestyle="", markersize=5, label=s) for s in styles
-    ]
-    if len(models) > 1:
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color="0.4",
-                marker="o",
-                linestyle="",
-                markersize=3,
-                label=f"one model (n={len(models)})",
-            )
-        )
+    handles = _precision_legend_handles(styles, colours, n_models)
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), title=None)
     return fig
 
@@ -212,6 +238,144 @@ def _count(value: object) -> int | None:
     return int(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
 
 
+def _auroc_floor(table: pl.DataFrame, counted: bool) -> float:
+    """The lower y limit of the AUROC panels: under the lowest mean (0.4 at most), and under zero when the
+    points carry count labels."""
+    means = table["mean"].to_numpy().astype(float)
+    means = means[np.isfinite(means)]
+    floor = min(0.4, float(means.min()) - 0.05) if means.size else 0.4
+    return min(floor, -0.12) if counted else floor  # room for the count labels under the lowest points
+
+
+def _unit_counts(cell: pl.DataFrame, counted: bool) -> tuple[int | None, int | None]:
+    """The correct and incorrect units a cell's AUROCs rank; ``None`` where the table has no counts or a
+    count is not finite."""
+    n_correct = _count(cell["n_correct"][0]) if counted else None
+    n_incorrect = _count(cell["n_incorrect"][0]) if counted else None
+    return n_correct, n_incorrect
+
+
+def _draw_auroc_point(
+    ax: Axes,
+    cell: pl.DataFrame,
+    position: float,
+    *,
+    colour: ColorType,
+    marker: str,
+    floor: float,
+    min_units: int,
+    counted: bool,
+) -> None:
+    """Draw one cell's mean AUROC with its inter-quartile whisker and its unit counts, hollow and grey when it
+    rests on fewer than ``min_units`` units; ``n/a`` when the mean is undefined."""
+    mean = cell["mean"][0] if cell.height else None
+    if mean is None or not _finite(mean):
+        mark_missing(ax, position, floor + 0.06, rotation=90, size=5.5)
+        return
+    n_correct, n_incorrect = _unit_counts(cell, counted)
+    weak = n_correct is not None and n_incorrect is not None and min(n_correct, n_incorrect) < min_units
+    colour = UNRELIABLE_COLOR if weak else colour
+    lower_quartile, upper_quartile = cell["q25"][0], cell["q75"][0]
+    if _finite(lower_quartile) and _finite(upper_quartile) and upper_quartile > lower_quartile:
+        ax.vlines(position, lower_quartile, upper_quartile, color=colour, linewidth=1.0)
+    ax.plot(
+        position,
+        mean,
+        marker=marker,
+        color=colour,
+        markersize=3.5,
+        linestyle="",
+        markerfacecolor="white" if weak else colour,
+    )
+    if n_correct is not None and n_incorrect is not None:
+        below = mean > 0.3  # low points: labelled above (n/a marks below)
+        ax.annotate(
+            f"{n_correct}|{n_incorrect}",
+            (position, mean),
+            xytext=(0, -4 if below else 4),
+            textcoords="offset points",
+            rotation=90,
+            ha="center",
+            va="top" if below else "bottom",
+            fontsize=4,
+            color="0.45" if weak else "0.2",
+        )
+
+
+def _draw_auroc_panel(
+    ax: Axes,
+    panel: pl.DataFrame,
+    tasks: Sequence[str],
+    granularities: Sequence[str],
+    *,
+    colours: Mapping[object, Any],
+    markers: Mapping[str, str],
+    floor: float,
+    min_units: int,
+    counted: bool,
+) -> None:
+    """Draw one style × metric panel: the chance line and, per task, one point per granularity."""
+    ax.axhline(0.5, color="0.5", linestyle="--", linewidth=0.7, zorder=1)
+    step = 0.8 / len(granularities)
+    for granularity_index, granularity in enumerate(granularities):
+        for task_index, task in enumerate(tasks):
+            position = task_index - 0.4 + step * (granularity_index + 0.5)
+            cell = panel.filter((pl.col("granularity") == granularity) & (pl.col("task") == task))
+            _draw_auroc_point(
+                ax,
+                cell,
+                position,
+                colour=colours[granularity],
+                marker=markers[granularity],
+                floor=floor,
+                min_units=min_units,
+                counted=counted,
+            )
+    ax.set_ylim(floor, 1.0)
+    ax.set_xlim(-0.6, len(tasks) - 0.4)
+    ax.set_xticks(range(len(tasks)), [label(task, TASK_LABELS) for task in tasks], rotation=30, ha="right")
+    ax.grid(axis="x", visible=False)
+
+
+def _auroc_legend_handles(
+    granularities: Sequence[str],
+    colours: Mapping[object, Any],
+    markers: Mapping[str, str],
+    *,
+    counted: bool,
+    min_units: int,
+) -> list[Line2D]:
+    """Legend entries of the AUROC figure: one marker per granularity, the chance line and, when the table
+    has unit counts, the hollow marker of an unreliable estimate."""
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=colours[granularity],
+            marker=markers[granularity],
+            linestyle="",
+            markersize=4,
+            label=granularity,
+        )
+        for granularity in granularities
+    ]
+    handles.append(Line2D([], [], color="0.5", linestyle="--", linewidth=0.7, label="chance"))
+    if counted:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color=UNRELIABLE_COLOR,
+                marker="o",
+                markerfacecolor="white",
+                linestyle="",
+                markersize=4,
+                label=f"unreliable: < {min_units} correct or incorrect units",
+            )
+        )
+    return handles
+
+
 @styled
 def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figure:
     """AUROC by task at atom, line and generation granularity; pooled and per-response panels.
@@ -231,89 +395,33 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
     styles = _ordered(table["style"].to_list(), STYLE_ORDER)
     tasks = _ordered(table["task"].to_list(), list(TASK_LABELS))
     metrics = ["auroc_pooled", "auroc_per_response"]
-    grans = list(GRANULARITIES)
-    colours = color_map(grans)
-    markers = dict(zip(grans, ("o", "s", "D")))
+    granularities: list[str] = list(GRANULARITIES)
+    colours = color_map(granularities)
+    markers = dict(zip(granularities, ("o", "s", "D")))
     counted = {"n_correct", "n_incorrect"} <= set(table.columns)
     fig = new_figure(TEXT_WIDTH, 0.75 + 1.9 * len(styles))
     axes = fig.subplots(len(styles), len(metrics), sharex=True, sharey=True, squeeze=False)
-    finite_vals = table["mean"].to_numpy().astype(float)
-    finite_vals = finite_vals[np.isfinite(finite_vals)]
-    low = min(0.4, float(finite_vals.min()) - 0.05) if finite_vals.size else 0.4
-    low = min(low, -0.12) if counted else low  # room for the count labels under the lowest points
-    step = 0.8 / len(grans)
-    for r, style in enumerate(styles):
-        for c, metric in enumerate(metrics):
-            ax = axes[r][c]
-            ax.axhline(0.5, color="0.5", linestyle="--", linewidth=0.7, zorder=1)
-            sub = table.filter((pl.col("style") == style) & (pl.col("metric") == metric))
-            for gi, gran in enumerate(grans):
-                for ti, task in enumerate(tasks):
-                    x = ti - 0.4 + step * (gi + 0.5)
-                    cell = sub.filter((pl.col("granularity") == gran) & (pl.col("task") == task))
-                    m = cell["mean"][0] if cell.height else None
-                    if not _finite(m):
-                        mark_missing(ax, x, low + 0.06, rotation=90, size=5.5)
-                        continue
-                    n_correct = _count(cell["n_correct"][0]) if counted else None
-                    n_incorrect = _count(cell["n_incorrect"][0]) if counted else None
-                    weak = (
-                        n_correct is not None
-                        and n_incorrect is not None
-                        and min(n_correct, n_incorrect) < min_units
-                    )
-                    colour = UNRELIABLE_COLOR if weak else colours[gran]
-                    q25, q75 = cell["q25"][0], cell["q75"][0]
-                    if _finite(q25) and _finite(q75) and q75 > q25:
-                        ax.vlines(x, q25, q75, color=colour, linewidth=1.0)
-                    ax.plot(
-                        x,
-                        m,
-                        marker=markers[gran],
-                        color=colour,
-                        markersize=3.5,
-                        linestyle="",
-                        markerfacecolor="white" if weak else colour,
-                    )
-                    if n_correct is not None and n_incorrect is not None:
-                        below = m is not None and m > 0.3  # low points: labelled above (n/a marks below)
-                        ax.annotate(
-                            f"{n_correct}|{n_incorrect}",
-                            (x, m),
-                            xytext=(0, -4 if below else 4),
-                            textcoords="offset points",
-                            rotation=90,
-                            ha="center",
-                            va="top" if below else "bottom",
-                            fontsize=4,
-                            color="0.45" if weak else "0.2",
-                        )
-            ax.set_ylim(low, 1.0)
-            ax.set_xlim(-0.6, len(tasks) - 0.4)
-            ax.set_xticks(range(len(tasks)), [label(t, TASK_LABELS) for t in tasks], rotation=30, ha="right")
-            ax.grid(axis="x", visible=False)
-            if r == 0:
-                ax.set_title(label(metric))
-            if c == 0:
-                ax.set_ylabel(f"AUROC ({style})" if len(styles) > 1 else "AUROC")
-    handles = [
-        Line2D([], [], color=colours[g], marker=markers[g], linestyle="", markersize=4, label=g)
-        for g in grans
-    ]
-    handles.append(Line2D([], [], color="0.5", linestyle="--", linewidth=0.7, label="chance"))
-    if counted:
-        handles.append(
-            Line2D(
-                [],
-                [],
-                color=UNRELIABLE_COLOR,
-                marker="o",
-                markerfacecolor="white",
-                linestyle="",
-                markersize=4,
-                label=f"unreliable: < {min_units} correct or incorrect units",
+    floor = _auroc_floor(table, counted)
+    for row, style in enumerate(styles):
+        for column, metric in enumerate(metrics):
+            ax = axes[row][column]
+            panel = table.filter((pl.col("style") == style) & (pl.col("metric") == metric))
+            _draw_auroc_panel(
+                ax,
+                panel,
+                tasks,
+                granularities,
+                colours=colours,
+                markers=markers,
+                floor=floor,
+                min_units=min_units,
+                counted=counted,
             )
-        )
+            if row == 0:
+                ax.set_title(label(metric))
+            if column == 0:
+                ax.set_ylabel(f"AUROC ({style})" if len(styles) > 1 else "AUROC")
+    handles = _auroc_legend_handles(granularities, colours, markers, counted=counted, min_units=min_units)
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
     if counted:
         fig.supxlabel(
@@ -347,6 +455,100 @@ def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> Non
     )
 
 
+def _clipped_whiskers(record: dict[str, Any], column: str) -> list[list[float]] | None:
+    """Lengths of the whiskers from ``record[column]`` to the ends of its bootstrap interval (0 where the
+    interval misses the estimate), or ``None`` when either length is not finite."""
+    estimate = record[column]
+    # a percentile interval need not contain the point estimate: whiskers then stop at the point
+    whiskers = [
+        [max(0.0, estimate - record[f"{column}_ci_low"])],
+        [max(0.0, record[f"{column}_ci_high"] - estimate)],
+    ]
+    return whiskers if all(_finite(length[0]) for length in whiskers) else None
+
+
+def _draw_tradeoff_points(
+    ax: Axes, table: pl.DataFrame, colours: Mapping[object, Any], markers: Mapping[str, str]
+) -> tuple[dict[tuple[float, float], list[str]], list[tuple[str, str]]]:
+    """Draw each comparison with both estimates as a point with whiskers; return the drawn points' labels
+    (coinciding points share one entry) and the ``(reason, label)`` of each comparison without."""
+    missing: list[tuple[str, str]] = []
+    labels: dict[tuple[float, float], list[str]] = {}  # coinciding points share one label
+    for record in table.iter_rows(named=True):
+        precision_gain, auroc_change = record["delta_precision"], record["rel_delta_auroc"]
+        if not (_finite(precision_gain) and _finite(auroc_change)):
+            failed = "status_precision" if not _finite(precision_gain) else "status_auroc"
+            reason = record.get(failed)
+            missing.append((str(reason or "undefined").replace("_", " "), record["label"]))
+            continue
+        precision_whiskers = _clipped_whiskers(record, "delta_precision")
+        auroc_whiskers = _clipped_whiskers(record, "rel_delta_auroc")
+        ax.errorbar(
+            precision_gain,
+            auroc_change,
+            xerr=precision_whiskers,
+            yerr=auroc_whiskers,
+            fmt=markers[record["kind"]],
+            color=colours[record["kind"]],
+            markersize=4,
+            elinewidth=0.6,
+            capsize=1.2,
+            markeredgecolor="black",
+            markeredgewidth=0.3,
+            alpha=0.85,
+        )
+        labels.setdefault((round(precision_gain, 9), round(auroc_change, 9)), []).append(record["label"])
+    return labels, missing
+
+
+def _note_missing(ax: Axes, missing: list[tuple[str, str]]) -> None:
+    """Write the comparisons without an estimate in the lower-left corner: one ``n/a (reason)`` line per
+    reason, naming two of them and counting the rest."""
+    reasons: dict[str, list[str]] = {}
+    for reason, name in missing:
+        reasons.setdefault(reason, []).append(name)
+    lines = [
+        f"n/a ({reason}): " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
+        for reason, names in reasons.items()
+    ]
+    ax.text(
+        0.02,
+        0.02,
+        "\n".join(lines),
+        transform=ax.transAxes,
+        fontsize=5.5,
+        color=MISSING_COLOR,
+        style="italic",
+        clip_on=True,
+    )
+
+
+def _format_tradeoff_axes(
+    ax: Axes, kinds: Sequence[str], colours: Mapping[object, Any], markers: Mapping[str, str]
+) -> None:
+    """Label and format both axes (y as percentages) and add one legend entry per kind of comparison."""
+    kind_labels = {"style": "CoT vs direct", "reasoning": "reasoning vs base"}
+    ax.set_xlabel("Δ precision (reasoning − baseline)")
+    ax.set_ylabel("relative Δ AUROC")
+    ax.yaxis.set_major_formatter(lambda value, _pos: f"{100 * value:.0f}%")
+    ax.xaxis.set_major_locator(MaxNLocator(5))
+    ax.yaxis.set_major_locator(MaxNLocator(6))
+    handles = [
+        Line2D(
+            [],
+            [],
+            color=colours[kind],
+            marker=markers[kind],
+            linestyle="",
+            markeredgecolor="black",
+            markeredgewidth=0.3,
+            label=kind_labels.get(kind, kind),
+        )
+        for kind in kinds
+    ]
+    ax.legend(handles=handles, loc="best")
+
+
 @styled
 def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Figure:
     """Δprecision vs relative ΔAUROC of each paired comparison (CoT vs direct; reasoning vs base model).
@@ -369,80 +571,16 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
     kinds = _ordered(table["kind"].to_list(), ["style", "reasoning"])
     colours = color_map(kinds)
     markers = dict(zip(kinds, ("o", "^", "s", "D")))
-    names = {"style": "CoT vs direct", "reasoning": "reasoning vs base"}
-    missing = []
-    labels: dict[tuple[float, float], list[str]] = {}  # coinciding points share one label
-    plotted = 0
-    for rec in table.iter_rows(named=True):
-        x, y = rec["delta_precision"], rec["rel_delta_auroc"]
-        if not (_finite(x) and _finite(y)):
-            reason = rec.get("status_precision") if not _finite(x) else rec.get("status_auroc")
-            missing.append((str(reason or "undefined").replace("_", " "), rec["label"]))
-            continue
-        plotted += 1
-        # a percentile interval need not contain the point estimate: whiskers then stop at the point
-        xe = [[max(0.0, x - rec["delta_precision_ci_low"])], [max(0.0, rec["delta_precision_ci_high"] - x)]]
-        ye = [[max(0.0, y - rec["rel_delta_auroc_ci_low"])], [max(0.0, rec["rel_delta_auroc_ci_high"] - y)]]
-        xerr = xe if all(_finite(v[0]) for v in xe) else None
-        yerr = ye if all(_finite(v[0]) for v in ye) else None
-        ax.errorbar(
-            x,
-            y,
-            xerr=xerr,
-            yerr=yerr,
-            fmt=markers[rec["kind"]],
-            color=colours[rec["kind"]],
-            markersize=4,
-            elinewidth=0.6,
-            capsize=1.2,
-            markeredgecolor="black",
-            markeredgewidth=0.3,
-            alpha=0.85,
-        )
-        labels.setdefault((round(x, 9), round(y, 9)), []).append(rec["label"])
+    labels, missing = _draw_tradeoff_points(ax, table, colours, markers)
     if table.height <= max_labels:
         _label_points(ax, labels)
-    if plotted == 0:
+    if not labels:  # no comparison has both estimates
         ax.set_xlim(-0.1, 0.1)
         ax.set_ylim(-0.1, 0.1)
         mark_missing(ax, 0.5, 0.6, "all n/a", size=8, in_axes=True)
     if missing:
-        reasons: dict[str, list[str]] = {}
-        for reason, name in missing:
-            reasons.setdefault(reason, []).append(name)
-        lines = [
-            f"n/a ({why}): " + ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
-            for why, names in reasons.items()
-        ]
-        ax.text(
-            0.02,
-            0.02,
-            "\n".join(lines),
-            transform=ax.transAxes,
-            fontsize=5.5,
-            color=MISSING_COLOR,
-            style="italic",
-            clip_on=True,
-        )
-    ax.set_xlabel("Δ precision (reasoning − baseline)")
-    ax.set_ylabel("relative Δ AUROC")
-    ax.yaxis.set_major_formatter(lambda v, _pos: f"{100 * v:.0f}%")
-    ax.xaxis.set_major_locator(MaxNLocator(5))
-    ax.yaxis.set_major_locator(MaxNLocator(6))
-    handles = [
-        Line2D(
-            [],
-            [],
-            color=colours[k],
-            marker=markers[k],
-            linestyle="",
-            markeredgecolor="black",
-            markeredgewidth=0.3,
-            label=names.get(k, k),
-        )
-        for k in kinds
-    ]
-    ax.legend(handles=handles, loc="best")
+        _note_missing(ax, missing)
+    _format_tradeoff_axes(ax, kinds, colours, markers)
     return fig
 
 

@@ -9,6 +9,7 @@ from typing import Any, cast
 
 import numpy as np
 import polars as pl
+from matplotlib.artist import Artist
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -43,6 +44,93 @@ PLACEMENT_STYLE: dict[str, dict[str, Any]] = {  # Line2D keyword arguments
 }
 
 
+def _best_calibrated(rows: pl.DataFrame, top: int) -> list[str]:
+    """The ``top`` confidence functions (at least one) with the lowest pooled ECE, undefined ECE last."""
+    ranking = (
+        rows.group_by("confidence")
+        .agg(pl.col("ece").first(), pl.col("n").sum().alias("units"))
+        .with_columns(pl.col("ece").fill_nan(None))
+        .sort("ece", nulls_last=True)
+    )
+    return ranking["confidence"].to_list()[: max(1, top)]
+
+
+def _draw_calibration(ax: Axes, rows: pl.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Draw accuracy per bin against the diagonal, each bin's mean confidence as a tick and the gap between
+    the two shaded; return the bins' centres, widths and unit counts."""
+    bin_low = rows["bin_low"].to_numpy().astype(float)
+    bin_high = rows["bin_high"].to_numpy().astype(float)
+    accuracy = rows["accuracy"].to_numpy().astype(float)
+    confidence = rows["mean_confidence"].to_numpy().astype(float)
+    count = rows["n"].to_numpy().astype(float)
+    centre, width = (bin_low + bin_high) / 2, bin_high - bin_low
+    filled = np.isfinite(accuracy) & (count > 0)
+    ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.7)
+    ax.bar(
+        centre[filled],
+        accuracy[filled],
+        width=width[filled] * 0.95,
+        color="C0",
+        alpha=0.75,
+        edgecolor="C0",
+        linewidth=0.4,
+    )
+    gap = confidence - accuracy
+    for sign, colour in ((1, GAP_COLOURS["over"]), (-1, GAP_COLOURS["under"])):
+        side = filled & (sign * gap > 0)
+        ax.bar(
+            centre[side],
+            gap[side],
+            bottom=accuracy[side],
+            width=width[side] * 0.95,
+            color=colour,
+            alpha=0.35,
+            edgecolor=colour,
+            linewidth=0.4,
+            hatch="////",
+        )
+    inset = width[filled] * 0.025
+    ax.hlines(
+        confidence[filled], bin_low[filled] + inset, bin_high[filled] - inset, color="C1", linewidth=1.2
+    )
+    if not filled.any():
+        mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
+    return centre, width, count
+
+
+def _ece_text(rows: pl.DataFrame) -> str:
+    """``ECE`` and its value (three decimals) from a function's reliability rows, or ``ECE n/a``."""
+    ece_value = rows["ece"][0] if rows.height else float("nan")
+    defined = isinstance(ece_value, float) and math.isfinite(ece_value)
+    return f"ECE {ece_value:.3f}" if defined else "ECE n/a"
+
+
+def _draw_reliability_column(ax: Axes, hist: Axes, rows: pl.DataFrame, function: str) -> None:
+    """Draw one confidence function's reliability diagram (upper axes) and its share of units per bin
+    (lower axes)."""
+    centre, width, count = _draw_calibration(ax, rows)
+    total = count.sum()
+    share = count / total if total > 0 else np.zeros_like(count)
+    hist.bar(centre, share, width=width * 0.95, color="0.55")
+    ax.set_title(f"{label(function, CONFIDENCE_LABELS)}\n{_ece_text(rows)}", fontsize=7.5)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("auto")
+    hist.set_xlabel("calibrated confidence")
+    hist.set_ylim(0, max(float(share.max()) * 1.15, 0.05))
+
+
+def _reliability_legend_handles() -> list[Artist]:
+    """Legend entries of the reliability diagrams: accuracy bars, confidence ticks, gaps, the diagonal."""
+    return [
+        Patch(facecolor="C0", alpha=0.75, label="accuracy per bin"),
+        Line2D([], [], color="C1", linewidth=1.2, label="mean confidence per bin"),
+        Patch(facecolor=GAP_COLOURS["over"], alpha=0.35, hatch="////", label="gap: over-confident"),
+        Patch(facecolor=GAP_COLOURS["under"], alpha=0.35, hatch="////", label="gap: under-confident"),
+        Line2D([], [], color="0.4", linestyle="--", linewidth=0.7, label="perfect calibration"),
+    ]
+
+
 @styled
 def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom", top: int = 4) -> Figure:
     """Reliability diagrams of the ``top`` best-calibrated confidence functions (lowest pooled ECE).
@@ -61,73 +149,22 @@ def plot_reliability_diagrams(table: pl.DataFrame, *, granularity: str = "atom",
     title = "Reliability diagrams"
     if table.is_empty():
         return empty_figure(title, "no calibrated confidences")
-    sub = table.filter(pl.col("granularity") == granularity)
-    if sub.is_empty():
+    at_granularity = table.filter(pl.col("granularity") == granularity)
+    if at_granularity.is_empty():
         return empty_figure(title, f"no {granularity}-level units")
-    ranking = (
-        sub.group_by("confidence")
-        .agg(pl.col("ece").first(), pl.col("n").sum().alias("units"))
-        .with_columns(pl.col("ece").fill_nan(None))
-        .sort("ece", nulls_last=True)
-    )
-    functions = ranking["confidence"].to_list()[: max(1, top)]
+    functions = _best_calibrated(at_granularity, top)
     fig = new_figure(TEXT_WIDTH if len(functions) > 2 else COLUMN_WIDTH * len(functions) * 0.9 + 0.3, 3.0)
     axes = fig.subplots(2, len(functions), sharex=True, squeeze=False, height_ratios=[3, 1])
-    for j, fn in enumerate(functions):
-        ax, hist = axes[0][j], axes[1][j]
-        rows = sub.filter(pl.col("confidence") == fn).sort("bin")
-        lo = rows["bin_low"].to_numpy().astype(float)
-        hi = rows["bin_high"].to_numpy().astype(float)
-        acc = rows["accuracy"].to_numpy().astype(float)
-        conf = rows["mean_confidence"].to_numpy().astype(float)
-        n = rows["n"].to_numpy().astype(float)
-        centre, width = (lo + hi) / 2, hi - lo
-        ok = np.isfinite(acc) & (n > 0)
-        ax.plot([0, 1], [0, 1], color="0.4", linestyle="--", linewidth=0.7)
-        ax.bar(
-            centre[ok], acc[ok], width=width[ok] * 0.95, color="C0", alpha=0.75, edgecolor="C0", linewidth=0.4
+    for column, function in enumerate(functions):
+        ax, hist = axes[0][column], axes[1][column]
+        _draw_reliability_column(
+            ax, hist, at_granularity.filter(pl.col("confidence") == function).sort("bin"), function
         )
-        gap = conf - acc
-        for sign, colour in ((1, GAP_COLOURS["over"]), (-1, GAP_COLOURS["under"])):
-            side = ok & (sign * gap > 0)
-            ax.bar(
-                centre[side],
-                gap[side],
-                bottom=acc[side],
-                width=width[side] * 0.95,
-                color=colour,
-                alpha=0.35,
-                edgecolor=colour,
-                linewidth=0.4,
-                hatch="////",
-            )
-        ax.hlines(conf[ok], lo[ok] + width[ok] * 0.025, hi[ok] - width[ok] * 0.025, color="C1", linewidth=1.2)
-        if not ok.any():
-            mark_missing(ax, 0.5, 0.5, "no units", size=8, in_axes=True)
-        total = n.sum()
-        share = n / total if total > 0 else np.zeros_like(n)
-        hist.bar(centre, share, width=width * 0.95, color="0.55")
-        ece_value = rows["ece"][0] if rows.height else float("nan")
-        defined = isinstance(ece_value, float) and math.isfinite(ece_value)
-        ece_txt = f"ECE {ece_value:.3f}" if defined else "ECE n/a"
-        ax.set_title(f"{label(fn, CONFIDENCE_LABELS)}\n{ece_txt}", fontsize=7.5)
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.set_aspect("auto")
-        hist.set_xlabel("calibrated confidence")
-        hist.set_ylim(0, max(float(share.max()) * 1.15, 0.05))
-        if j == 0:
+        if column == 0:
             ax.set_ylabel("accuracy")
             hist.set_ylabel("share")
-    handles = [
-        Patch(facecolor="C0", alpha=0.75, label="accuracy per bin"),
-        Line2D([], [], color="C1", linewidth=1.2, label="mean confidence per bin"),
-        Patch(facecolor=GAP_COLOURS["over"], alpha=0.35, hatch="////", label="gap: over-confident"),
-        Patch(facecolor=GAP_COLOURS["under"], alpha=0.35, hatch="////", label="gap: under-confident"),
-        Line2D([], [], color="0.4", linestyle="--", linewidth=0.7, label="perfect calibration"),
-    ]
-    fig.legend(handles=handles, loc="outside upper center", ncols=3, fontsize=6.5)
-    pooled = _pooled_description(sub.filter(pl.col("confidence").is_in(functions)), granularity)
+    fig.legend(handles=_reliability_legend_handles(), loc="outside upper center", ncols=3, fontsize=6.5)
+    pooled = _pooled_description(at_granularity.filter(pl.col("confidence").is_in(functions)), granularity)
     if pooled:  # below the panels, inside the layout (constrained layout makes room for it)
         fig.supxlabel("\n".join(textwrap.wrap(pooled, 150)), fontsize=6, color="0.25")
     return fig
