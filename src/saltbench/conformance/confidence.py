@@ -17,6 +17,7 @@ supports:
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -67,87 +68,111 @@ def sample_distributions(flavour: str, seed: int = 0, n: int = _TOKENS) -> Token
     return token_distributions(chosen, top, entropy, flavour, chosen_in_topk=mask)  # type: ignore[arg-type]
 
 
-def confidence_failures(spec: ConfidenceSpec, *, seed: int = 0) -> list[Failure]:
-    """Every failed check of ``spec`` (module docstring)."""
+def _declaration_problems(spec: ConfidenceSpec) -> str | None:
+    """Check the declared fields of ``spec``: name, direction flags, formula, flavours, reduction and a
+    callable ``token_score`` (``None``: all fine, else every problem, joined by ``"; "``)."""
+    problems = []
+    if not isinstance(spec.name, str) or not NAME_PATTERN.fullmatch(spec.name):
+        problems.append(f"name {spec.name!r} does not match {NAME_PATTERN.pattern}")
+    for key in ("higher_is_confident", "needs_calibration"):
+        if not isinstance(getattr(spec, key), bool):
+            problems.append(f"{key} must be True or False (the direction), got {getattr(spec, key)!r}")
+    if not spec.formula:
+        problems.append("no formula")
+    if not spec.flavours or not set(spec.flavours) <= set(FLAVOURS):
+        problems.append(f"flavours {spec.flavours!r} must be a non-empty subset of {FLAVOURS}")
+    if spec.reduce not in REDUCTIONS:
+        problems.append(f"reduce {spec.reduce!r} is not one of {REDUCTIONS}")
+    if not callable(spec.token_score) and spec not in PAPER_FUNCTIONS:
+        problems.append("token_score is not callable")
+    return "; ".join(problems) or None
 
-    def declared() -> str | None:
-        problems = []
-        if not isinstance(spec.name, str) or not NAME_PATTERN.fullmatch(spec.name):
-            problems.append(f"name {spec.name!r} does not match {NAME_PATTERN.pattern}")
-        for key in ("higher_is_confident", "needs_calibration"):
-            if not isinstance(getattr(spec, key), bool):
-                problems.append(f"{key} must be True or False (the direction), got {getattr(spec, key)!r}")
-        if not spec.formula:
-            problems.append("no formula")
-        if not spec.flavours or not set(spec.flavours) <= set(FLAVOURS):
-            problems.append(f"flavours {spec.flavours!r} must be a non-empty subset of {FLAVOURS}")
-        if spec.reduce not in REDUCTIONS:
-            problems.append(f"reduce {spec.reduce!r} is not one of {REDUCTIONS}")
-        if not callable(spec.token_score) and spec not in PAPER_FUNCTIONS:
-            problems.append("token_score is not callable")
-        return "; ".join(problems) or None
 
-    def per_flavour(check: Callable[[TokenDistributions], str | None]) -> Callable[[], str | None]:
-        def run() -> str | None:
-            for flavour in spec.flavours:
-                problem = check(sample_distributions(flavour, seed))
-                if problem:
-                    return f"{flavour} flavour: {problem}"
-            return None
+def _per_flavour(
+    spec: ConfidenceSpec, seed: int, check: Callable[[TokenDistributions], str | None]
+) -> Callable[[], str | None]:
+    """A check running ``check`` on the sample distributions of each flavour of ``spec`` in turn: the first
+    problem, prefixed with its flavour, or ``None``."""
 
-        return run
-
-    def scores(d: TokenDistributions) -> np.ndarray:
-        assert spec.token_score is not None
-        return np.asarray(spec.token_score(d), dtype=np.float64)
-
-    def finite(d: TokenDistributions) -> str | None:
-        values = scores(d)
-        if values.shape != (d.logprobs.shape[0],):
-            return f"token_score returned shape {values.shape} for {d.logprobs.shape[0]} tokens"
-        bad = np.flatnonzero(~np.isfinite(values))
-        return f"token {bad[0]} has value {float(values[bad[0]])!r}" if bad.size else None
-
-    def deterministic(d: TokenDistributions) -> str | None:
-        return (
-            None
-            if np.array_equal(scores(d), scores(d), equal_nan=True)
-            else "two calls give different values"
-        )
-
-    def per_token(d: TokenDistributions) -> str | None:
-        order = np.random.default_rng(seed + 1).permutation(d.logprobs.shape[0])
-        shuffled = TokenDistributions(d.flavour, d.logprobs[order], d.entropy[order])
-        if not np.allclose(scores(shuffled), scores(d)[order], rtol=1e-12, atol=1e-12, equal_nan=True):
-            return "a token's value changes when the other tokens of the block are reordered"
+    def run() -> str | None:
+        for flavour in spec.flavours:
+            problem = check(sample_distributions(flavour, seed))
+            if problem:
+                return f"{flavour} flavour: {problem}"
         return None
 
-    def unit_order(d: TokenDistributions) -> str | None:
-        n = d.logprobs.shape[0]
-        rng = np.random.default_rng(seed + 2)
-        unit = np.asarray(rng.integers(0, 8, size=(n,)), dtype=np.intp)
-        tokens = np.arange(n)
-        base = extended_confidences(d, tokens, unit, 8, (spec,))[spec.name]
-        order: np.ndarray = rng.permutation(n)
-        moved = extended_confidences(d, tokens[order], unit[order], 8, (spec,))[spec.name]
-        return (
-            None
-            if np.allclose(base, moved, rtol=1e-12, atol=1e-12, equal_nan=True)
-            else "values depend on pair order"
-        )
+    return run
 
-    def empty_unit(d: TokenDistributions) -> str | None:
-        values = extended_confidences(d, np.arange(3), np.zeros(3, dtype=np.intp), 2, (spec,))[spec.name]
-        return None if np.isnan(values[1]) else f"a unit without tokens got {values[1]!r}"
 
-    checks: list[tuple[str, Callable[[], str | None]]] = [(CONFIDENCE_CHECKS[0], declared)]
-    if declared() is None and spec.token_score is not None:
+def _token_scores(spec: ConfidenceSpec, distributions: TokenDistributions) -> np.ndarray:
+    """The values of ``spec.token_score`` on ``distributions``, as float64."""
+    assert spec.token_score is not None
+    return np.asarray(spec.token_score(distributions), dtype=np.float64)
+
+
+def _finite_problem(spec: ConfidenceSpec, distributions: TokenDistributions) -> str | None:
+    """Check that ``token_score`` gives one finite value per token."""
+    values = _token_scores(spec, distributions)
+    token_count = distributions.logprobs.shape[0]
+    if values.shape != (token_count,):
+        return f"token_score returned shape {values.shape} for {token_count} tokens"
+    not_finite = np.flatnonzero(~np.isfinite(values))
+    return f"token {not_finite[0]} has value {float(values[not_finite[0]])!r}" if not_finite.size else None
+
+
+def _deterministic_problem(spec: ConfidenceSpec, distributions: TokenDistributions) -> str | None:
+    """Check that two calls of ``token_score`` give the same values (NaN equal to NaN)."""
+    first, second = _token_scores(spec, distributions), _token_scores(spec, distributions)
+    return None if np.array_equal(first, second, equal_nan=True) else "two calls give different values"
+
+
+def _per_token_problem(spec: ConfidenceSpec, seed: int, distributions: TokenDistributions) -> str | None:
+    """Check that the values of a shuffled block (shuffled with ``seed + 1``) are the shuffled values."""
+    order = np.random.default_rng(seed + 1).permutation(distributions.logprobs.shape[0])
+    shuffled = TokenDistributions(
+        distributions.flavour, distributions.logprobs[order], distributions.entropy[order]
+    )
+    shuffled_values = _token_scores(spec, shuffled)
+    expected = _token_scores(spec, distributions)[order]
+    if not np.allclose(shuffled_values, expected, rtol=1e-12, atol=1e-12, equal_nan=True):
+        return "a token's value changes when the other tokens of the block are reordered"
+    return None
+
+
+def _unit_order_problem(spec: ConfidenceSpec, seed: int, distributions: TokenDistributions) -> str | None:
+    """Check that 8 random units' values (units and order drawn with ``seed + 2``) do not depend on the
+    order of the (token, unit) pairs."""
+    token_count = distributions.logprobs.shape[0]
+    random_source = np.random.default_rng(seed + 2)
+    units = np.asarray(random_source.integers(0, 8, size=(token_count,)), dtype=np.intp)
+    tokens = np.arange(token_count)
+    base = extended_confidences(distributions, tokens, units, 8, (spec,))[spec.name]
+    order: np.ndarray = random_source.permutation(token_count)
+    moved = extended_confidences(distributions, tokens[order], units[order], 8, (spec,))[spec.name]
+    if not np.allclose(base, moved, rtol=1e-12, atol=1e-12, equal_nan=True):
+        return "values depend on pair order"
+    return None
+
+
+def _empty_unit_problem(spec: ConfidenceSpec, distributions: TokenDistributions) -> str | None:
+    """Check that a unit without tokens gets NaN."""
+    units = np.zeros(3, dtype=np.intp)
+    values = extended_confidences(distributions, np.arange(3), units, 2, (spec,))[spec.name]
+    return None if np.isnan(values[1]) else f"a unit without tokens got {values[1]!r}"
+
+
+def confidence_failures(spec: ConfidenceSpec, *, seed: int = 0) -> list[Failure]:
+    """Every failed check of ``spec`` (module docstring)."""
+    checks: list[tuple[str, Callable[[], str | None]]] = [
+        (CONFIDENCE_CHECKS[0], lambda: _declaration_problems(spec))
+    ]
+    if _declaration_problems(spec) is None and spec.token_score is not None:
         checks += [
-            (CONFIDENCE_CHECKS[1], per_flavour(finite)),
-            (CONFIDENCE_CHECKS[2], per_flavour(deterministic)),
-            (CONFIDENCE_CHECKS[3], per_flavour(per_token)),
-            (CONFIDENCE_CHECKS[4], per_flavour(unit_order)),
-            (CONFIDENCE_CHECKS[5], per_flavour(empty_unit)),
+            (CONFIDENCE_CHECKS[1], _per_flavour(spec, seed, partial(_finite_problem, spec))),
+            (CONFIDENCE_CHECKS[2], _per_flavour(spec, seed, partial(_deterministic_problem, spec))),
+            (CONFIDENCE_CHECKS[3], _per_flavour(spec, seed, partial(_per_token_problem, spec, seed))),
+            (CONFIDENCE_CHECKS[4], _per_flavour(spec, seed, partial(_unit_order_problem, spec, seed))),
+            (CONFIDENCE_CHECKS[5], _per_flavour(spec, seed, partial(_empty_unit_problem, spec))),
         ]
     return run_checks(checks)
 

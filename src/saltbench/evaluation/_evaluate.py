@@ -54,7 +54,7 @@ from saltbench.evaluation._comparison import (
     make_comparisons,
     pair_statuses,
 )
-from saltbench.evaluation._extraction import CleanText, check_fence_rule, find_answer
+from saltbench.evaluation._extraction import Answer, CleanText, check_fence_rule, find_answer
 from saltbench.evaluation._reasoning import check_reasoning_format
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
@@ -254,40 +254,58 @@ def evaluate(
     if granularity not in GRANULARITIES or alignment not in ALIGNMENTS or scores != _DEFAULT_SCORES:
         _check_options((granularity,), alignment, scores)  # raises unless the scores are valid
     rule = resolve_task(task, variant)
-    fenced, start, end, clean = find_answer(
+    answer = find_answer(
         _as_text(response, "response"),
         keyword_filter,
         require_fence,
         check_reasoning_format(reasoning),
         check_fence_rule(fence_rule),
     )
-    resp, starts, ends, ref, resp_keys, resp_dk, ref_keys = _units(
-        clean, _clean_reference(reference), rule, granularity
-    )
+    units = _units(answer[3], _clean_reference(reference), rule, granularity)
+    return _evaluation(answer, units, granularity, alignment, scores)
+
+
+def _evaluation(
+    answer: Answer,
+    units: Units,
+    granularity: Granularity,
+    alignment: Alignment,
+    scores: tuple[float, float, float],
+) -> Evaluation:
+    """Align an extracted answer's decomposed units (strict: by position; dynamic: Needleman–Wunsch with
+    ``scores``) and give their :class:`Evaluation`: statuses and metrics (docs/evaluation.md §5–8)."""
+    fenced, fence_start, fence_end, clean = answer
+    response_units, starts, ends, reference_units, response_keys, response_dk, reference_keys = units
     dynamic = alignment == "dynamic"
     if dynamic:
-        ridx, gidx = dynamic_pairs(resp_keys, resp_dk, ref_keys, *scores)
-        pairs: IndexPairs | None = (ridx, gidx)
-        statuses = pair_statuses(ridx, gidx, resp_keys, resp_dk, ref_keys)
-        internal = count_internal_missing(statuses, ridx)
+        response_indices, reference_indices = dynamic_pairs(
+            response_keys, response_dk, reference_keys, *scores
+        )
+        pairs: IndexPairs | None = (response_indices, reference_indices)
+        statuses = pair_statuses(
+            response_indices, reference_indices, response_keys, response_dk, reference_keys
+        )
+        internal_missing = count_internal_missing(statuses, response_indices)
     else:
         pairs = None  # positional
-        statuses = _strict_statuses(resp_keys, resp_dk, ref_keys)
-        internal = 0
+        statuses = _strict_statuses(response_keys, response_dk, reference_keys)
+        internal_missing = 0
     return frozen_instance(
         Evaluation,
         {
             "granularity": granularity,
             "alignment": alignment,
             "fenced_response": fenced,
-            "fence_start": start,
-            "fence_end": end,
+            "fence_start": fence_start,
+            "fence_end": fence_end,
             "clean_response": clean.clean if clean is not None else "",
-            "response_units": tuple(resp),
-            "reference_units": tuple(ref),
+            "response_units": tuple(response_units),
+            "reference_units": tuple(reference_units),
             "response_unit_spans": tuple(zip(starts, ends)),
-            "comparisons": make_comparisons(resp, ref, statuses, pairs),
-            "metrics": compute_metrics(statuses, len(resp), len(ref), internal, dynamic),
+            "comparisons": make_comparisons(response_units, reference_units, statuses, pairs),
+            "metrics": compute_metrics(
+                statuses, len(response_units), len(reference_units), internal_missing, dynamic
+            ),
         },
     )
 
