@@ -640,8 +640,38 @@ class OpenAIModel:
                 nothing, and a rerun sends only the requests that had not completed.
         """
         from saltbench.inference.detokenize import token_texts
-        from saltbench.inference.forced import ForcedContinuation, cut_continuation
+        from saltbench.inference.forced import ForcedContinuation
 
+        self._require_prompt_logprobs(max_new_tokens)
+        prompt = [int(token) for token in prompt_ids]
+        model = self.spec.source.model  # type: ignore[union-attr]
+        base = {"model": model, "temperature": 0.0, "return_tokens_as_token_ids": True}
+        contexts = [[*prompt, *map(int, prefix)] for prefix, _ in rows]
+        continued, forced = self._forced_requests(base, contexts, rows, max_new_tokens, stop)
+        results = []
+        for row, (continuation, target_logprobs) in enumerate(zip(continued, forced)):
+            for outcome in (continuation, target_logprobs):
+                if isinstance(outcome, str):
+                    raise RuntimeError(f"model {self.spec.name!r}: a request of row {row} failed: {outcome}")
+            assert not isinstance(continuation, str) and not isinstance(target_logprobs, str)
+            scores, finish, _ = continuation
+            texts = (
+                token_texts(self.tokenizer, scores.token_ids, context_ids=contexts[row])
+                if len(scores)
+                else []
+            )
+            record = GenerationRecord.from_scores(
+                scores,
+                texts,
+                finish_reason="eos" if finish == "eos" else "length",
+                num_prompt_tokens=len(contexts[row]),
+            )
+            results.append(ForcedContinuation(np.asarray(target_logprobs, dtype=np.float64), record, finish))
+        return results
+
+    def _require_prompt_logprobs(self, max_new_tokens: int) -> None:
+        """Refuse teacher forcing when the entry does not declare ``api.prompt_logprobs``, or for a negative
+        budget."""
         if not self.settings.prompt_logprobs:
             raise NotImplementedError(
                 f"model {self.spec.name!r} (backend openai): teacher-forced prefixes need a completions "
@@ -649,59 +679,73 @@ class OpenAIModel:
             )
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
-        prompt = [int(t) for t in prompt_ids]
-        model = self.spec.source.model  # type: ignore[union-attr]
-        base = {"model": model, "temperature": 0.0, "return_tokens_as_token_ids": True}
-        contexts = [[*prompt, *map(int, x)] for x, _ in rows]
 
-        def continuation(r: int) -> tuple[TokenScores, ForcedFinish, int] | str:
-            if not max_new_tokens:
-                return TokenScores.empty(self.top_k), "length", 0
-            body = {**base, "prompt": contexts[r], "max_tokens": max_new_tokens, "logprobs": self.top_k}
-
-            def detokenize(ids: Sequence[int]) -> list[str]:
-                return token_texts(self.tokenizer, ids, context_ids=contexts[r])
-
-            parsed = self._fetch(
-                body, lambda response: parse_completion(response, token_ids=True, detokenize=detokenize)
-            )
-            if isinstance(parsed, str):
-                return parsed
-            self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
-            scores = scores_from(parsed, self.top_k)
-            length, finish = cut_continuation(scores, self._eos_ids(), r, stop)
-            if finish == "length" and length == len(scores) and FINISH.get(parsed.finish) == "eos":
-                finish = "eos"  # the server stopped at an EOS it does not return
-            return scores.slice(0, length), finish, parsed.prompt_tokens
-
-        def target(r: int) -> np.ndarray | str:
-            y = [int(t) for t in rows[r][1]]
-            if not y:
-                return np.zeros(0)
-            body = {**base, "prompt": [*contexts[r], *y], "max_tokens": 1, "prompt_logprobs": 0}
-            return self._fetch(body, lambda response: prompt_target_logprobs(response, len(contexts[r]), y))
-
+    def _forced_requests(
+        self,
+        base: Mapping[str, Any],
+        contexts: Sequence[list[int]],
+        rows: Sequence[tuple[Sequence[int], Sequence[int]]],
+        max_new_tokens: int,
+        stop: StopRule | None,
+    ) -> tuple[list[tuple[TokenScores, ForcedFinish, int] | str], list[np.ndarray | str]]:
+        """Every row's continuation (:meth:`_continue_row`), then every row's target log-probabilities
+        (:meth:`_target_logprobs`), ``api.concurrency`` requests in flight."""
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
-            continued = list(pool.map(continuation, range(len(rows))))
-            forced = list(pool.map(target, range(len(rows))))
-        results = []
-        for r, (cont, lps) in enumerate(zip(continued, forced)):
-            for outcome in (cont, lps):
-                if isinstance(outcome, str):
-                    raise RuntimeError(f"model {self.spec.name!r}: a request of row {r} failed: {outcome}")
-            assert not isinstance(cont, str) and not isinstance(lps, str)
-            scores, finish, _ = cont
-            texts = (
-                token_texts(self.tokenizer, scores.token_ids, context_ids=contexts[r]) if len(scores) else []
+            continued = list(
+                pool.map(
+                    lambda row: self._continue_row(base, contexts[row], row, max_new_tokens, stop),
+                    range(len(rows)),
+                )
             )
-            record = GenerationRecord.from_scores(
-                scores,
-                texts,
-                finish_reason="eos" if finish == "eos" else "length",
-                num_prompt_tokens=len(contexts[r]),
+            forced = list(
+                pool.map(
+                    lambda row: self._target_logprobs(base, contexts[row], rows[row][1]), range(len(rows))
+                )
             )
-            results.append(ForcedContinuation(np.asarray(lps, dtype=np.float64), record, finish))
-        return results
+        return continued, forced
+
+    def _continue_row(
+        self,
+        base: Mapping[str, Any],
+        context: list[int],
+        row: int,
+        max_new_tokens: int,
+        stop: StopRule | None,
+    ) -> tuple[TokenScores, ForcedFinish, int] | str:
+        """The greedy continuation of one row's ``context`` (cut by EOS or ``stop``), its finish reason and
+        prompt tokens; what went wrong when the request failed."""
+        from saltbench.inference.detokenize import token_texts
+        from saltbench.inference.forced import cut_continuation
+
+        if not max_new_tokens:
+            return TokenScores.empty(self.top_k), "length", 0
+        body = {**base, "prompt": context, "max_tokens": max_new_tokens, "logprobs": self.top_k}
+
+        def detokenize(ids: Sequence[int]) -> list[str]:
+            return token_texts(self.tokenizer, ids, context_ids=context)
+
+        parsed = self._fetch(
+            body, lambda response: parse_completion(response, token_ids=True, detokenize=detokenize)
+        )
+        if isinstance(parsed, str):
+            return parsed
+        self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
+        scores = scores_from(parsed, self.top_k)
+        length, finish = cut_continuation(scores, self._eos_ids(), row, stop)
+        if finish == "length" and length == len(scores) and FINISH.get(parsed.finish) == "eos":
+            finish = "eos"  # the server stopped at an EOS it does not return
+        return scores.slice(0, length), finish, parsed.prompt_tokens
+
+    def _target_logprobs(
+        self, base: Mapping[str, Any], context: list[int], target: Sequence[int]
+    ) -> np.ndarray | str:
+        """The teacher-forced log-probabilities of ``target`` after ``context`` (the prompt log-probabilities
+        of ``context + target``, ``max_tokens`` 1); what went wrong when the request failed."""
+        target_ids = [int(token) for token in target]
+        if not target_ids:
+            return np.zeros(0)
+        body = {**base, "prompt": [*context, *target_ids], "max_tokens": 1, "prompt_logprobs": 0}
+        return self._fetch(body, lambda response: prompt_target_logprobs(response, len(context), target_ids))
 
     def _eos_ids(self) -> list[int]:
         """The EOS ids of ``api.tokenizer``'s generation config (its tokenizer's EOS when it has none)."""

@@ -30,6 +30,7 @@ import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -183,62 +184,117 @@ def import_generations(
         GenerationsFileError: the file refused (module docstring), naming it, the place and the reason.
         FileNotFoundError: no file at ``path``.
     """
-    from saltbench.io import file_sha256
-
     responses = read_generations_file(path, format)
     rows = _Rows.build(datasets, n_shots, max_samples)
+    chosen, skipped = _choose_responses(responses, rows, styles, path)
+    _refuse_unanswered_rows(chosen, rows, styles, path)
+    frames = {
+        (style, task): _generations_frame(
+            chosen, rows, style, task, model_name=model_name, path=path, top_k=top_k, reasoning=reasoning
+        )
+        for style in styles
+        for task in datasets
+    }
+    record = _import_record(path, format, model_name, len(responses), chosen, skipped)
+    return ImportResult(frames, record)
+
+
+def _choose_responses(
+    responses: Sequence[ImportedResponse], rows: _Rows, styles: Sequence[str], path: str | Path
+) -> tuple[dict[tuple[str, str, int], ImportedResponse], int]:
+    """Each response by its (style, task, row index), and how many were skipped (rows the run does not
+    answer); refuses a response that matches no row and a second response to one row."""
     chosen: dict[tuple[str, str, int], ImportedResponse] = {}
     skipped = 0
     for response in responses:
-
-        def refuse(reason: str, response: ImportedResponse = response) -> GenerationsFileError:
-            return GenerationsFileError(path, response.where, reason)
-
-        style, task, i = _match(response, rows, styles, refuse)
-        if style not in styles or i >= rows.answered[task]:
+        refuse = partial(GenerationsFileError, path, response.where)
+        style, task, row_index = _match(response, rows, styles, refuse)
+        if style not in styles or row_index >= rows.answered[task]:
             skipped += 1
             continue
-        key = (style, task, i)
+        key = (style, task, row_index)
         if key in chosen:
-            sample_id = datasets[task]["sample_id"][i]
+            sample_id = rows.datasets[task]["sample_id"][row_index]
             raise refuse(
                 f"a second response to sample {sample_id!r} ({style}); the first is at {chosen[key].where}"
             )
         chosen[key] = response
+    return chosen, skipped
+
+
+def _refuse_unanswered_rows(
+    chosen: Mapping[tuple[str, str, int], ImportedResponse],
+    rows: _Rows,
+    styles: Sequence[str],
+    path: str | Path,
+) -> None:
+    """Refuse the file when a row the run answers, in one of its styles, has no response (first ids named)."""
     for style in styles:
-        for task, frame in datasets.items():
+        for task, frame in rows.datasets.items():
+            answered = rows.answered[task]
             missing = [
-                frame["sample_id"][i] for i in range(rows.answered[task]) if (style, task, i) not in chosen
+                frame["sample_id"][row_index]
+                for row_index in range(answered)
+                if (style, task, row_index) not in chosen
             ]
             if missing:
                 raise GenerationsFileError(
                     path,
                     "",
-                    f"no response to {len(missing)} of the {rows.answered[task]} {task} rows the run answers "
+                    f"no response to {len(missing)} of the {answered} {task} rows the run answers "
                     f"in the {style} style, e.g. {missing[:5]}",
                 )
-    frames: dict[tuple[str, str], pl.DataFrame] = {}
-    for style in styles:
-        for task, frame in datasets.items():
-            n = rows.answered[task]
-            picked = [chosen[(style, task, i)] for i in range(n)]
-            records = [to_record(r, path=path, k=top_k, reasoning=reasoning) for r in picked]
-            ours = rows.instructions[(style, task)]
-            meta = {
-                "sample_id": frame["sample_id"].head(n).to_list(),
-                "task": frame["task"].head(n).to_list(),
-                "variant": frame["variant"].head(n).to_list(),
-                "model": [model_name] * n,
-                "style": [style] * n,
-                "prompt": [r.prompt if r.prompt is not None else ours[i] for i, r in enumerate(picked)],
-            }
-            frames[(style, task)] = records_to_frame(records, meta)
-    without = sum(not r.has_logprobs for r in chosen.values())
+
+
+def _generations_frame(
+    chosen: Mapping[tuple[str, str, int], ImportedResponse],
+    rows: _Rows,
+    style: str,
+    task: str,
+    *,
+    model_name: str,
+    path: str | Path,
+    top_k: int,
+    reasoning: ReasoningFormat | None,
+) -> pl.DataFrame:
+    """The generations table of one (style, task): the chosen responses as records, rows in dataset order,
+    a response without a prompt recorded with its row's instruction."""
+    frame = rows.datasets[task]
+    answered = rows.answered[task]
+    picked = [chosen[(style, task, row_index)] for row_index in range(answered)]
+    records = [to_record(response, path=path, k=top_k, reasoning=reasoning) for response in picked]
+    instructions = rows.instructions[(style, task)]
+    columns = {
+        "sample_id": frame["sample_id"].head(answered).to_list(),
+        "task": frame["task"].head(answered).to_list(),
+        "variant": frame["variant"].head(answered).to_list(),
+        "model": [model_name] * answered,
+        "style": [style] * answered,
+        "prompt": [
+            response.prompt if response.prompt is not None else instructions[row_index]
+            for row_index, response in enumerate(picked)
+        ],
+    }
+    return records_to_frame(records, columns)
+
+
+def _import_record(
+    path: str | Path,
+    file_format: ImportFormat,
+    model_name: str,
+    response_count: int,
+    chosen: Mapping[tuple[str, str, int], ImportedResponse],
+    skipped: int,
+) -> dict[str, Any]:
+    """The import record (the file's provenance and the counts), logged in one line."""
+    from saltbench.io import file_sha256
+
+    without = sum(not response.has_logprobs for response in chosen.values())
     record = {
         "source": str(path),
-        "format": format,
+        "format": file_format,
         "sha256": file_sha256(path),
-        "responses": len(responses),
+        "responses": response_count,
         "imported": len(chosen),
         "skipped": skipped,
         "without_logprobs": without,
@@ -248,11 +304,11 @@ def import_generations(
         model_name,
         len(chosen),
         path,
-        format,
+        file_format,
         skipped,
         without,
     )
-    return ImportResult(frames, record)
+    return record
 
 
 __all__ = ["ImportResult", "import_generations", "prompt_digest"]

@@ -168,17 +168,48 @@ def score_generations(
         one Float64
         column per ``{flavour}.{function}`` (NaN for missing units, which have no response text).
     """
-    refs = dataset.select("sample_id", "variant", "reference")
-    gens = generations.join(refs, on="sample_id", how="left", validate="1:1")
-    unmatched = gens.filter(pl.col("reference").is_null())["sample_id"].to_list()
+    joined = _join_references(generations, dataset, task)
+    tokens = _flat_token_arrays(joined)
+    units = _evaluated_units(joined, task, granularities, alignment, keyword_filter, reasoning, fence_rule)
+    if units is None:
+        return _empty_units(flavours, functions)
+    token_index, unit_index = _membership_pairs(joined, units)
+    if "full" in flavours:
+        _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
+    columns = confidence_columns(
+        tokens, token_index, unit_index, units.height, flavours=flavours, top_k=top_k, functions=functions
+    )
+    responses = _response_frame(joined, keyword_filter, reasoning, fence_rule, max_new_tokens)
+    scored = units.join(responses, on="row", how="left").with_columns(
+        **{name: pl.Series(values) for name, values in columns.items()}
+    )
+    return scored.select([*_UNIT_ORDER, *(name for name in columns if name != "n_tokens")])
+
+
+def _join_references(generations: pl.DataFrame, dataset: pl.DataFrame, task: str) -> pl.DataFrame:
+    """The generations with their sample's ``variant`` and ``reference`` and a ``row`` index; refuses
+    sample ids that are not in the dataset."""
+    references = dataset.select("sample_id", "variant", "reference")
+    joined = generations.join(references, on="sample_id", how="left", validate="1:1")
+    unmatched = joined.filter(pl.col("reference").is_null())["sample_id"].to_list()
     if unmatched:
         raise ValueError(f"generations for {task}: sample ids not in the dataset: {unmatched[:5]}")
-    gens = gens.with_row_index("row")
-    tokens = _flat_token_arrays(gens)
-    token_base = np.concatenate([[0], np.cumsum(gens["num_generated_tokens"].to_numpy())])
+    return joined.with_row_index("row")
 
+
+def _evaluated_units(
+    joined: pl.DataFrame,
+    task: str,
+    granularities: Sequence[Granularity],
+    alignment: str,
+    keyword_filter: bool,
+    reasoning: ReasoningFormat | None,
+    fence_rule: FenceRule,
+) -> pl.DataFrame | None:
+    """Every response's evaluated units (one :func:`evaluate_many` call per variant) with their generation's
+    ``row``, sorted by row, granularity and unit; ``None`` when there are none."""
     parts: list[pl.DataFrame] = []
-    for (variant,), group in gens.group_by(["variant"], maintain_order=True):
+    for (variant,), group in joined.group_by(["variant"], maintain_order=True):
         evaluated = evaluate_many(
             group["text"].to_list(),
             group["reference"].to_list(),
@@ -195,41 +226,48 @@ def score_generations(
             evaluated.with_columns(row=pl.Series(rows[evaluated["sample_idx"].to_numpy()], dtype=pl.UInt32))
         )
     units = pl.concat(parts).sort("row", "granularity", "unit_index") if parts else None
-    if units is None or units.height == 0:
-        return _empty_units(flavours, functions)
+    return None if units is None or units.height == 0 else units
 
-    tok_parts: list[np.ndarray] = []
-    unit_parts: list[np.ndarray] = []
-    has_span = units["span_start"].is_not_null().to_numpy()
-    unit_numbers = np.flatnonzero(has_span)
+
+def _membership_pairs(joined: pl.DataFrame, units: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(token, unit) membership pairs of every unit with a span (:func:`token_unit_pairs` per response),
+    tokens in the flat numbering of all responses and units numbered as the rows of ``units``."""
+    token_base = np.concatenate([[0], np.cumsum(joined["num_generated_tokens"].to_numpy())])
+    unit_numbers = np.flatnonzero(units["span_start"].is_not_null().to_numpy())
     spanned = units.filter(pl.col("span_start").is_not_null())
-    texts = gens["text"].to_list()
-    offsets = gens["token_offsets"].to_list()
-    for (row,), idx in _row_groups(spanned["row"].to_numpy()):
-        tok, unit = token_unit_pairs(
+    span_start = spanned["span_start"].to_numpy()
+    span_end = spanned["span_end"].to_numpy()
+    texts = joined["text"].to_list()
+    offsets = joined["token_offsets"].to_list()
+    token_parts: list[np.ndarray] = []
+    unit_parts: list[np.ndarray] = []
+    for (row,), positions in _row_groups(spanned["row"].to_numpy()):
+        token_indices, unit_indices = token_unit_pairs(
             np.asarray(offsets[row], dtype=np.int64),
             len(texts[row]),
-            spanned["span_start"].to_numpy()[idx],
-            spanned["span_end"].to_numpy()[idx],
+            span_start[positions],
+            span_end[positions],
         )
-        tok_parts.append(tok + token_base[row])
-        unit_parts.append(unit_numbers[idx][unit])
-    tok_all = np.concatenate(tok_parts) if tok_parts else np.zeros(0, np.int64)
-    unit_all = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
+        token_parts.append(token_indices + token_base[row])
+        unit_parts.append(unit_numbers[positions][unit_indices])
+    token_index = np.concatenate(token_parts) if token_parts else np.zeros(0, np.int64)
+    unit_index = np.concatenate(unit_parts) if unit_parts else np.zeros(0, np.int64)
+    return token_index, unit_index
 
-    if "full" in flavours:
-        _warn_missing_entropy(tokens["entropy"], f"generations for {task}")
-    columns = confidence_columns(
-        tokens, tok_all, unit_all, units.height, flavours=flavours, top_k=top_k, functions=functions
-    )
-    responses = gens.select("row", "sample_id", "variant").with_columns(
-        *response_columns(gens, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule),
+
+def _response_frame(
+    joined: pl.DataFrame,
+    keyword_filter: bool,
+    reasoning: ReasoningFormat | None,
+    fence_rule: FenceRule,
+    max_new_tokens: int,
+) -> pl.DataFrame:
+    """One row per generation: ``row, sample_id, variant``, the :func:`response_columns` and
+    ``max_new_tokens``."""
+    return joined.select("row", "sample_id", "variant").with_columns(
+        *response_columns(joined, keyword_filter=keyword_filter, reasoning=reasoning, fence_rule=fence_rule),
         max_new_tokens=pl.lit(max_new_tokens, dtype=pl.Int32),
     )
-    out = units.join(responses, on="row", how="left").with_columns(
-        **{name: pl.Series(values) for name, values in columns.items()}
-    )
-    return out.select([*_UNIT_ORDER, *(c for c in columns if c != "n_tokens")])
 
 
 def response_columns(

@@ -24,7 +24,7 @@ Every format reader returns :class:`ImportedResponse` objects; :func:`to_record`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import chain
 from typing import Any
@@ -56,6 +56,10 @@ class GenerationsFileError(ValueError):
     def __init__(self, path: object, where: str, reason: str) -> None:
         self.path, self.where, self.reason = str(path), where, reason
         super().__init__(f"{self.path}: {where}: {reason}" if where else f"{self.path}: {reason}")
+
+
+_Refuse = Callable[[str], GenerationsFileError]
+"""Makes the error that refuses one response, from the reason."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -168,60 +172,16 @@ def to_record(
     if response.finish_reason not in FINISH_REASONS:
         raise refuse(f"finish_reason {response.finish_reason!r} is not one of {list(FINISH_REASONS)}")
     if response.finish_reason == "error":
-        if response.text or response.token_texts:
-            raise refuse("an error row (finish_reason error) has no text and no tokens")
-        return GenerationRecord.failed(
-            "error (imported)" if response.error is None else response.error,
-            num_prompt_tokens=response.num_prompt_tokens,
-            k=k,
-        )
-    texts = response.token_texts
-    if texts is None:
-        if response.logprobs is not None:
-            raise refuse("log-probabilities without the tokens they belong to (give the token texts)")
-        texts = [response.text] if response.text else []
-    texts = list(texts)
-    if "".join(texts) != response.text:
-        joined = "".join(texts)
-        raise refuse(f"the token texts join to {joined[:60]!r}…, the text is {response.text[:60]!r}…")
-    n = len(texts)
-    chosen = np.full(n, np.nan, np.float32) if response.logprobs is None else floats(response.logprobs)
-    if chosen.shape != (n,):
-        raise refuse(f"{chosen.size} log-probabilities for {n} tokens")
+        return _error_record(response, k, refuse)
+    texts = _token_texts(response, refuse)
+    chosen = _per_token(response.logprobs, len(texts), "log-probabilities", refuse)
     if np.any(chosen > 0):
         raise refuse(f"a log-probability above 0 (token {int(np.argmax(chosen > 0))})")
-    top_lp = response.top_logprobs
-    if top_lp is not None and len(top_lp) != n:
-        raise refuse(f"alternatives for {len(top_lp)} tokens, the response has {n} tokens")
-    top = ragged(top_lp or [[]] * n, k, np.float32, np.nan)
-    if response.token_ids is not None or response.top_ids is not None:
-        if response.token_ids is None or len(response.token_ids) != n:
-            raise refuse("token_ids must give one id per token when ids are given")
-        ids = np.asarray(response.token_ids, dtype=np.int32)
-        top_ids_rows = response.top_ids if response.top_ids is not None else [[]] * n
-        if len(top_ids_rows) != n or (
-            top_lp is not None and list(map(len, top_ids_rows)) != list(map(len, top_lp))
-        ):
-            raise refuse("top_ids must give one id per alternative log-probability")
-        top_ids = ragged(top_ids_rows, k, np.int32, PAD_ID)
-    else:
-        alternatives = response.top_tokens if response.top_tokens is not None else [[]] * n
-        if len(alternatives) != n or (
-            top_lp is not None and list(map(len, alternatives)) != list(map(len, top_lp))
-        ):
-            raise refuse("top_tokens must give one token per alternative log-probability")
-        ids, top_ids = string_ids(texts, alternatives, k)
-    entropy = np.full(n, np.nan, np.float32) if response.entropy is None else floats(response.entropy)
-    if entropy.shape != (n,):
-        raise refuse(f"{entropy.size} entropies for {n} tokens")
+    top = _alternative_logprobs(response, len(texts), k, refuse)
+    ids, top_ids = _token_ids(response, texts, k, refuse)
+    entropy = _per_token(response.entropy, len(texts), "entropies", refuse)
     if response.reasoning:
-        if reasoning is None:
-            raise refuse(
-                "reasoning is given apart from the text, but the model declares no reasoning_format "
-                "(set think or harmony in the model registry)"
-            )
-        opening, closing = REASONING_WRAPPERS[reasoning]
-        texts = [opening + response.reasoning + closing, *texts]
+        texts = [_wrapped_reasoning(response.reasoning, reasoning, refuse), *texts]
         ids = np.concatenate([[PAD_ID], ids]).astype(np.int32)
         chosen = np.concatenate([[np.nan], chosen]).astype(np.float32)
         top = np.vstack([np.full((1, k), np.nan, np.float32), top])
@@ -240,6 +200,94 @@ def to_record(
         finish_reason=response.finish_reason,
         num_prompt_tokens=response.num_prompt_tokens,
     )
+
+
+def _error_record(response: ImportedResponse, k: int, refuse: _Refuse) -> GenerationRecord:
+    """The record of an error row (``finish_reason`` error), which must have no text and no tokens."""
+    if response.text or response.token_texts:
+        raise refuse("an error row (finish_reason error) has no text and no tokens")
+    return GenerationRecord.failed(
+        "error (imported)" if response.error is None else response.error,
+        num_prompt_tokens=response.num_prompt_tokens,
+        k=k,
+    )
+
+
+def _token_texts(response: ImportedResponse, refuse: _Refuse) -> list[str]:
+    """The response's token texts (its whole text as one token when it has neither tokens nor
+    log-probabilities); refused unless they join to the text."""
+    texts = response.token_texts
+    if texts is None:
+        if response.logprobs is not None:
+            raise refuse("log-probabilities without the tokens they belong to (give the token texts)")
+        texts = [response.text] if response.text else []
+    texts = list(texts)
+    if "".join(texts) != response.text:
+        joined = "".join(texts)
+        raise refuse(f"the token texts join to {joined[:60]!r}…, the text is {response.text[:60]!r}…")
+    return texts
+
+
+def _per_token(
+    values: Sequence[float | None] | np.ndarray | None, count: int, noun: str, refuse: _Refuse
+) -> np.ndarray:
+    """``values`` as one float32 per token (all NaN when not given); refused unless there are ``count``."""
+    array = np.full(count, np.nan, np.float32) if values is None else floats(values)
+    if array.shape != (count,):
+        raise refuse(f"{array.size} {noun} for {count} tokens")
+    return array
+
+
+def _alternative_logprobs(response: ImportedResponse, count: int, k: int, refuse: _Refuse) -> np.ndarray:
+    """Each token's first ``k`` alternative log-probabilities ``(T, k)``, padded with NaN; refused unless
+    the alternatives are given for every token or for none."""
+    top_logprobs = response.top_logprobs
+    if top_logprobs is not None and len(top_logprobs) != count:
+        raise refuse(f"alternatives for {len(top_logprobs)} tokens, the response has {count} tokens")
+    return ragged(top_logprobs or [[]] * count, k, np.float32, np.nan)
+
+
+def _token_ids(
+    response: ImportedResponse, texts: Sequence[str], k: int, refuse: _Refuse
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of the chosen tokens ``(T,)`` and of their first ``k`` alternatives ``(T, k)``: the ids given,
+    else negative string ids (:func:`string_ids`); refused when the ids do not fit the tokens."""
+    count = len(texts)
+    if response.token_ids is not None or response.top_ids is not None:
+        if response.token_ids is None or len(response.token_ids) != count:
+            raise refuse("token_ids must give one id per token when ids are given")
+        ids = np.asarray(response.token_ids, dtype=np.int32)
+        top_id_rows = response.top_ids if response.top_ids is not None else [[]] * count
+        if not _fits_alternatives(top_id_rows, count, response.top_logprobs):
+            raise refuse("top_ids must give one id per alternative log-probability")
+        return ids, ragged(top_id_rows, k, np.int32, PAD_ID)
+    alternatives = response.top_tokens if response.top_tokens is not None else [[]] * count
+    if not _fits_alternatives(alternatives, count, response.top_logprobs):
+        raise refuse("top_tokens must give one token per alternative log-probability")
+    return string_ids(texts, alternatives, k)
+
+
+def _fits_alternatives(
+    rows: Sequence[Sequence[object]], count: int, top_logprobs: Sequence[Sequence[float | None]] | None
+) -> bool:
+    """Whether ``rows`` has one row per token, each as long as that token's alternative log-probabilities
+    (when those are given)."""
+    return not (
+        len(rows) != count
+        or (top_logprobs is not None and list(map(len, rows)) != list(map(len, top_logprobs)))
+    )
+
+
+def _wrapped_reasoning(reasoning_text: str, reasoning: ReasoningFormat | None, refuse: _Refuse) -> str:
+    """The reasoning returned apart, wrapped in the model's reasoning format (the text of the token put in
+    front); refused when the model declares no reasoning format."""
+    if reasoning is None:
+        raise refuse(
+            "reasoning is given apart from the text, but the model declares no reasoning_format "
+            "(set think or harmony in the model registry)"
+        )
+    opening, closing = REASONING_WRAPPERS[reasoning]
+    return opening + reasoning_text + closing
 
 
 __all__ = [
