@@ -24,11 +24,10 @@ def main(snakemake) -> None:
         "n_resamples": p.n_resamples,
         "alpha": p.alpha,
     }
-    table = None
     if p.level == "sample":
         table = reasoning_tradeoff_from_unit_files(list(snakemake.input.units), cmps, seed=p.seed, **options)
-    if table is None:
-        table = reasoning_tradeoff(metrics, cmps if p.level == "task" else [], seed=p.seed, **options)
+    else:
+        table = reasoning_tradeoff(metrics, cmps, seed=p.seed, **options)
     write_rule_tables(snakemake, table, TABLES["reasoning_tradeoff"], pairs=[p_.__dict__ for p_ in pairs])
 
 

@@ -87,3 +87,31 @@ def test_registry_entries_keeps_optional_keys(tmp_path):
     path.write_text("models: [a, b]\n")
     with pytest.raises(ValueError, match="must be a mapping"):
         registry_entries(path)
+
+
+def test_the_tradeoff_from_unit_files_equals_one_call_and_is_empty_without_comparisons(tmp_path):
+    """Reading each comparison's two conditions apart gives the table of one call over all units (each
+    comparison keeps its seed); no comparison gives the empty table with every column, not None."""
+    from saltbench.analysis import Comparison, empty_tradeoff, reasoning_tradeoff_units
+    from saltbench.workflow.rule_io import reasoning_tradeoff_from_unit_files
+
+    units = synthetic_units(models=("a", "b"), tasks=("dna",), n_samples=12, seed=3)
+    paths = []
+    for (model, style), part in units.group_by("model", "style", maintain_order=True):
+        path = tmp_path / model / style / "dna.parquet"
+        path.parent.mkdir(parents=True)
+        write_table(part, path, {"stage": "test"}, "units")
+        paths.append(path)
+    cmps = [
+        Comparison("style", "a", "direct", "a", "cot", "a"),
+        Comparison("style", "b", "direct", "b", "cot", "b"),
+    ]
+    apart = reasoning_tradeoff_from_unit_files(
+        paths, cmps, seed=11, confidence="mean_probability", flavour="topk", n_resamples=30
+    )
+    together = reasoning_tradeoff_units(units, cmps, seed=11, n_resamples=30)
+    assert apart.height == 2 and apart.equals(together)
+    none = reasoning_tradeoff_from_unit_files(
+        paths, [], seed=11, confidence="mean_probability", flavour="topk"
+    )
+    assert none.equals(empty_tradeoff()) and none.height == 0 and none.columns == together.columns

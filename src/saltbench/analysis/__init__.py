@@ -47,6 +47,8 @@ from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
 from ._reasoning import (
     MIN_PAIRS,
     TRADEOFF_STATUSES,
+    comparison_seed,
+    empty_tradeoff,
     paired_bootstrap,
     paired_test,
     reasoning_tradeoff,
@@ -105,6 +107,8 @@ __all__ = [
     "paired_test",
     "read_tables",
     "read_train_logs",
+    "comparison_seed",
+    "empty_tradeoff",
     "reasoning_tradeoff",
     "reasoning_tradeoff_units",
     "rejection_table",

@@ -68,6 +68,21 @@ only where the status is ``ok``."""
 _QUANTITIES = {"precision": "delta_precision", "auroc": "rel_delta_auroc"}
 
 
+def comparison_seed(seed: int, index: int) -> int:
+    """The bootstrap seed of comparison ``index`` of a trade-off table seeded ``seed``: ``seed + index``, the
+    same whether the comparisons are estimated in one call or one call each (the workflow's sample level).
+
+    >>> comparison_seed(7, 0), comparison_seed(7, 2)
+    (7, 9)
+    """
+    return seed + index
+
+
+def empty_tradeoff() -> pl.DataFrame:
+    """The trade-off table of no comparison: no rows, every column of :data:`TRADEOFF_SCHEMA`."""
+    return with_statuses(nan_for_null(pl.DataFrame(schema=dict(TRADEOFF_SCHEMA))))
+
+
 def with_statuses(table: pl.DataFrame) -> pl.DataFrame:
     """The trade-off ``table`` with ``status_precision`` / ``status_auroc`` (:data:`TRADEOFF_STATUSES`) set,
     and delta, interval and p-value NaN wherever the status is not ``ok`` (the per-condition means stay)."""
@@ -306,7 +321,9 @@ def reasoning_tradeoff(
             ) -> float:
                 return f(a[i], b[i])
 
-            ci = paired_bootstrap(resampled, va.size, n_resamples=n_resamples, alpha=alpha, seed=seed + k)
+            ci = paired_bootstrap(
+                resampled, va.size, n_resamples=n_resamples, alpha=alpha, seed=comparison_seed(seed, k)
+            )
             out.update(
                 {
                     f"{name}_a": float(va.mean()) if va.size else NAN,
@@ -314,7 +331,7 @@ def reasoning_tradeoff(
                     key: ci.point,
                     f"{key}_ci_low": ci.low,
                     f"{key}_ci_high": ci.high,
-                    f"p_{name}": paired_test(va, vb, method=test, seed=seed + k),
+                    f"p_{name}": paired_test(va, vb, method=test, seed=comparison_seed(seed, k)),
                 }
             )
         rows.append(_row(cmp, "task", n_pairs, **out))
@@ -497,7 +514,7 @@ def reasoning_tradeoff_units(
             confidence=confidence,
             n_resamples=int(n_resamples),
             alpha=alpha,
-            seed=seed + index,
+            seed=comparison_seed(seed, index),
         )
         rows.append(_row(cmp, "sample", keys.height, **estimates))
         logger.info("reasoning trade-off %s: %d paired samples", cmp.label, keys.height)

@@ -132,11 +132,12 @@ def reasoning_tradeoff_from_unit_files(
     confidence: str,
     flavour: str,
     **options: Any,
-) -> pl.DataFrame | None:
+) -> pl.DataFrame:
     """The sample-level reasoning trade-off (:func:`saltbench.analysis.reasoning_tradeoff_units`) of each
     comparison, reading only the units files of its two conditions (bounded memory); comparison ``k`` draws
-    its bootstrap with seed ``seed + k``. ``None`` when there is no comparison."""
-    from saltbench.analysis import reasoning_tradeoff_units
+    its bootstrap with :func:`~saltbench.analysis.comparison_seed` ``(seed, k)``, as in one call for all.
+    No comparison: the empty table (:func:`~saltbench.analysis.empty_tradeoff`)."""
+    from saltbench.analysis import comparison_seed, empty_tradeoff, reasoning_tradeoff_units
 
     columns = [
         "model",
@@ -149,15 +150,20 @@ def reasoning_tradeoff_from_unit_files(
         confidence_column(flavour, confidence),
     ]
     parts = []
-    for k, cmp in enumerate(cmps):
-        wanted = {(cmp.model_a, cmp.style_a), (cmp.model_b, cmp.style_b)}
+    for index, comparison in enumerate(cmps):
+        wanted = {(comparison.model_a, comparison.style_a), (comparison.model_b, comparison.style_b)}
         units = read_units([p for p in paths if units_path_key(p) in wanted], columns)
         parts.append(
             reasoning_tradeoff_units(
-                units, [cmp], seed=seed + k, confidence=confidence, flavour=flavour, **options
+                units,
+                [comparison],
+                seed=comparison_seed(seed, index),
+                confidence=confidence,
+                flavour=flavour,
+                **options,
             )
         )
-    return pl.concat(parts) if parts else None
+    return pl.concat(parts) if parts else empty_tradeoff()
 
 
 def registry_entries(path: str | os.PathLike[str]) -> Mapping[str, Any]:
