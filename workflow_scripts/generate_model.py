@@ -17,6 +17,24 @@ from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
+def write_generations(frames, outputs, todo, *, meta, keys, shard_size, log) -> None:
+    """Each finished (style, task) table with its provenance, kept apart as well: a copy survives Snakemake
+    deleting the output when its group job fails (docs/reliability.md §2.3)."""
+    for style, task in todo:
+        frame, output = frames[(style, task)], outputs[(style, task)]
+        record = provenance(
+            **meta,
+            style=style,
+            task=task,
+            shards=n_shards(frame.height, shard_size),
+            inputs_key=keys[(style, task)],
+        )
+        write_table(frame, output, record, "generations")
+        keep_output(output)
+        counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
+        log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
+
+
 def main(snakemake) -> None:
     log = setup_logging(snakemake)
     threads = job_threads(snakemake)
@@ -82,21 +100,7 @@ def main(snakemake) -> None:
         wanted=todo,
         max_error_share=settings.max_error_share,
     )
-    for style, task in todo:
-        frame, output = frames[(style, task)], outputs[(style, task)]
-        record = provenance(
-            **meta,
-            style=style,
-            task=task,
-            shards=n_shards(frame.height, size),
-            inputs_key=keys[(style, task)],
-        )
-        write_table(frame, output, record, "generations")
-        keep_output(
-            output
-        )  # survives Snakemake deleting it when its group job fails (docs/reliability.md §2.3)
-        counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
-        log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
+    write_generations(frames, outputs, todo, meta=meta, keys=keys, shard_size=size, log=log)
     store.clear()
 
 

@@ -73,9 +73,8 @@ def main(snakemake) -> None:
         inputs_key=key,
     )
     write_table(frame, output, meta, "generations")
-    keep_output(
-        output
-    )  # survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
+    # a copy survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
+    keep_output(output)
     shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
     log.info("wrote %d generations (%s) to %s", frame.height, counts, output)

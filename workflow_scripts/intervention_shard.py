@@ -61,9 +61,8 @@ def main(snakemake) -> None:
         inputs_key=key,
     )
     write_table(frame, output, meta, "interventions")
-    keep_output(
-        output
-    )  # survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
+    # a copy survives Snakemake deleting the shard when its group job fails (docs/reliability.md §2.3)
+    keep_output(output)
     shutil.rmtree(params.request_cache, ignore_errors=True)  # the shard is written: its requests are done
     accuracy = frame["next_correct"].mean() if frame.height else float("nan")
     log.info("wrote %d interventions (next-atom accuracy %.3f) to %s", frame.height, accuracy, output)

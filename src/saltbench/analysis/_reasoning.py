@@ -254,6 +254,47 @@ def _task_values(cells: pl.DataFrame, model: str, style: str) -> pl.DataFrame:
     return cells.filter((pl.col("model") == model) & (pl.col("style") == style)).select("task", "value")
 
 
+def _paired_task_values(cells: pl.DataFrame, comparison: Comparison) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, the value under condition a and under condition b of ``comparison``, for the tasks where
+    both are finite (the pairs)."""
+    joined = _task_values(cells, comparison.model_a, comparison.style_a).join(
+        _task_values(cells, comparison.model_b, comparison.style_b), on="task", suffix="_b"
+    )
+    values_a = joined["value"].to_numpy().astype(np.float64)
+    values_b = joined["value_b"].to_numpy().astype(np.float64)
+    keep = np.isfinite(values_a) & np.isfinite(values_b)
+    return values_a[keep], values_b[keep]
+
+
+def _paired_estimates(
+    name: str,
+    key: str,
+    statistic: Callable[[np.ndarray, np.ndarray], float],
+    values_a: np.ndarray,
+    values_b: np.ndarray,
+    *,
+    n_resamples: int,
+    alpha: float,
+    seed: int,
+    test: PairedTest,
+) -> dict[str, float]:
+    """One quantity of a task-level comparison: the means per condition, ``statistic`` of the paired values
+    with its bootstrap interval (paired tasks resampled), and the paired test."""
+
+    def resampled(draw: np.ndarray) -> float:
+        return statistic(values_a[draw], values_b[draw])
+
+    interval = paired_bootstrap(resampled, values_a.size, n_resamples=n_resamples, alpha=alpha, seed=seed)
+    return {
+        f"{name}_a": float(values_a.mean()) if values_a.size else NAN,
+        f"{name}_b": float(values_b.mean()) if values_b.size else NAN,
+        key: interval.point,
+        f"{key}_ci_low": interval.low,
+        f"{key}_ci_high": interval.high,
+        f"p_{name}": paired_test(values_a, values_b, method=test, seed=seed),
+    }
+
+
 def reasoning_tradeoff(
     metrics: pl.DataFrame,
     comparisons: Sequence[Comparison],
@@ -296,45 +337,27 @@ def reasoning_tradeoff(
         "auroc": (auc, "rel_delta_auroc", lambda a, b: _rel_change(float(a.mean()), float(b.mean()))),
     }
     rows = []
-    for k, cmp in enumerate(comparisons):
-        out: dict[str, float | int] = {}
+    for index, comparison in enumerate(comparisons):
+        estimates: dict[str, float | int] = {}
         n_pairs = 0
         for name, (cells, key, statistic) in quantities.items():
-            joined = _task_values(cells, cmp.model_a, cmp.style_a).join(
-                _task_values(cells, cmp.model_b, cmp.style_b), on="task", suffix="_b"
-            )
-            va = joined["value"].to_numpy().astype(np.float64)
-            vb = joined["value_b"].to_numpy().astype(np.float64)
-            keep = np.isfinite(va) & np.isfinite(vb)
-            va, vb = va[keep], vb[keep]
+            values_a, values_b = _paired_task_values(cells, comparison)
             if name == "precision":
-                n_pairs = int(va.size)
+                n_pairs = int(values_a.size)
             else:
-                out["n_pairs_auroc"] = int(va.size)  # tasks where AUROC is defined in both conditions
-
-            def resampled(
-                i: np.ndarray,
-                *,
-                a: np.ndarray = va,  # bound now: B023
-                b: np.ndarray = vb,
-                f: Callable[[np.ndarray, np.ndarray], float] = statistic,
-            ) -> float:
-                return f(a[i], b[i])
-
-            ci = paired_bootstrap(
-                resampled, va.size, n_resamples=n_resamples, alpha=alpha, seed=comparison_seed(seed, k)
+                estimates["n_pairs_auroc"] = int(values_a.size)  # tasks where AUROC is defined in both
+            estimates |= _paired_estimates(
+                name,
+                key,
+                statistic,
+                values_a,
+                values_b,
+                n_resamples=n_resamples,
+                alpha=alpha,
+                seed=comparison_seed(seed, index),
+                test=test,
             )
-            out.update(
-                {
-                    f"{name}_a": float(va.mean()) if va.size else NAN,
-                    f"{name}_b": float(vb.mean()) if vb.size else NAN,
-                    key: ci.point,
-                    f"{key}_ci_low": ci.low,
-                    f"{key}_ci_high": ci.high,
-                    f"p_{name}": paired_test(va, vb, method=test, seed=comparison_seed(seed, k)),
-                }
-            )
-        rows.append(_row(cmp, "task", n_pairs, **out))
+        rows.append(_row(comparison, "task", n_pairs, **estimates))
     return with_statuses(nan_for_null(pl.DataFrame(rows, schema=dict(TRADEOFF_SCHEMA))))
 
 
