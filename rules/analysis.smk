@@ -3,11 +3,11 @@
 Needs from the Snakefile: TASKS, STYLES, MODELS, INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists
 when config `interventions` is disabled) and SIMULATED_MODELS (the run's simulated models: the findings then
 read rules/simulation.smk's recovery table). Options: config `analysis` (keys and defaults:
-saltbench.workflow.rule_io.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
+saltbench.workflow.analysis_rules.ANALYSIS_DEFAULTS) and config `metrics` (default_confidence, n_bins,
 calibration_fraction, n_bootstrap, ci_level). Each table's CSV goes into the HTML report with its caption.
 """
 
-from saltbench.workflow.rule_io import analysis_options, figure_outputs, table_outputs
+from saltbench.workflow.analysis_rules import analysis_options, figure_outputs, table_outputs
 
 ANALYSIS = analysis_options(config)
 ANALYSIS_METRICS = expand(

@@ -2,7 +2,7 @@
 
 from saltbench.analysis import METRICS_SCHEMA, accuracy_by_task, read_tables
 from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.analysis_rules import write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

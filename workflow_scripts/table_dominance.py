@@ -3,7 +3,7 @@
 from saltbench.analysis import METRICS_SCHEMA, dominance, dominance_cells, read_tables
 from saltbench.core.contracts import TABLES
 from saltbench.io import write_table
-from saltbench.workflow.rule_io import rule_meta, write_rule_tables
+from saltbench.workflow.analysis_rules import rule_meta, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

@@ -5,7 +5,7 @@ import polars as pl
 
 from saltbench.analysis import RESPONSE_COLUMNS, generation_health
 from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

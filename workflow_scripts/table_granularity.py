@@ -3,7 +3,7 @@ correct and incorrect units each AUROC rests on)."""
 
 from saltbench.analysis import METRICS_SCHEMA, auroc_unit_counts, granularity_table, read_tables
 from saltbench.core.contracts import TABLES, confidence_column
-from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

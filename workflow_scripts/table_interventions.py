@@ -9,7 +9,7 @@ from saltbench.analysis import (
     read_tables,
 )
 from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.analysis_rules import write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

@@ -2,7 +2,7 @@
 
 from saltbench.analysis import label_noise_sensitivity
 from saltbench.core.contracts import TABLES, confidence_column
-from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

@@ -6,7 +6,11 @@ the roster (saltbench.analysis.model_pairs: registry key ``pair_with`` or the ba
 
 from saltbench.analysis import METRICS_SCHEMA, comparisons, model_pairs, read_tables, reasoning_tradeoff
 from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import reasoning_tradeoff_from_unit_files, registry_entries, write_rule_tables
+from saltbench.workflow.analysis_rules import (
+    reasoning_tradeoff_from_unit_files,
+    registry_entries,
+    write_rule_tables,
+)
 from saltbench.workflow.rule_support import setup_logging
 
 

@@ -16,7 +16,7 @@ from saltbench.core.contracts import TABLES
 from saltbench.inference import load_model_registry
 from saltbench.inference.registry import SimulatedSource
 from saltbench.io import read_table
-from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.analysis_rules import write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

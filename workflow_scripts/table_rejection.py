@@ -3,7 +3,7 @@
 from saltbench.analysis import rejection_table
 from saltbench.confidence import scored_columns
 from saltbench.core.contracts import TABLES
-from saltbench.workflow.rule_io import iter_units, write_rule_tables
+from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 

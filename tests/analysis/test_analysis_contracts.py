@@ -19,7 +19,7 @@ from saltbench.analysis import FINDINGS_TABLES, write_table_outputs
 from saltbench.core.contracts import ARTIFACTS, TABLES, ContractError
 from saltbench.io import CorruptFileError, read_provenance, read_table, write_table
 from saltbench.plotting import FIGURE_TABLES, FIGURES
-from saltbench.workflow.rule_io import write_rule_tables
+from saltbench.workflow.analysis_rules import write_rule_tables
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = sorted(TABLES)

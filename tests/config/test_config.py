@@ -41,7 +41,7 @@ from saltbench.config.__main__ import main
 from saltbench.core.vocabulary import CALIBRATION_METHODS, FLAVOURS, GRANULARITIES
 from saltbench.data import PAPER_FOLDERS
 from saltbench.tasks import TASK_SLUGS
-from saltbench.workflow.rule_io import ANALYSIS_DEFAULTS, analysis_options
+from saltbench.workflow.analysis_rules import ANALYSIS_DEFAULTS, analysis_options
 
 
 @pytest.fixture()

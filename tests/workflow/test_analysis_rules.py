@@ -8,7 +8,7 @@ from helpers.synthetic_tables import synthetic_units
 
 from saltbench.config import AnalysisConfig
 from saltbench.io import write_table
-from saltbench.workflow.rule_io import (
+from saltbench.workflow.analysis_rules import (
     ANALYSIS_DEFAULTS,
     analysis_options,
     figure_outputs,
@@ -93,7 +93,7 @@ def test_the_tradeoff_from_unit_files_equals_one_call_and_is_empty_without_compa
     """Reading each comparison's two conditions apart gives the table of one call over all units (each
     comparison keeps its seed); no comparison gives the empty table with every column, not None."""
     from saltbench.analysis import Comparison, empty_tradeoff, reasoning_tradeoff_units
-    from saltbench.workflow.rule_io import reasoning_tradeoff_from_unit_files
+    from saltbench.workflow.analysis_rules import reasoning_tradeoff_from_unit_files
 
     units = synthetic_units(models=("a", "b"), tasks=("dna",), n_samples=12, seed=3)
     paths = []
