@@ -86,6 +86,16 @@ def _per_response_values(
     return None
 
 
+def _keyword_partial(metric_fn: Callable[..., float]) -> tuple[Callable[..., float], dict[str, Any]] | None:
+    """``metric_fn`` as (function, keyword options): itself with none, or a ``functools.partial``'s function
+    and keywords; ``None`` for a partial with positional arguments (no batched path takes those)."""
+    if not isinstance(metric_fn, functools.partial):
+        return metric_fn, {}
+    if metric_fn.args:
+        return None
+    return metric_fn.func, dict(metric_fn.keywords)
+
+
 def _batched(
     metric_fn: Callable[..., float], with_groups: bool, s: np.ndarray, y: np.ndarray, codes: np.ndarray
 ) -> BatchedMetric | None:
@@ -96,11 +106,10 @@ def _batched(
     handling (``ties="paper"`` depends on the order of the resampled units). Anything else (another
     callable, a wrapper, positional partial arguments) resamples one by one.
     """
-    fn, options = metric_fn, {}
-    if isinstance(metric_fn, functools.partial):
-        if metric_fn.args:
-            return None
-        fn, options = metric_fn.func, dict(metric_fn.keywords)
+    unwrapped = _keyword_partial(metric_fn)
+    if unwrapped is None:
+        return None
+    fn, options = unwrapped
     if not any(fn is known for known in _BATCHED) or any(fn is k for k in _PER_RESPONSE) != with_groups:
         return None
     args = (s, y, codes) if with_groups else (s, y)
@@ -255,11 +264,10 @@ def bootstrap_ci(
 def _ranking_metric(metric_fn: MetricFn, s: np.ndarray, y: np.ndarray) -> _weighted.RankingMetric | None:
     """``metric_fn`` as a pooled ranking metric of :func:`~._weighted.weighted_ranking` (pooled AUROC, PRR
     and AURC with ``ties="average"``, bare or a keyword ``functools.partial``), or ``None``."""
-    fn, options = metric_fn, {}
-    if isinstance(metric_fn, functools.partial):
-        if metric_fn.args:
-            return None
-        fn, options = metric_fn.func, dict(metric_fn.keywords)
+    unwrapped = _keyword_partial(metric_fn)
+    if unwrapped is None:
+        return None
+    fn, options = unwrapped
     if not any(fn is known for known in (auroc, prr, aurc)):
         return None
     bound = _signature(fn).bind(s, y, **options)
