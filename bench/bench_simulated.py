@@ -28,7 +28,10 @@ def main() -> None:
         rows = get_task("dna").generate(args.samples, 0, min_codons=args.codons, max_codons=args.codons)
         rows.write_parquet(Path(folder) / "dna.parquet")
         spec = ModelSpec(
-            name="sim", source=SimulatedSource(SimulationParams()), backend="simulated", chat_template="none"
+            name="sim",
+            source=SimulatedSource(parameters=SimulationParams()),
+            backend="simulated",
+            chat_template="none",
         )
         model = load_backend(folder, spec)
         for style in ("direct", "cot"):

@@ -20,7 +20,7 @@ rule score_units:
         # where the model's reasoning ends and its answer starts (docs/reasoning.md)
         reasoning=lambda wildcards: spec_of(wildcards.model).reasoning_format,
         budgets=lambda wildcards: {
-            task: spec_of(wildcards.model).max_new_tokens(
+            task: spec_of(wildcards.model).generation_budget(
                 SETTINGS.inference.max_new_tokens_for(task, wildcards.style)
             )
             for task in TASKS

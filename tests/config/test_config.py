@@ -125,7 +125,7 @@ def test_inference_backend_override(default_cfg):
     default_cfg["inference"]["backend"] = "vllm"
     assert validate_config(default_cfg, check_models=False)["inference"]["backend"] == "vllm"
     default_cfg["inference"]["backend"] = "tgi"
-    backends = r"\['hf', 'vllm', 'openai', 'vllm_server', 'simulated', None\]"
+    backends = r"\['hf', 'vllm', 'openai', 'vllm_server', 'simulated'\]"
     expected = rf"inference.backend: 'tgi' is not one of {backends}"
     with pytest.raises(ConfigError, match=expected):
         validate_config(default_cfg, check_models=False)

@@ -8,15 +8,15 @@ import pytest
 from helpers.fake_openai import ANSWER, N_ALTERNATIVES, FakeOpenAI
 
 from saltbench.inference import parse_model_registry
-from saltbench.inference.backends import LoadSettings, load_backend
-from saltbench.inference.openai_api import (
+from saltbench.inference.api_responses import (
     PAD_ID,
     MalformedResponse,
-    RequestRefused,
     byte_token_texts,
     parse_chat,
     prompt_target_logprobs,
 )
+from saltbench.inference.backends import LoadSettings, load_backend
+from saltbench.inference.openai_api import RequestRefused
 
 KEY_ENV = "SALTBENCH_TEST_API_KEY"
 SECRET = "sk-test-5a1t-never-written"
@@ -133,7 +133,7 @@ def test_the_key_is_in_no_file_and_no_error(server, tmp_path, caplog):
 
 
 def test_a_missing_key_variable_is_named(monkeypatch):
-    from saltbench.inference.openai_api import ApiKeyMissing
+    from saltbench.inference.api_cache import ApiKeyMissing
 
     monkeypatch.delenv(KEY_ENV, raising=False)
     spec = _spec("http://127.0.0.1:9/v1")
@@ -153,7 +153,8 @@ def test_a_missing_key_variable_is_named(monkeypatch):
                 "backend": "openai",
                 "api": {"api_key_env": "sk-abc def"},
             },
-            "name of an environment variable",
+            r"models\.m\.api\.api_key_env: expected the name of an environment variable that holds the "
+            r"API key, not the key itself$",
         ),
         (
             {
@@ -169,7 +170,7 @@ def test_a_missing_key_variable_is_named(monkeypatch):
                 "backend": "openai",
                 "api": {"secret": 1},
             },
-            "unknown keys",
+            r"models\.m\.api: unknown key\(s\) 'secret'; allowed: api_key_env, ",
         ),
         (
             {
@@ -192,7 +193,7 @@ def test_byte_texts_keep_a_cut_character_on_the_last_token():
 
 
 def test_parse_chat_refuses_texts_that_do_not_add_up():
-    from saltbench.inference.openai_api import MalformedResponse
+    from saltbench.inference.api_responses import MalformedResponse
 
     content = [{"token": "a", "logprob": -1.0, "bytes": [97], "top_logprobs": []}]
     response = {

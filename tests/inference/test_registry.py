@@ -41,7 +41,7 @@ def test_example_registry_parses(tmp_path, registry_yaml):
     qwen = registry["qwen3-4b-instruct"]
     assert qwen.source == HubSource(id="Qwen/Qwen3-4B-Instruct-2507", revision="main")
     assert (qwen.dtype, qwen.thinking, qwen.revision) == ("bfloat16", False, "main")
-    assert qwen.max_new_tokens(512) == 768
+    assert qwen.generation_budget(512) == 768
     assert (qwen.backend, qwen.gpu_memory_utilization, qwen.enforce_eager, qwen.tensor_parallel_size) == (
         "vllm",
         0.85,
@@ -73,36 +73,92 @@ def test_shipped_registry_parses():
 @pytest.mark.parametrize(
     ("model", "edit", "pattern"),
     [
-        ("smollm2-135m", lambda s: s.update(temperature=0.0), r"'smollm2-135m', key '<spec>'.*temperature"),
-        ("smollm2-135m", lambda s: s.update(dtype="float64"), r"'smollm2-135m', key 'dtype'.*float64"),
-        ("salt-tiny", lambda s: s.update(thinking="yes"), r"'salt-tiny', key 'thinking'"),
-        ("salt-tiny", lambda s: s.update(reasoning=1), r"'salt-tiny', key 'reasoning'"),
-        ("salt-tiny", lambda s: s.update(max_context=0), r"'salt-tiny', key 'max_context'.*0"),
-        ("salt-tiny", lambda s: s.update(max_new_tokens_scale=-1), r"key 'max_new_tokens_scale'"),
-        ("salt-tiny", lambda s: s.update(chat_template=""), r"key 'chat_template'"),
-        ("salt-tiny", lambda s: s.pop("source"), r"'salt-tiny', key 'source'.*missing"),
-        ("salt-tiny", lambda s: s.update(source={"kind": "s3", "path": "x"}), r"key 'source.kind'.*'s3'"),
-        ("salt-tiny", lambda s: s.update(source={"kind": "local"}), r"key 'source'.*needs keys \['path'\]"),
+        (
+            "smollm2-135m",
+            lambda s: s.update(temperature=0.0),
+            r"models\.smollm2-135m: unknown key\(s\) 'temperature'",
+        ),
+        (
+            "smollm2-135m",
+            lambda s: s.update(dtype="float64"),
+            r"models\.smollm2-135m\.dtype: 'float64' is not one of",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(thinking="yes"),
+            r"models\.salt-tiny\.thinking: 'yes' is not of type 'boolean', 'null'",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(reasoning=1),
+            r"models\.salt-tiny\.reasoning: 1 is not of type 'boolean'",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(max_context=0),
+            r"models\.salt-tiny\.max_context: 0 is less than the minimum of 2",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(max_new_tokens_scale=-1),
+            r"models\.salt-tiny\.max_new_tokens_scale: -1 is less than or equal to the minimum of 0",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(chat_template=""),
+            r"models\.salt-tiny\.chat_template: '' does not match",
+        ),
+        ("salt-tiny", lambda s: s.pop("source"), r"models\.salt-tiny: 'source' is a required property"),
+        (
+            "salt-tiny",
+            lambda s: s.update(source={"kind": "s3", "path": "x"}),
+            r"models\.salt-tiny\.source\.kind: 's3' is not one of \['gguf_package', 'hub'",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(source={"kind": "local"}),
+            r"models\.salt-tiny\.source: 'path' is a required property",
+        ),
         (
             "salt-tiny",
             lambda s: s.update(source={"kind": "local", "path": "p", "id": "x"}),
-            r"key 'source'.*'id'",
+            r"models\.salt-tiny\.source: unknown key\(s\) 'id'; allowed: kind, path",
         ),
-        ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=-1), r"key 'resources.gpus'.*-1"),
-        ("qwen3-4b-instruct", lambda s: s["resources"].update(gpus=True), r"key 'resources.gpus'"),
-        ("qwen3-4b-instruct", lambda s: s["resources"].update(tpus=1), r"key 'resources'.*tpus"),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s["resources"].update(gpus=-1),
+            r"models\.qwen3-4b-instruct\.resources\.gpus: -1 is less than the minimum of 0",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s["resources"].update(gpus=True),
+            r"models\.qwen3-4b-instruct\.resources\.gpus: True is not of type 'integer'",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s["resources"].update(tpus=1),
+            r"models\.qwen3-4b-instruct\.resources: unknown key\(s\) 'tpus'",
+        ),
         (
             "qwen3-4b-instruct",
             lambda s: s.update(backend="tgi"),
-            r"'qwen3-4b-instruct', key 'backend'.*'tgi'",
+            r"models\.qwen3-4b-instruct\.backend: 'tgi' is not one of \['hf', 'vllm'",
         ),
         (
             "qwen3-4b-instruct",
             lambda s: s.update(gpu_memory_utilization=1.5),
-            r"key 'gpu_memory_utilization'.*1.5",
+            r"models\.qwen3-4b-instruct\.gpu_memory_utilization: 1\.5 is greater than the maximum of 1",
         ),
-        ("qwen3-4b-instruct", lambda s: s.update(gpu_memory_utilization=0), r"key 'gpu_memory_utilization'"),
-        ("qwen3-4b-instruct", lambda s: s.update(enforce_eager="no"), r"key 'enforce_eager'.*'no'"),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(gpu_memory_utilization=0),
+            r"models\.qwen3-4b-instruct\.gpu_memory_utilization: 0 is less than or equal to the",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(enforce_eager="no"),
+            r"models\.qwen3-4b-instruct\.enforce_eager: 'no' is not of type 'boolean'",
+        ),
     ],
 )
 def test_bad_values_name_model_and_key(raw, model, edit, pattern):
@@ -113,9 +169,9 @@ def test_bad_values_name_model_and_key(raw, model, edit, pattern):
 
 
 def test_bad_top_level_and_names(raw):
-    with pytest.raises(ValueError, match="unknown top-level registry keys"):
+    with pytest.raises(ValueError, match=r"<top level>: unknown key\(s\) 'defaults'; allowed: models"):
         parse_model_registry({**raw, "defaults": {}})
-    with pytest.raises(ValueError, match="non-empty mapping"):
+    with pytest.raises(ValueError, match="models: {} should be non-empty"):
         parse_model_registry({"models": {}})
     with pytest.raises(ValueError, match="not a slug"):
         parse_model_registry({"models": {"org/model": raw["models"]["salt-tiny"]}})
@@ -124,7 +180,9 @@ def test_bad_top_level_and_names(raw):
 def test_file_errors_name_the_file(tmp_path):
     path = tmp_path / "models.yaml"
     path.write_text("models:\n  m:\n    source: {kind: hub, id: a/b}\n    dtype: int8\n")
-    with pytest.raises(ValueError, match=r"models.yaml: model 'm', key 'dtype'"):
+    with pytest.raises(
+        ValueError, match=r"models\.yaml: invalid model registry: models\.m\.dtype: 'int8' is not one of"
+    ):
         load_model_registry(path)
 
 
@@ -201,35 +259,43 @@ def test_a_generations_source_is_imported_and_takes_no_backend():
     models = {"mine": {"source": {"kind": "generations", "format": "jsonl", "path": "data/mine.jsonl"}}}
     spec = parse_model_registry({"models": models})["mine"]
     assert spec.imported and spec.resolve_path("x") == Path("data/mine.jsonl")
-    with pytest.raises(ValueError, match=r"model 'mine', key 'source.format': expected one of .*'csv'"):
-        parse_model_registry({"models": {"mine": {"source": {**models["mine"]["source"], "format": "csv"}}}})
-    with pytest.raises(ValueError, match=r"model 'mine', key 'backend': .*imported, not generated"):
-        parse_model_registry({"models": {"mine": {**models["mine"], "backend": "hf"}}})
     with pytest.raises(
-        ValueError, match=r"model 'mine', key 'source': kind 'generations' needs keys \['path'\]"
+        ValueError,
+        match=r"models\.mine\.source\.format: 'csv' is not one of \['salt_cache', 'jsonl', 'inspect'\]",
     ):
+        parse_model_registry({"models": {"mine": {"source": {**models["mine"]["source"], "format": "csv"}}}})
+    with pytest.raises(ValueError, match=r"models\.mine\.backend: .*imported, not generated"):
+        parse_model_registry({"models": {"mine": {**models["mine"], "backend": "hf"}}})
+    with pytest.raises(ValueError, match=r"models\.mine\.source: 'path' is a required property"):
         parse_model_registry({"models": {"mine": {"source": {"kind": "generations", "format": "jsonl"}}}})
 
 
-def test_the_module_docstring_shows_the_defaults_the_code_has():
-    """The first entry of the registry's documented example lists every optional key with its default:
-    each must be the default of ModelSpec (or Resources), so the docs cannot drift from the code."""
+def test_generated_registry_files_are_current(repo_root):
+    """The registry's JSON schema and docs/registry.md (every key, its type, default and description) are
+    generated from the blocks: regenerate them with ``python -m saltbench.config --write-schema``."""
+    import json
+
+    import jsonschema
+
+    from saltbench.config import render_registry_schema
+    from saltbench.inference.registry import registry_reference
+
+    schema = (repo_root / "src/saltbench/schema/models.schema.json").read_text(encoding="utf-8")
+    assert schema == render_registry_schema(), "stale: run python -m saltbench.config --write-schema"
+    jsonschema.Draft202012Validator.check_schema(json.loads(schema))
+    docs = (repo_root / "docs/registry.md").read_text(encoding="utf-8")
+    assert docs == registry_reference(), "stale: run python -m saltbench.config --write-schema"
+
+
+def test_the_reference_lists_every_key_with_the_codes_default():
+    """Each default of the generated page is the dataclass default (the docs cannot drift from the code)."""
     import dataclasses
-    import textwrap
 
-    from saltbench.inference import registry
+    from saltbench.inference.registry import Resources, registry_reference
 
-    block = registry.__doc__.split("the defaults are shown below::\n\n", 1)[1]
-    lines = []
-    for line in block.splitlines():
-        if line.strip() and not line.startswith("    "):
-            break
-        lines.append(line)
-    first = next(iter(yaml.safe_load(textwrap.dedent("\n".join(lines)))["models"].values()))
-    fields = {f.name: f.default for f in dataclasses.fields(registry.ModelSpec)}
-    fields |= {"max_new_tokens": fields["max_new_tokens_fixed"], "chat_template_kwargs": {}}
-    shown = {key: value for key, value in first.items() if key not in ("source", "resources")}
-    assert shown == {key: fields[key] for key in shown}
-    assert first["resources"] == dataclasses.asdict(registry.Resources())
-    unshown = {f.name for f in dataclasses.fields(registry.ModelSpec)} - set(shown) - {"name", "source"}
-    assert unshown == {"max_new_tokens_fixed", "resources", "api", "pair_with"}, unshown
+    table = [line for line in registry_reference().splitlines() if line.startswith("| `")]
+    rows = {line.split(" | ")[0].strip("| `"): line.split(" | ")[2] for line in table}
+    assert rows["models.NAME.dtype"] == '`"float32"`' and rows["models.NAME.source"] == "required"
+    for field in dataclasses.fields(Resources):
+        assert rows[f"models.NAME.resources.{field.name}"] == f"`{__import__('json').dumps(field.default)}`"
+    assert "models.NAME.source[kind=api].base_url" in rows and "models.NAME.name" not in rows

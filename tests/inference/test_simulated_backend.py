@@ -11,12 +11,11 @@ import pytest
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import GenerationRecord, load_model_registry
 from saltbench.inference.backends import load_backend
-from saltbench.inference.registry import ModelSpec, SimulatedSource
+from saltbench.inference.registry import ModelSpec, SimulatedSource, parse_model_registry
 from saltbench.inference.simulated import EOS_ID, wrong_atom
 from saltbench.inference.simulation import (
     SimulationParams,
     atom_chain,
-    parse_simulation_params,
     planted_logit,
 )
 from saltbench.stages.generation import build_prompts
@@ -42,7 +41,7 @@ def datasets(tmp_path_factory) -> Path:
 def simulated(folder: Path, **params: object) -> object:
     spec = ModelSpec(
         name="sim",
-        source=SimulatedSource(SimulationParams(**params)),
+        source=SimulatedSource(parameters=SimulationParams(**params)),
         backend="simulated",
         chat_template="none",
     )
@@ -109,7 +108,7 @@ def test_shapes_at_their_rates_reach_the_response_statuses(datasets):
         reasoning=True,
         reasoning_format="think",
         source=SimulatedSource(
-            SimulationParams(
+            parameters=SimulationParams(
                 seed=5, truncation_rate=0.3, no_fence_rate=0.2, reasoning_rate=1.0, reasoning_tokens=40
             )
         ),
@@ -191,16 +190,25 @@ def test_the_chain_matches_its_formula():
 @pytest.mark.parametrize(
     "raw, message",
     [
-        ({"acuracy": 0.9}, "unknown keys ['acuracy']"),
-        ({"accuracy": 1.2}, "expected a probability in (0, 1)"),
-        ({"truncation_rate": -0.1}, "expected a share in [0, 1]"),
-        ({"cot": {"accuracy": 1}}, "expected a mapping with accuracy_shift"),
-        ({"seed": 1.5}, "expected an integer >= 0"),
+        ({"acuracy": 0.9}, "parameters: unknown key(s) 'acuracy'; allowed: accuracy, "),
+        ({"accuracy": 1.2}, "parameters.accuracy: 1.2 is greater than or equal to the maximum of 1"),
+        ({"accuracy": {"dna": 0}}, "parameters.accuracy.dna: 0 is less than or equal to the minimum of 0"),
+        ({"truncation_rate": -0.1}, "parameters.truncation_rate: -0.1 is less than the minimum of 0"),
+        ({"cot": {"accuracy": 1}}, "parameters.cot: unknown key(s) 'accuracy'; allowed: accuracy_shift, "),
+        (
+            {"seed": 1.5},
+            "parameters.seed: 1.5 is not of type 'integer' (a float; a whole number is required)",
+        ),
+        (
+            {"truncation_rate": 0.6, "no_fence_rate": 0.5},
+            "parameters: truncation_rate + no_fence_rate exceed 1",
+        ),
     ],
 )
 def test_bad_parameters_are_refused_by_name(raw, message):
-    with pytest.raises(ValueError, match=__import__("re").escape(message)):
-        parse_simulation_params(raw)
+    entry = {"source": {"kind": "simulated", "parameters": raw}, "backend": "simulated"}
+    with pytest.raises(ValueError, match="models.sim.source." + __import__("re").escape(message)):
+        parse_model_registry({"models": {"sim": entry}})
 
 
 def test_the_registry_reads_a_simulated_entry_and_refuses_a_mismatched_backend(tmp_path):
@@ -216,7 +224,7 @@ def test_the_registry_reads_a_simulated_entry_and_refuses_a_mismatched_backend(t
     registry.write_text(
         "models:\n  sim:\n    source: {kind: simulated, parameters: {sed: 3}}\n    backend: simulated\n"
     )
-    with pytest.raises(ValueError, match=r"model 'sim', key 'source.parameters'.*unknown keys \['sed'\]"):
+    with pytest.raises(ValueError, match=r"models\.sim\.source\.parameters: unknown key\(s\) 'sed'"):
         load_model_registry(registry)
     registry.write_text("models:\n  sim:\n    source: {kind: simulated}\n")
     with pytest.raises(ValueError, match="needs backend: simulated"):

@@ -42,7 +42,7 @@ def native(datasets, tmp_path_factory) -> dict[tuple[str, str], pl.DataFrame]:
         frame.write_parquet(folder / f"{task}.parquet")
     spec = ModelSpec(
         name="sim",
-        source=SimulatedSource(SimulationParams(seed=2)),
+        source=SimulatedSource(parameters=SimulationParams(seed=2)),
         backend="simulated",
         chat_template="none",
     )

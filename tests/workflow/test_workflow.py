@@ -108,15 +108,16 @@ def test_every_prompt_style_list_plans_only_its_styles(workdir, jobs, styles):
 REGISTRY_MISTAKES = {  # SmolLM2's entry changed -> the message
     "negative_gpus": (
         lambda entry: entry.replace("gpus: 0", "gpus: -1", 1),
-        "model 'smollm2-135m', key 'resources.gpus': expected an integer >= 0, got -1",
+        "invalid model registry: models.smollm2-135m.resources.gpus: -1 is less than the minimum of 0",
     ),
     "no_source": (
         lambda entry: re.sub(r"    source: .*\n", "", entry, count=1),
-        "model 'smollm2-135m', key 'source': missing (every model needs a source)",
+        "invalid model registry: models.smollm2-135m: 'source' is a required property",
     ),
     "unknown_backend": (
         lambda entry: entry.replace("backend: vllm", "backend: tgi", 1),
-        "key 'backend': expected one of ['hf', 'vllm', 'openai', 'vllm_server', 'simulated'], got 'tgi'",
+        "models.smollm2-135m.backend: 'tgi' is not one of ['hf', 'vllm', 'openai', 'vllm_server', "
+        "'simulated']",
     ),
     "duplicate_key": (
         lambda entry: entry.replace("    dtype:", "    dtype: float16\n    dtype:", 1),

@@ -15,12 +15,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Also checks the model names against the registry (run it from the workflow root, like Snakemake).
     ``python -m saltbench.config --write-schema [PATH]`` regenerates the JSON schema from the configuration
-    model (default: the package's ``schema/config.schema.json``). Returns the exit status: 0 if every file
-    is valid, 1 otherwise.
+    model into PATH; without PATH, every generated file: the package's ``schema/config.schema.json`` and
+    ``schema/models.schema.json``, and docs/registry.md (run from the workflow root). Returns the exit
+    status: 0 if every file is valid, 1 otherwise.
     """
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--write-schema"] and len(args) <= 2:
-        print(f"wrote {write_schema(args[1] if len(args) == 2 else None)}")
+        for written in write_schema(args[1] if len(args) == 2 else None):
+            print(f"wrote {written}")
         return 0
     if not args or any(a.startswith("-") for a in args):
         print("usage: python -m saltbench.config CONFIG.yaml [...] | --write-schema [PATH]", file=sys.stderr)

@@ -261,7 +261,7 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
             continue
         for task in settings.tasks:
             for style in settings.prompt_styles:
-                budget = spec.max_new_tokens(settings.inference.max_new_tokens_for(task, style))
+                budget = spec.generation_budget(settings.inference.max_new_tokens_for(task, style))
                 if budget >= spec.max_context:
                     raise ConfigError(
                         f"inference.max_new_tokens: model {name!r} has max_context {spec.max_context}, and "

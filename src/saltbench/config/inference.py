@@ -15,10 +15,8 @@ from saltbench.config.schema import (
     TaskSlug,
     setting,
 )
-from saltbench.core.vocabulary import (
-    Backend,
-    InferenceJobs,
-)
+from saltbench.core.blocks import BackendName
+from saltbench.core.vocabulary import InferenceJobs
 
 DEFAULT_MAX_NEW_TOKENS = 512
 """The generation budget of a task that ``inference.max_new_tokens`` names neither itself nor by
@@ -59,7 +57,7 @@ class InferenceConfig(Block):
     cot_factor: Annotated[float, Keywords(minimum=1)] = setting(
         2.0, "Budget multiplier of the cot prompt style."
     )
-    backend: Backend | None = setting(
+    backend: BackendName | None = setting(
         None,
         "Inference engine for every model of this run: hf (transformers forward passes), vllm (the vLLM "
         "engine in each job) or vllm_server (one vLLM server per model, started and stopped by the workflow; "

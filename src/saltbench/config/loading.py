@@ -26,8 +26,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import math
-import re
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from os import PathLike
@@ -39,10 +37,15 @@ import yaml
 from saltbench.config.checks import check_outside_world
 from saltbench.config.schema import Block, ConfigError, build
 from saltbench.config.workflow import BLOCKS, WorkflowConfig, json_schema, registry_defs
+from saltbench.core.blocks import describe_error, not_finite, schema_errors, strict_validator
 from saltbench.io.yaml_files import DuplicateKeyError, StrictYAMLLoader, yaml_error_message
 
 SCHEMA_FILE = "schema/config.schema.json"
 """The generated JSON schema, relative to the package (``src/saltbench/``)."""
+MODELS_SCHEMA_FILE = "schema/models.schema.json"
+"""The generated JSON schema of the model registry, relative to the package."""
+REGISTRY_DOCS = "docs/registry.md"
+"""The generated page of the model registry's keys, relative to the workflow root."""
 
 B = TypeVar("B", bound=Block)
 
@@ -53,11 +56,33 @@ def render_schema() -> str:
     return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def write_schema(path: str | PathLike[str] | None = None) -> Path:
-    """Write :func:`render_schema` to ``path`` (default: the package's ``schema/config.schema.json``)."""
-    target = Path(path) if path is not None else Path(__file__).parents[1] / SCHEMA_FILE
-    target.write_text(render_schema(), encoding="utf-8")
-    return target
+def render_registry_schema() -> str:
+    """The text of the committed registry schema: :func:`saltbench.inference.registry.registry_schema` as
+    indented JSON."""
+    from saltbench.inference.registry import registry_schema
+
+    return json.dumps(registry_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def write_schema(path: str | PathLike[str] | None = None) -> list[Path]:
+    """Write :func:`render_schema` to ``path``; without ``path``: to the package's
+    ``schema/config.schema.json``, and the registry's generated files too (the package's
+    ``schema/models.schema.json`` and, run from the workflow root, docs/registry.md). Returns the paths."""
+    if path is not None:
+        Path(path).write_text(render_schema(), encoding="utf-8")
+        return [Path(path)]
+    from saltbench.inference.registry import registry_reference
+
+    package = Path(__file__).parents[1]
+    written = {
+        package / SCHEMA_FILE: render_schema(),
+        package / MODELS_SCHEMA_FILE: render_registry_schema(),
+    }
+    if Path(REGISTRY_DOCS).parent.is_dir():
+        written[Path(REGISTRY_DOCS)] = registry_reference()
+    for target, text in written.items():
+        target.write_text(text, encoding="utf-8")
+    return list(written)
 
 
 @functools.cache
@@ -80,79 +105,34 @@ def _schema(text: str) -> dict[str, Any]:
     return parsed
 
 
-def _is_strict_integer(checker: Any, instance: Any) -> bool:
-    """JSON-schema type "integer": a Python ``int`` only, not a ``bool`` nor an integral float (``2.0``)."""
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
 @functools.cache
 def _validator(path: str | None = None) -> Any:
-    """Draft 2020-12 validator of the config schema (``path``: of one top-level block) whose "integer"
-    rejects floats such as ``2.0`` (and bools). jsonschema is imported here, not with this module."""
-    import jsonschema
-
-    strict = jsonschema.validators.extend(
-        jsonschema.Draft202012Validator,
-        type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine("integer", _is_strict_integer),
-    )
+    """The strict validator (:func:`saltbench.core.blocks.strict_validator`) of the config schema (``path``:
+    of one top-level block), with the installed plugins' names in ``$defs``."""
     schema = {**_schema(_schema_text()), "$defs": registry_defs()}  # the installed plugins' names too
     if path is not None:
         schema = {**schema["properties"][path], "$defs": schema["$defs"]}
-    return strict(schema)
-
-
-def _key_path(error: Any, prefix: tuple[str, ...] = ()) -> str:
-    parts = [*prefix, *(str(p) for p in error.absolute_path)]
-    return ".".join(parts) if parts else "<top level>"
+    return strict_validator(schema)
 
 
 def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
-    """One line for a ``jsonschema.ValidationError``: the key path, then what is wrong with its value."""
-    import jsonschema
-
-    where = _key_path(error, prefix)
-    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-        allowed = set(error.schema.get("properties", {}))
-        patterns = error.schema.get("patternProperties", {})
-
-        unknown = [
-            k for k in error.instance if k not in allowed and not any(re.search(p, k) for p in patterns)
-        ]
-        keys = ", ".join(repr(k) for k in unknown)
-        hint = f"; allowed: {', '.join(sorted(allowed))}" if allowed else ""
-        return f"{where}: unknown key(s) {keys}{hint}"
-    if error.validator in ("oneOf", "anyOf") and error.context:
-        return _describe(jsonschema.exceptions.best_match(error.context), prefix)
-    message = f"{where}: {error.message}"
-    wanted = error.validator_value if isinstance(error.validator_value, list) else [error.validator_value]
-    if error.validator == "type" and isinstance(error.instance, float) and "integer" in wanted:
-        hint = f"write {int(error.instance)}" if error.instance.is_integer() else "a whole number is required"
-        message += f" (a float; {hint})"
-    if error.validator == "maximum" and where.startswith("datasets.n_samples"):
+    """:func:`saltbench.core.blocks.describe_error`, with the sanity bound of ``datasets.n_samples`` told."""
+    message = describe_error(error, prefix)
+    if error.validator == "maximum" and message.startswith("datasets.n_samples"):
         message += " samples per task (a sanity bound; the paper uses at most 400)"
     return message
 
 
-def _check_finite(data: Any, where: str) -> None:
-    """Raise :class:`ConfigError` naming the key of a NaN or infinite number (YAML ``.nan``, ``.inf``): JSON
-    schema bounds compare false with NaN, so ``cot_factor: .nan`` would otherwise pass and fail in a job."""
-    if isinstance(data, float) and not math.isfinite(data):
-        raise ConfigError(f"{where or 'config'}: {data!r} is not a finite number")
-    if isinstance(data, Mapping):
-        for key, value in data.items():
-            _check_finite(value, f"{where}.{key}" if where else str(key))
-    elif isinstance(data, (list, tuple)):
-        for i, value in enumerate(data):
-            _check_finite(value, f"{where}[{i}]")
-
-
 def _check_schema(data: Any, path: str | None = None) -> None:
-    """Raise :class:`ConfigError` listing (up to five) schema errors of ``data``, each with its key path."""
-    _check_finite(data, path or "")
+    """Raise :class:`ConfigError` naming a NaN or infinite number, else listing (up to five) schema errors of
+    ``data``, each with its key path."""
+    infinite = not_finite(data, path or "")
+    if infinite is not None:
+        raise ConfigError(infinite)
     prefix = (path,) if path is not None else ()
-    errors = sorted(_validator(path).iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
+    errors = schema_errors(_validator(path), data, prefix, _describe)
     if errors:
-        raise ConfigError("invalid configuration: " + "; ".join(_describe(e, prefix) for e in errors[:5]))
+        raise ConfigError("invalid configuration: " + "; ".join(errors[:5]))
 
 
 def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> WorkflowConfig:
@@ -247,6 +227,7 @@ __all__ = [
     "load_config",
     "load_schema",
     "read_config_file",
+    "render_registry_schema",
     "render_schema",
     "resolve_block",
     "resolve_config",

@@ -19,12 +19,12 @@ from saltbench.config.schema import (
     Count,
     ModelName,
     TaskSlug,
-    _hints,
-    _is_block,
-    _strip,
+    field_types,
+    is_block,
     object_schema,
     required,
     setting,
+    strip_annotations,
 )
 from saltbench.config.scoring import MetricsConfig, ScoringConfig
 from saltbench.config.training import TrainingConfig
@@ -154,12 +154,14 @@ class WorkflowConfig(Block):
 
 
 def registry_defs() -> dict[str, Any]:
-    """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``)
-    and ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``), installed plugins included.
+    """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``),
+    ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``) and ``backend``
+    (``saltbench.inference.registry.backend_names``), installed plugins included.
 
     Validation uses these, not the committed file's copy, so a plugin's task or function is a valid name
     wherever it is installed (imported here, not when this module is)."""
     from saltbench.confidence import CONFIDENCE_FUNCTIONS
+    from saltbench.inference.registry import backend_names
     from saltbench.tasks import TASK_SLUGS
 
     return {
@@ -167,6 +169,10 @@ def registry_defs() -> dict[str, Any]:
         "confidence_function": {
             "enum": list(CONFIDENCE_FUNCTIONS),
             "description": "A confidence function (saltbench.confidence.CONFIDENCE_FUNCTIONS).",
+        },
+        "backend": {
+            "enum": list(backend_names()),
+            "description": "An inference backend (saltbench.inference.registry.backend_names).",
         },
     }
 
@@ -188,6 +194,10 @@ def json_schema() -> dict[str, Any]:
 
 
 BLOCKS: Mapping[str, type[Block]] = MappingProxyType(
-    {name: _strip(tp) for name, tp in _hints(WorkflowConfig).items() if _is_block(_strip(tp))}
+    {
+        name: strip_annotations(tp)
+        for name, tp in field_types(WorkflowConfig).items()
+        if is_block(strip_annotations(tp))
+    }
 )
 """The block class of each top-level key that is a block (``datasets``, ``inference``, ..., ``analysis``)."""

@@ -1,4 +1,5 @@
-"""Plugins: tasks and confidence functions contributed by other installed packages (docs/extending.md).
+"""Plugins: tasks, confidence functions and inference backends contributed by other installed packages
+(docs/extending.md).
 
 A package declares them as entry points (``pyproject.toml``)::
 
@@ -8,10 +9,15 @@ A package declares them as entry points (``pyproject.toml``)::
     [project.entry-points."saltbench.confidence"]
     covered_mass = "saltbench_hex.confidence:COVERED_MASS"   # a saltbench.confidence.ConfidenceSpec
 
+    [project.entry-points."saltbench.backends"]
+    llamacpp = "saltbench_llamacpp:load"    # loader(model_path, spec, **settings) -> a LoadedModel
+
 Discovery is the standard library's (``importlib.metadata.entry_points``); the registries that use it
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
-built-ins once, when they are imported. A plugin that fails to import is a :class:`PluginError` naming the
-package and the entry point, not a traceback from inside the plugin. Standard library only.
+built-ins once, when they are imported; a backend plugin is imported only when a job loads a model on it
+(:func:`load_plugin`, from :mod:`saltbench.inference.backends`). A plugin that fails to import is a
+:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin.
+Standard library only.
 
 Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
 its package, version and a digest of its package's Python source (:attr:`Plugin.fingerprint`), which
@@ -33,6 +39,8 @@ TASK_GROUP = "saltbench.tasks"
 """Entry-point group of task plugins: name = task slug, value = a ``Task`` subclass."""
 CONFIDENCE_GROUP = "saltbench.confidence"
 """Entry-point group of confidence-function plugins: name = function name, value = a ``ConfidenceSpec``."""
+BACKEND_GROUP = "saltbench.backends"
+"""Entry-point group of inference-backend plugins: name = backend name, value = its loader."""
 
 
 class PluginError(RuntimeError):
@@ -87,41 +95,68 @@ def source_digest(module: str) -> str:
     return digest.hexdigest()
 
 
+def _load(group: str, point: importlib.metadata.EntryPoint) -> Plugin:
+    """Import one entry point as a :class:`Plugin`.
+
+    Raises:
+        PluginError: it fails to import (the message names the package, the entry point and the error).
+    """
+    package = point.dist.name if point.dist is not None else "an unknown distribution"
+    try:
+        value = point.load()
+    except Exception as exc:  # anything a broken plugin raises on import
+        raise PluginError(
+            f"{group} plugin {point.name!r} of package {package} ({point.value}) failed to import: "
+            f"{type(exc).__name__}: {exc}; fix or uninstall the package (pip uninstall {package})"
+        ) from None
+    version = point.dist.version if point.dist is not None else ""
+    return Plugin(point.name, package, point.value, value, version, source_digest(point.module))
+
+
 def discover(group: str) -> list[Plugin]:
     """Load every entry point of ``group``, sorted by name.
 
     Raises:
-        PluginError: an entry point fails to import (the message names the package, the entry point and the
-            error), or two installed packages declare the same name.
+        PluginError: an entry point fails to import, or two installed packages declare the same name.
     """
     found: dict[str, Plugin] = {}
     for point in importlib.metadata.entry_points(group=group):
-        package = point.dist.name if point.dist is not None else "an unknown distribution"
-        try:
-            value = point.load()
-        except Exception as exc:  # anything a broken plugin raises on import
-            raise PluginError(
-                f"{group} plugin {point.name!r} of package {package} ({point.value}) failed to import: "
-                f"{type(exc).__name__}: {exc}; fix or uninstall the package (pip uninstall {package})"
-            ) from None
-        version = point.dist.version if point.dist is not None else ""
-        plugin = Plugin(point.name, package, point.value, value, version, source_digest(point.module))
-        if point.name in found and found[point.name].package != package:
+        plugin = _load(group, point)
+        if point.name in found and found[point.name].package != plugin.package:
             raise PluginError(
                 f"{group} name {point.name!r} is declared by two packages: {found[point.name].package} and "
-                f"{package}; uninstall one"
+                f"{plugin.package}; uninstall one"
             )
         found[point.name] = plugin
     _LOADED.update({f"{group}:{name}": plugin for name, plugin in found.items()})
     return [found[name] for name in sorted(found)]
 
 
+def load_plugin(group: str, name: str) -> Plugin:
+    """Load the one entry point ``name`` of ``group`` (recorded as loaded, :func:`loaded_plugins`).
+
+    Raises:
+        PluginError: none or two packages declare it, or it fails to import.
+    """
+    points = list(importlib.metadata.entry_points(group=group, name=name))
+    packages = sorted({p.dist.name if p.dist is not None else "?" for p in points})
+    if len(packages) != 1:
+        raise PluginError(
+            f"{group} name {name!r} is declared by {len(packages)} packages ({', '.join(packages) or 'none'})"
+        )
+    plugin = _load(group, points[0])
+    _LOADED[f"{group}:{name}"] = plugin
+    return plugin
+
+
 __all__ = [
+    "BACKEND_GROUP",
     "CONFIDENCE_GROUP",
     "TASK_GROUP",
     "Plugin",
     "PluginError",
     "discover",
+    "load_plugin",
     "loaded_plugins",
     "source_digest",
 ]

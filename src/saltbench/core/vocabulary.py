@@ -79,7 +79,8 @@ FIT_METHODS: tuple[FitMethod, ...] = get_args(FitMethod)
 
 Backend = Literal["hf", "vllm", "openai", "vllm_server", "simulated"]
 BACKENDS: tuple[Backend, ...] = get_args(Backend)
-"""Inference backends of the model registry (docs/backends.md; saltbench.inference.backends): weights
+"""The built-in inference backends of the model registry (docs/backends.md; saltbench.inference.backends,
+where installed packages add theirs): weights
 in-process through transformers or vLLM, a served / hosted model through its OpenAI-compatible API, or
 the model's weights behind a vLLM server the workflow starts and stops itself (one per model, §8.6)."""
 

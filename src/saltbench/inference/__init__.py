@@ -14,7 +14,7 @@ Typical use::
     model, tokenizer = load_model_from_spec(spec, cache_dir="data/models")
     prompts = render_prompts(tokenizer, instructions, system_prompt=spec.system_prompt,
                              chat_template=spec.chat_template, template_kwargs=spec.template_kwargs)
-    records = generate(model, tokenizer, prompts, max_new_tokens=spec.max_new_tokens(512),
+    records = generate(model, tokenizer, prompts, max_new_tokens=spec.generation_budget(512),
                        max_context=spec.max_context)
     frame = records_to_frame(records, {"sample_id": sample_ids})
 """
@@ -46,6 +46,7 @@ from saltbench.inference.registry import (
     LocalSource,
     ModelSource,
     ModelSpec,
+    RegistryError,
     Resources,
     get_model_spec,
     load_model_registry,
@@ -109,6 +110,7 @@ __all__ = [
     "MissingChatTemplateError",
     "ModelSource",
     "ModelSpec",
+    "RegistryError",
     "PromptCache",
     "Resources",
     "TokenScores",

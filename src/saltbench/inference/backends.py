@@ -17,13 +17,22 @@ so callers pass all of them in one call; otherwise in groups of ``batch_size``) 
 (whether the generations carry the full-vocabulary entropy; vLLM returns only the top-k, so
 ``full.mean_entropy`` / ``full.max_entropy`` are NaN there, docs/generation.md §3.1).
 
-The registry :data:`BACKEND_LOADERS` maps each name of :data:`saltbench.core.vocabulary.BACKENDS` to its
-loader; a new backend is one class with these methods and one entry (the place the OpenAI-compatible
-backend plugs in). The engines themselves are imported on first use (torch, transformers, vLLM).
+Backends are registered like tasks and confidence functions (docs/extending.md): the built-in ones in
+:data:`BACKEND_LOADERS`, other packages' through the entry-point group ``saltbench.backends`` (name = the
+backend's name in the model registry, value = its loader), listed by
+:func:`~saltbench.inference.registry.backend_names` without being imported and imported only when a job
+loads a model on them (recorded in the outputs' provenance as every
+plugin is). A loader is ``loader(model_path, spec, **settings)`` returning a :class:`LoadedModel`; its
+keyword parameters are its settings, taken by name from what the job offers (:class:`LoadSettings`), so each
+backend states the settings it uses (``hf``: ``batch_size``, ``top_k``; ``vllm``: also ``num_threads`` and
+``prefix_caching``; ``openai``: also ``cache_dir``; ``vllm_server``: also ``server``). The engines themselves
+are imported on first use (torch, transformers, vLLM).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +40,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
-from saltbench.core.vocabulary import BACKENDS, Backend
+from saltbench.core.plugins import BACKEND_GROUP, PluginError, load_plugin
+from saltbench.core.vocabulary import BACKENDS
+from saltbench.inference.registry import backend_names
 
 if TYPE_CHECKING:
     from saltbench.inference.forced import ForcedContinuation, StopRule
@@ -47,7 +58,7 @@ Pair = tuple[Sequence[int], Sequence[int]]
 class LoadedModel(Protocol):
     """A registry model loaded once for many prompt sets (module docstring)."""
 
-    backend: ClassVar[Backend]
+    backend: ClassVar[str]
     continuous_batching: ClassVar[bool]
     full_entropy: ClassVar[bool]
     spec: ModelSpec
@@ -99,7 +110,7 @@ class _Loaded:
     def _capped(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[int]:
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
-        return [self.spec.max_new_tokens(b) for b in budgets]
+        return [self.spec.generation_budget(b) for b in budgets]
 
 
 @dataclass
@@ -107,7 +118,7 @@ class HfModel(_Loaded):
     """transformers in-process: batches of ``batch_size`` prompts per budget; an encoded prompt's key/value
     cache is shared by the rows of an intervention batch."""
 
-    backend: ClassVar[Backend] = "hf"
+    backend: ClassVar[str] = "hf"
     continuous_batching: ClassVar[bool] = False
     full_entropy: ClassVar[bool] = True
 
@@ -170,7 +181,7 @@ class VllmModel(_Loaded):
     """One vLLM engine: every request in one continuous batch, a budget per request; the prompt's prefix is
     cached by the engine (``prefix_caching``), so :meth:`prompt_cache` has nothing to do."""
 
-    backend: ClassVar[Backend] = "vllm"
+    backend: ClassVar[str] = "vllm"
     continuous_batching: ClassVar[bool] = True
     full_entropy: ClassVar[bool] = False
 
@@ -210,29 +221,64 @@ class VllmModel(_Loaded):
         )
 
 
-def _load_hf(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> HfModel:
+def _load_hf(model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int) -> HfModel:
     from saltbench.inference.loading import load_model
 
-    model, tokenizer = load_model(path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus)
-    return HfModel(spec, tokenizer, model, settings.batch_size, settings.top_k)
+    model, tokenizer = load_model(
+        model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus
+    )
+    return HfModel(spec, tokenizer, model, batch_size, top_k)
 
 
-def _load_vllm(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> VllmModel:
+def _load_vllm(
+    model_path: str | Path,
+    spec: ModelSpec,
+    *,
+    batch_size: int,
+    top_k: int,
+    num_threads: int | None,
+    prefix_caching: bool,
+) -> VllmModel:
     from saltbench.inference.vllm_engine import load_vllm
 
     engine = load_vllm(
-        path,
-        spec,
-        num_threads=settings.num_threads,
-        prefix_caching=settings.prefix_caching,
-        max_logprobs=settings.top_k,
+        model_path, spec, num_threads=num_threads, prefix_caching=prefix_caching, max_logprobs=top_k
     )
-    return VllmModel(spec, engine.tokenizer, engine, settings.batch_size, settings.top_k)
+    return VllmModel(spec, engine.tokenizer, engine, batch_size, top_k)
+
+
+def _load_openai(
+    model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str | Path | None
+) -> LoadedModel:
+    from saltbench.inference.openai_api import load_openai
+
+    return load_openai(spec, batch_size=batch_size, top_k=top_k, cache_dir=cache_dir)
+
+
+def _load_vllm_server(
+    model_path: str | Path,
+    spec: ModelSpec,
+    *,
+    batch_size: int,
+    top_k: int,
+    cache_dir: str | Path | None,
+    server: str | Path | None,
+) -> LoadedModel:
+    from saltbench.inference.serving import load_managed
+
+    return load_managed(model_path, spec, server, batch_size=batch_size, top_k=top_k, cache_dir=cache_dir)
+
+
+def _load_simulated(model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int) -> LoadedModel:
+    from saltbench.inference.simulated import load_simulated
+
+    return load_simulated(model_path, spec, batch_size=batch_size, top_k=top_k)
 
 
 @dataclass(frozen=True)
 class LoadSettings:
-    """How a stage wants its model loaded: ``batch_size`` (transformers' decoding batches), ``top_k``
+    """What a job offers the backend that loads its model; each backend's loader takes the ones its keyword
+    parameters name (module docstring): ``batch_size`` (transformers' decoding batches), ``top_k``
     (log-probabilities kept per token), ``num_threads`` (a CPU vLLM engine's threads; transformers uses
     torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
     interventions), ``cache_dir`` (the ``openai`` backend's on-disk cache of completed requests, so that a
@@ -247,55 +293,70 @@ class LoadSettings:
     server: str | Path | None = None
 
 
-def _load_openai(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
-    from saltbench.inference.openai_api import load_openai
+Loader = Callable[..., LoadedModel]
+"""``loader(model_path, spec, **settings) -> LoadedModel`` (module docstring)."""
 
-    return load_openai(
-        spec, batch_size=settings.batch_size, top_k=settings.top_k, cache_dir=settings.cache_dir
-    )
-
-
-def _load_vllm_server(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
-    from saltbench.inference.serving import load_managed
-
-    return load_managed(
-        path,
-        spec,
-        settings.server,
-        batch_size=settings.batch_size,
-        top_k=settings.top_k,
-        cache_dir=settings.cache_dir,
-    )
-
-
-def _load_simulated(path: str | Path, spec: ModelSpec, settings: LoadSettings) -> LoadedModel:
-    from saltbench.inference.simulated import load_simulated
-
-    return load_simulated(path, spec, batch_size=settings.batch_size, top_k=settings.top_k)
-
-
-BACKEND_LOADERS: Mapping[Backend, Callable[[str | Path, ModelSpec, LoadSettings], LoadedModel]] = (
-    MappingProxyType(
-        {
-            "hf": _load_hf,
-            "vllm": _load_vllm,
-            "openai": _load_openai,
-            "vllm_server": _load_vllm_server,
-            "simulated": _load_simulated,
-        }
-    )
+BACKEND_LOADERS: Mapping[str, Loader] = MappingProxyType(
+    {
+        "hf": _load_hf,
+        "vllm": _load_vllm,
+        "openai": _load_openai,
+        "vllm_server": _load_vllm_server,
+        "simulated": _load_simulated,
+    }
 )
-"""The loader of each backend name of the model registry."""
+"""The loader of each built-in backend (:data:`saltbench.core.vocabulary.BACKENDS`)."""
 
-if tuple(BACKEND_LOADERS) != BACKENDS:  # the vocabulary and this registry name the same backends
+if tuple(BACKEND_LOADERS) != BACKENDS:  # the vocabulary and this registry name the same built-in backends
     raise RuntimeError(f"backend loaders {tuple(BACKEND_LOADERS)} differ from BACKENDS {BACKENDS}")
+
+
+def backend_loader(name: str) -> Loader:
+    """The loader of backend ``name``: a built-in one, or the plugin's, imported now (first use).
+
+    Raises:
+        ValueError: no backend of that name is installed.
+        PluginError: the plugin fails to import or is not callable.
+    """
+    if name in BACKEND_LOADERS:
+        return BACKEND_LOADERS[name]
+    if name not in backend_names():
+        raise ValueError(f"backend {name!r} is not one of {', '.join(backend_names())}")
+    loader = load_plugin(BACKEND_GROUP, name).value
+    if not callable(loader):
+        raise PluginError(f"{BACKEND_GROUP} plugin {name!r} is {loader!r}, not a loader function")
+    typed: Loader = loader
+    return typed
+
+
+def loader_settings(name: str, loader: Loader, settings: LoadSettings) -> dict[str, Any]:
+    """The settings ``loader`` of backend ``name`` takes: its keyword parameters, each taken by name from
+    ``settings`` (module docstring).
+
+    Raises:
+        PluginError: the loader asks for a setting no job offers (and gives it no default).
+    """
+    offered = {f.name: getattr(settings, f.name) for f in dataclasses.fields(settings)}
+    taken: dict[str, Any] = {}
+    for parameter in list(inspect.signature(loader).parameters.values())[2:]:
+        if parameter.name in offered:
+            taken[parameter.name] = offered[parameter.name]
+        elif parameter.default is inspect.Parameter.empty and parameter.kind not in (
+            inspect.Parameter.VAR_KEYWORD,
+            inspect.Parameter.VAR_POSITIONAL,
+        ):
+            raise PluginError(
+                f"backend {name!r}: its loader asks for the setting {parameter.name!r}, which no job offers "
+                f"(offered: {', '.join(offered)})"
+            )
+    return taken
 
 
 def load_backend(
     model_path: str | Path,
     spec: ModelSpec,
     *,
-    backend: Backend | None = None,
+    backend: str | None = None,
     settings: LoadSettings = LoadSettings(),
 ) -> LoadedModel:
     """Load the registry model ``spec`` (its files at ``model_path``) on ``backend`` (default: the entry's
@@ -305,16 +366,16 @@ def load_backend(
     (:func:`~saltbench.inference.registry.verify_model_files`).
 
     Raises:
-        ValueError: ``backend`` is not one of :data:`BACKEND_LOADERS`.
+        ValueError: no backend called ``backend`` is installed (:func:`backend_names`).
+        PluginError: a plugin backend fails to import, or asks for a setting no job offers.
         saltbench.io.CorruptFileError: a model file differs from the manifest (the message names it).
     """
     from saltbench.inference.registry import verify_model_files
 
     name = backend or spec.backend
-    if name not in BACKEND_LOADERS:
-        raise ValueError(f"backend {name!r} is not one of {', '.join(BACKEND_LOADERS)}")
+    loader = backend_loader(name)
     verify_model_files(model_path, spec)
-    loaded = BACKEND_LOADERS[name](model_path, spec, settings)
+    loaded = loader(model_path, spec, **loader_settings(name, loader, settings))
     if spec.reasoning_format == "harmony" and loaded.tokenizer is not None:
         from saltbench.inference.detokenize import keep_special_tokens
 
@@ -323,4 +384,15 @@ def load_backend(
     return loaded
 
 
-__all__ = ["BACKEND_LOADERS", "HfModel", "LoadSettings", "LoadedModel", "VllmModel", "load_backend"]
+__all__ = [
+    "BACKEND_LOADERS",
+    "HfModel",
+    "LoadSettings",
+    "LoadedModel",
+    "Loader",
+    "VllmModel",
+    "backend_loader",
+    "backend_names",
+    "load_backend",
+    "loader_settings",
+]

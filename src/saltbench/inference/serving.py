@@ -36,7 +36,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from saltbench.core.vocabulary import Backend
 from saltbench.inference.openai_api import OpenAIModel
 from saltbench.inference.records import GenerationRecord
 from saltbench.inference.registry import ApiSettings, ApiSource, ModelSpec
@@ -395,7 +394,7 @@ class ManagedServerModel(OpenAIModel):
     while the server is gone fails the job (:class:`ServerError`, naming the server's log) instead of
     becoming an error row; the request cache keys on the model, not on the run's port."""
 
-    backend: ClassVar[Backend] = "vllm_server"
+    backend: ClassVar[str] = "vllm_server"
 
     endpoint: Endpoint | None = None
 

@@ -41,7 +41,6 @@ from typing import Any, ClassVar
 import numpy as np
 import polars as pl
 
-from saltbench.core.vocabulary import Backend
 from saltbench.evaluation import decompose_clean, resolve_task
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.registry import ModelSpec
@@ -293,7 +292,7 @@ class Plan:
 class SimulatedModel:
     """The planted process behind the backend protocol (:class:`saltbench.inference.backends.LoadedModel`)."""
 
-    backend: ClassVar[Backend] = "simulated"
+    backend: ClassVar[str] = "simulated"
     continuous_batching: ClassVar[bool] = True
     full_entropy: ClassVar[bool] = True
     spec: ModelSpec
@@ -320,7 +319,8 @@ class SimulatedModel:
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
         return [
-            self._generate_one(p, self.spec.max_new_tokens(b)) for p, b in zip(prompts, budgets, strict=True)
+            self._generate_one(p, self.spec.generation_budget(b))
+            for p, b in zip(prompts, budgets, strict=True)
         ]
 
     def plan(self, prompt: str) -> Plan:

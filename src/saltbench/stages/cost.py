@@ -66,7 +66,7 @@ def estimate(settings: WorkflowConfig) -> list[RequestEstimate]:
             for task in settings.tasks:
                 rows = answered_rows(datasets[task], settings.inference.max_samples.get(spec.name))
                 prompts = _rendered(spec, tokenizer, build_prompts(rows, style, settings.datasets.n_shots))
-                budget = spec.max_new_tokens(settings.inference.max_new_tokens_for(task, style))
+                budget = spec.generation_budget(settings.inference.max_new_tokens_for(task, style))
                 prompt_tokens = sum(count(p) for p in prompts)
                 completion = budget * len(prompts)
                 out.append(

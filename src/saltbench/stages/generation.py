@@ -18,7 +18,6 @@ import polars as pl
 
 from saltbench.config import InferenceConfig
 from saltbench.core.shards import n_shards
-from saltbench.core.vocabulary import Backend
 from saltbench.inference.backends import LoadedModel, LoadSettings, load_backend
 from saltbench.inference.registry import ModelSpec
 from saltbench.tasks import get_task
@@ -119,7 +118,7 @@ def load_generator(
     spec: ModelSpec,
     inference: InferenceConfig,
     *,
-    backend: Backend | None = None,
+    backend: str | None = None,
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
     server: str | Path | None = None,
@@ -149,7 +148,7 @@ def generate_shard(
     style: str,
     n_shots: int | None,
     progress: bool = True,
-    backend: Backend | None = None,
+    backend: str | None = None,
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
     server: str | Path | None = None,

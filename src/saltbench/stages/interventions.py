@@ -39,7 +39,7 @@ import polars as pl
 
 from saltbench.confidence import PAPER_CONFIDENCE_NAMES, scored_columns
 from saltbench.core.contracts import INTERVENTION_COLUMNS, confidence_column
-from saltbench.core.vocabulary import FLAVOURS, Backend, Boundary
+from saltbench.core.vocabulary import FLAVOURS, Boundary
 from saltbench.evaluation import Evaluation, UnitRule, decompose, evaluate, resolve_task
 from saltbench.inference.backends import LoadedModel, LoadSettings, load_backend
 from saltbench.interventions import (
@@ -587,7 +587,7 @@ def intervention_shard(
     spec: Any,
     n_shots: int | None,
     top_k: int = 20,
-    backend: Backend | None = None,
+    backend: str | None = None,
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
     server: str | Path | None = None,

@@ -35,7 +35,7 @@ def preflight(settings: WorkflowConfig) -> list[Probe]:
     from saltbench.inference.openai_api import OpenAIModel
 
     registry = load_model_registry(settings.model_registry)
-    probes = []
+    probes: list[Probe] = []
     for name in settings.models:
         spec = registry[name]
         if not spec.served:

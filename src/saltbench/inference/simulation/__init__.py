@@ -9,7 +9,6 @@ from saltbench.inference.simulation.params import (
     STRUCTURE_PROB,
     CotEffect,
     SimulationParams,
-    parse_simulation_params,
 )
 
 __all__ = [
@@ -19,6 +18,5 @@ __all__ = [
     "SimulationParams",
     "atom_chain",
     "atom_confidence",
-    "parse_simulation_params",
     "planted_logit",
 ]

@@ -27,9 +27,12 @@ tokens) is a monotone function of ``s`` at atom level, so the planted atom-level
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
-from typing import Any
+import typing
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Annotated
+
+from saltbench.core.blocks import Block, Count, Keywords, OpenUnit, PositiveInt, setting
 
 P_FLOOR = 0.05
 """The least probability of a chosen token: with the rest spread over 19 alternatives it stays the most likely
@@ -38,44 +41,67 @@ STRUCTURE_PROB = 0.999
 """Probability of every token outside the answer's atoms (fences, separators, reasoning, EOS)."""
 
 
-@dataclass(frozen=True)
-class CotEffect:
+Rate = Annotated[float, Keywords(minimum=0, maximum=1)]
+"""A share in [0, 1]."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CotEffect(Block):
     """What the ``cot`` prompt style changes: ``accuracy_shift`` is added to every atom's logit ``η``,
     ``separation_shift`` to the latent separation ``d``."""
 
-    accuracy_shift: float = 0.5
-    separation_shift: float = -0.5
+    float_values = True
+
+    accuracy_shift: float = setting(0.5, "Added to every atom's logit in the cot style.")
+    separation_shift: float = setting(-0.5, "Added to the latent separation d in the cot style.")
 
 
-@dataclass(frozen=True)
-class SimulationParams:
+@dataclass(frozen=True, kw_only=True)
+class SimulationParams(Block):
     """The parameters of one simulated model (module docstring; docs/simulation.md §2).
 
     ``accuracy`` maps a task slug to the probability that its first atom is correct in the direct style on a
-    clean prefix (``default`` for tasks it does not name). ``truncation_rate``: share of responses cut by
-    the token budget inside the answer (``finish_reason = length``, no closing fence); ``no_fence_rate``:
-    share answering without fences; ``reasoning_rate``: share that write a ``<think>`` trace of
-    ``reasoning_tokens`` tokens before the answer (a model with ``reasoning_format: think``). ``seed``:
-    every response is a function of the seed and its prompt (and forced prefix) only.
+    clean prefix (``default`` for tasks it does not name; one number is ``{default: number}``).
+    ``truncation_rate``: share of responses cut by the token budget inside the answer (``finish_reason =
+    length``, no closing fence); ``no_fence_rate``: share answering without fences; ``reasoning_rate``: share
+    that write a ``<think>`` trace of ``reasoning_tokens`` tokens before the answer (a model with
+    ``reasoning_format: think``). ``seed``: every response is a function of the seed and its prompt (and
+    forced prefix) only.
     """
 
-    seed: int = 0
-    accuracy: Mapping[str, float] = field(default_factory=lambda: {"default": 0.85})
-    position_effect: float = -1.0
-    propagation_fraction: float = -1.5
-    propagation_local: float = -1.0
-    separation: float = 1.5
-    calibration_shift: float = 1.0
-    calibration_slope: float = 1.0
-    cot: CotEffect = CotEffect()
-    truncation_rate: float = 0.0
-    no_fence_rate: float = 0.0
-    reasoning_rate: float = 0.0
-    reasoning_tokens: int = 200
+    float_values = True
+
+    seed: Count = setting(0, "Every response is a function of the seed and its prompt only.")
+    accuracy: OpenUnit | Mapping[str, OpenUnit] = setting(
+        {"default": 0.85},
+        "P(first atom correct) in the direct style: one number, or task slug (or default) -> one.",
+    )
+    position_effect: float = setting(-1.0, "Logit change from the first atom to the last (k/n).")
+    propagation_fraction: float = setting(-1.5, "Logit change per share of wrong atoms before (e_k/(k-1)).")
+    propagation_local: float = setting(-1.0, "Logit change after a wrong atom right before.")
+    separation: float = setting(1.5, "Latent separation d of correct and wrong atoms' scores.")
+    calibration_shift: float = setting(1.0, "Intercept of the token probability's logit.")
+    calibration_slope: float = setting(1.0, "Slope of the token probability's logit in the latent score.")
+    cot: CotEffect = setting(CotEffect, "What the cot prompt style changes.")
+    truncation_rate: Rate = setting(0.0, "Share of responses cut by the token budget inside the answer.")
+    no_fence_rate: Rate = setting(0.0, "Share of responses without fences.")
+    reasoning_rate: Rate = setting(0.0, "Share of responses with a <think> trace before the answer.")
+    reasoning_tokens: PositiveInt = setting(200, "Tokens of a <think> trace.")
+
+    def __post_init__(self) -> None:
+        """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
+        table = self.accuracy if isinstance(self.accuracy, Mapping) else {"default": self.accuracy}
+        object.__setattr__(self, "accuracy", {str(k): float(v) for k, v in table.items()})
+
+    def problems(self) -> Iterator[str]:
+        """What cannot be planted: ``truncation_rate + no_fence_rate`` above 1."""
+        if self.truncation_rate + self.no_fence_rate > 1:
+            yield "truncation_rate + no_fence_rate exceed 1"
 
     def base_logit(self, task: str, style: str) -> float:
         """``logit(accuracy[task]) + style_shift``: the intercept of ``η`` (module docstring)."""
-        p = self.accuracy.get(task, self.accuracy.get("default", 0.85))
+        table = typing.cast(Mapping[str, float], self.accuracy)  # a mapping since __post_init__
+        p = table.get(task, table.get("default", 0.85))
         return math.log(p / (1 - p)) + (self.cot.accuracy_shift if style == "cot" else 0.0)
 
     def separation_for(self, style: str) -> float:
@@ -87,54 +113,4 @@ class SimulationParams:
         return 0.5 * (1.0 + math.erf(self.separation_for(style) / 2.0))
 
 
-_RATES = ("truncation_rate", "no_fence_rate", "reasoning_rate")
-
-
-def parse_simulation_params(raw: Mapping[str, Any] | None, where: str = "parameters") -> SimulationParams:
-    """:class:`SimulationParams` from a registry entry's ``source.parameters``; a ``ValueError`` names an
-    unknown key or a bad value (``where`` prefixes the key)."""
-    raw = dict(raw or {})
-    known = {f.name for f in fields(SimulationParams)}
-    unknown = sorted(set(raw) - known)
-    if unknown:
-        raise ValueError(f"{where}: unknown keys {unknown}; allowed: {sorted(known)}")
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        key = f"{where}.{name}"
-        if name == "accuracy":
-            table = {"default": float(value)} if _number(value) else value
-            if not isinstance(table, Mapping) or not all(_number(v) and 0 < v < 1 for v in table.values()):
-                raise ValueError(
-                    f"{key}: expected a probability in (0, 1) or a mapping task -> one, got {value!r}"
-                )
-            values[name] = {str(k): float(v) for k, v in table.items()}
-        elif name == "cot":
-            if not isinstance(value, Mapping) or set(value) - {"accuracy_shift", "separation_shift"}:
-                raise ValueError(
-                    f"{key}: expected a mapping with accuracy_shift and/or separation_shift, got {value!r}"
-                )
-            if not all(_number(v) for v in value.values()):
-                raise ValueError(f"{key}: expected numbers, got {value!r}")
-            values[name] = CotEffect(**{k: float(v) for k, v in value.items()})
-        elif name in ("seed", "reasoning_tokens"):
-            if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
-                raise ValueError(f"{key}: expected an integer >= {0 if name == 'seed' else 1}, got {value!r}")
-            values[name] = value
-        elif name in _RATES:
-            if not (_number(value) and 0 <= value <= 1):
-                raise ValueError(f"{key}: expected a share in [0, 1], got {value!r}")
-            values[name] = float(value)
-        else:
-            if not _number(value):
-                raise ValueError(f"{key}: expected a number, got {value!r}")
-            values[name] = float(value)
-    if sum(values.get(r, 0.0) for r in ("truncation_rate", "no_fence_rate")) > 1:
-        raise ValueError(f"{where}: truncation_rate + no_fence_rate exceed 1")
-    return SimulationParams(**values)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-__all__ = ["P_FLOOR", "STRUCTURE_PROB", "CotEffect", "SimulationParams", "parse_simulation_params"]
+__all__ = ["P_FLOOR", "STRUCTURE_PROB", "CotEffect", "SimulationParams"]

@@ -1,0 +1,277 @@
+"""Responses of an OpenAI-compatible API into generation records (the ``openai`` backend, docs/backends.md
+§8.1): :func:`parse_chat` and :func:`parse_completion` check one response and give its
+:class:`ParsedChoice`; :func:`record_from` and :func:`scores_from` turn that into the generations table's
+record; :func:`prompt_target_logprobs` reads the teacher-forced log-probabilities of vLLM's
+``prompt_logprobs`` (docs/backends.md §8.5).
+
+Token texts:
+
+* ``chat`` endpoint: from each token's ``bytes`` through an incremental UTF-8 decoder
+  (:func:`byte_token_texts`: a character split over several byte tokens belongs to the token that completes
+  it, the earlier ones get ``""``), so they concatenate to the generated text;
+* ``completions`` endpoint: the slices of the returned text at the returned ``text_offset``.
+
+Token ids: with ``api.token_ids`` (vLLM's ``return_tokens_as_token_ids``) the server's ids are recorded and
+the token texts decoded from them with ``api.tokenizer`` (from the prompt's last tokens, as the offline
+engines do; vLLM's offsets and byte lists then describe the ``token_id:N`` strings). Otherwise the API returns
+only token strings, and ids are recorded as *negative string ids*: within one generation, equal token strings
+get the same id ``-(n + 1)``, ``n`` their order of first appearance — so the scoring stage still recognises
+the chosen token among its alternatives (``topk_ids == token_ids``, docs/confidence.md §2.1), and nothing
+takes them for vocabulary ids; what needs real ids (teacher forcing, the interventions) is refused for such a
+model before any job runs.
+
+Fewer than ``k`` alternatives ("may be fewer than requested") are padded with id :data:`PAD_ID` and
+log-probability NaN: the confidence functions treat NaN alternatives as absent (the ``topk`` flavour
+renormalises over the alternatives that were returned; the chosen token's own log-probability and every
+``full``-flavour function are unaffected). The full-vocabulary entropy is not returned: NaN, as for vLLM.
+Finish reasons map through :data:`FINISH` (``stop`` -> ``eos``, ``length``; any other is an error row).
+
+A response that lacks what a record needs raises :class:`MalformedResponse` (asked again by the client,
+docs/backends.md §8.2); one without any log-probabilities raises :class:`NoLogprobs`, a refusal
+(docs/backends.md §8.8).
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from saltbench.core.vocabulary import FinishReason
+from saltbench.inference.records import GenerationRecord, TokenScores
+
+PAD_ID = -(2**31)
+"""The id of a padding alternative (fewer than ``k`` returned); its log-probability is NaN."""
+
+FINISH: Mapping[str, FinishReason] = {"stop": "eos", "length": "length"}
+"""API finish reasons -> the generations table's (any other reason is an error row naming it)."""
+
+
+class MalformedResponse(ValueError):
+    """A response lacks what a generation record needs (log-probabilities, texts that add up)."""
+
+
+class NoLogprobs(MalformedResponse):
+    """A response carries no log-probabilities at all: the server or the model does not return them, and
+    asking again would cost as much and give the same."""
+
+
+def _string_ids(
+    tokens: Sequence[str], alternatives: Sequence[Sequence[str]]
+) -> tuple[list[int], list[list[int]]]:
+    """Negative string ids (module docstring): equal strings in one generation share ``-(n + 1)``."""
+    table: dict[str, int] = {}
+
+    def sid(token: str) -> int:
+        return table.setdefault(token, -(len(table) + 1))
+
+    return [sid(t) for t in tokens], [[sid(a) for a in row] for row in alternatives]
+
+
+def _server_id(token: str) -> int:
+    """The id of vLLM's ``token_id:N`` token strings (``return_tokens_as_token_ids``)."""
+    prefix, _, number = token.partition(":")
+    if prefix != "token_id" or not number.lstrip("-").isdigit():
+        raise MalformedResponse(f"token {token!r} is not of the form 'token_id:N' (api.token_ids is set)")
+    return int(number)
+
+
+def byte_token_texts(byte_lists: Sequence[Sequence[int] | None], tokens: Sequence[str]) -> list[str]:
+    """The text of each token from its UTF-8 ``bytes`` (the token string where a server sends none): a
+    character split over several tokens belongs to the one that completes it; bytes still pending after the
+    last token (a generation cut inside a character) go to the last token, as U+FFFD."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    texts = [
+        decoder.decode(bytes(raw)) if raw is not None else token for raw, token in zip(byte_lists, tokens)
+    ]
+    tail = decoder.decode(b"", final=True)
+    if tail and texts:
+        texts[-1] += tail
+    return texts
+
+
+def _pad(rows: list[list[int]], values: list[list[float]], k: int) -> tuple[np.ndarray, np.ndarray]:
+    ids = np.full((len(rows), k), PAD_ID, dtype=np.int32)
+    lps = np.full((len(rows), k), np.nan, dtype=np.float32)
+    for t, (r, v) in enumerate(zip(rows, values)):
+        n = min(len(r), k)
+        ids[t, :n], lps[t, :n] = r[:n], v[:n]
+    return ids, lps
+
+
+@dataclass(frozen=True)
+class ParsedChoice:
+    """What one response gives a record: tokens, texts, log-probabilities, finish reason, token counts."""
+
+    token_ids: list[int]
+    texts: list[str]
+    chosen: list[float]
+    alt_ids: list[list[int]]
+    alt_logprobs: list[list[float]]
+    finish: str
+    prompt_tokens: int
+    completion_tokens: int
+
+
+def parse_chat(response: Mapping[str, Any], *, token_ids: bool, detokenize: Any = None) -> ParsedChoice:
+    """A chat-completions response as a :class:`ParsedChoice` (``detokenize(ids)``: token texts, needed when
+    ``token_ids``; module docstring).
+
+    Raises:
+        MalformedResponse: no choice, no log-probabilities, or texts that do not add up to the content.
+    """
+    choice = _first_choice(response)
+    content = (choice.get("logprobs") or {}).get("content")
+    text = (choice.get("message") or {}).get("content") or ""
+    if content is None:
+        raise NoLogprobs(
+            "the response carries no logprobs.content (the server does not return log-probabilities)"
+        )
+    tokens = [str(c["token"]) for c in content]
+    alternatives = [[str(a["token"]) for a in c.get("top_logprobs") or []] for c in content]
+    if token_ids:
+        ids = [_server_id(t) for t in tokens]
+        alt_ids = [[_server_id(a) for a in row] for row in alternatives]
+        texts = list(detokenize(ids)) if ids else []
+    else:
+        ids, alt_ids = _string_ids(tokens, alternatives)
+        texts = byte_token_texts([c.get("bytes") for c in content], tokens)
+    if "".join(texts) != text:
+        raise MalformedResponse(f"token texts join to {''.join(texts)[:60]!r}, the content is {text[:60]!r}")
+    return ParsedChoice(
+        ids,
+        texts,
+        [float(c["logprob"]) for c in content],
+        alt_ids,
+        [[float(a["logprob"]) for a in c.get("top_logprobs") or []] for c in content],
+        str(choice.get("finish_reason")),
+        *_usage(response, len(tokens)),
+    )
+
+
+def parse_completion(response: Mapping[str, Any], *, token_ids: bool, detokenize: Any = None) -> ParsedChoice:
+    """A (legacy) completions response as a :class:`ParsedChoice`; texts are the slices of the returned text
+    at ``text_offset`` — or, with ``token_ids``, ``detokenize(ids)`` (vLLM counts its offsets over the
+    ``token_id:N`` strings then).
+
+    Raises:
+        MalformedResponse: no choice, no log-probabilities, lists of different lengths, or texts that do not
+            add up to the returned text.
+    """
+    choice = _first_choice(response)
+    lp = choice.get("logprobs") or {}
+    tokens, chosen = lp.get("tokens"), lp.get("token_logprobs")
+    offsets, tops = lp.get("text_offset"), lp.get("top_logprobs")
+    if not lp:
+        raise NoLogprobs("the response carries no logprobs (the server does not return log-probabilities)")
+    if tokens is None or chosen is None or offsets is None or tops is None:
+        raise MalformedResponse(
+            "the response lacks logprobs.tokens / token_logprobs / text_offset / top_logprobs"
+        )
+    if not len(tokens) == len(chosen) == len(offsets) == len(tops):
+        raise MalformedResponse("logprobs lists of different lengths")
+    text = choice.get("text") or ""
+    base = offsets[0] if offsets else 0  # servers that echo count offsets from the prompt's start
+    bounds = [o - base for o in offsets] + [len(text)]
+    texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    ranked = [sorted((row or {}).items(), key=lambda kv: -kv[1]) for row in tops]
+    alternatives = [[k for k, _ in row] for row in ranked]
+    if token_ids:
+        ids = [_server_id(str(t)) for t in tokens]
+        alt_ids = [[_server_id(a) for a in row] for row in alternatives]
+        texts = list(detokenize(ids)) if ids else []
+    else:
+        ids, alt_ids = _string_ids([str(t) for t in tokens], alternatives)
+    if "".join(texts) != text:
+        raise MalformedResponse(f"token texts join to {''.join(texts)[:60]!r}, the text is {text[:60]!r}")
+    return ParsedChoice(
+        ids,
+        texts,
+        [float(c) for c in chosen],
+        alt_ids,
+        [[float(v) for _, v in row] for row in ranked],
+        str(choice.get("finish_reason")),
+        *_usage(response, len(tokens)),
+    )
+
+
+def _first_choice(response: Mapping[str, Any]) -> Mapping[str, Any]:
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise MalformedResponse("the response has no choice")
+    return choices[0]
+
+
+def _usage(response: Mapping[str, Any], n_tokens: int) -> tuple[int, int]:
+    usage = response.get("usage") or {}
+    completion = usage.get("completion_tokens")
+    if completion is not None and int(completion) != n_tokens:
+        raise MalformedResponse(f"{n_tokens} log-probability entries for {completion} completion tokens")
+    return int(usage.get("prompt_tokens") or 0), int(completion if completion is not None else n_tokens)
+
+
+def record_from(parsed: ParsedChoice, k: int) -> GenerationRecord:
+    """The generation record of a parsed response (alternatives padded to ``k``, entropy NaN)."""
+    finish: FinishReason | None = FINISH.get(parsed.finish)
+    if finish is None:
+        return GenerationRecord.failed(
+            f"finish_reason {parsed.finish!r} from the API", num_prompt_tokens=parsed.prompt_tokens, k=k
+        )
+    return GenerationRecord.from_scores(
+        scores_from(parsed, k), parsed.texts, finish_reason=finish, num_prompt_tokens=parsed.prompt_tokens
+    )
+
+
+def scores_from(parsed: ParsedChoice, k: int) -> TokenScores:
+    """The per-token scores of a parsed response (alternatives padded to ``k``, entropy NaN)."""
+    alt_ids, alt_lps = _pad(parsed.alt_ids, parsed.alt_logprobs, k)
+    return TokenScores(
+        token_ids=np.asarray(parsed.token_ids, dtype=np.int32),
+        chosen_logprobs=np.asarray(parsed.chosen, dtype=np.float32),
+        topk_ids=alt_ids,
+        topk_logprobs=alt_lps,
+        entropy=np.full(len(parsed.token_ids), np.nan, dtype=np.float32),
+    )
+
+
+def prompt_target_logprobs(response: Mapping[str, Any], start: int, target: Sequence[int]) -> np.ndarray:
+    """``log p(y_j | prompt, y_<j)`` of the target tokens at prompt positions ``start …`` from a completions
+    response with vLLM's ``prompt_logprobs`` (one entry per prompt token, the first ``None``; each a mapping
+    from token id to ``{"logprob", ...}``).
+
+    Raises:
+        MalformedResponse: no prompt log-probabilities, too few, or none for a target token.
+    """
+    entries = _first_choice(response).get("prompt_logprobs")
+    if not isinstance(entries, list) or len(entries) < start + len(target):
+        raise MalformedResponse(
+            f"the response has no prompt log-probabilities for positions {start}..{start + len(target) - 1}"
+        )
+    values = []
+    for j, token in enumerate(target):
+        entry = entries[start + j] or {}
+        found = entry.get(str(int(token))) if isinstance(entry, Mapping) else None
+        if not isinstance(found, Mapping) or "logprob" not in found:
+            raise MalformedResponse(
+                f"no prompt log-probability of token {int(token)} at position {start + j}"
+            )
+        values.append(float(found["logprob"]))
+    return np.asarray(values, dtype=np.float64)
+
+
+__all__ = [
+    "FINISH",
+    "PAD_ID",
+    "MalformedResponse",
+    "NoLogprobs",
+    "ParsedChoice",
+    "byte_token_texts",
+    "parse_chat",
+    "parse_completion",
+    "prompt_target_logprobs",
+    "record_from",
+    "scores_from",
+]
