@@ -37,7 +37,7 @@ import yaml
 from saltbench.config.checks import check_outside_world
 from saltbench.config.schema import Block, ConfigError, build
 from saltbench.config.workflow import BLOCKS, WorkflowConfig, json_schema, registry_defs
-from saltbench.core.blocks import describe_error, not_finite, schema_errors, strict_validator
+from saltbench.core.blocks import check_schema, describe_error, strict_validator
 from saltbench.io.yaml_files import DuplicateKeyError, StrictYAMLLoader, yaml_error_message
 
 SCHEMA_FILE = "schema/config.schema.json"
@@ -126,13 +126,10 @@ def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
 def _check_schema(data: Any, path: str | None = None) -> None:
     """Raise :class:`ConfigError` naming a NaN or infinite number, else listing (up to five) schema errors of
     ``data``, each with its key path."""
-    infinite = not_finite(data, path or "")
-    if infinite is not None:
-        raise ConfigError(infinite)
     prefix = (path,) if path is not None else ()
-    errors = schema_errors(_validator(path), data, prefix, _describe)
-    if errors:
-        raise ConfigError("invalid configuration: " + "; ".join(errors[:5]))
+    check_schema(
+        _validator(path), data, error=ConfigError, what="configuration", prefix=prefix, describe=_describe
+    )
 
 
 def resolve_config(config: Mapping[str, Any], *, check_models: bool = True) -> WorkflowConfig:

@@ -358,6 +358,12 @@ def _without_none(tp: Any) -> Any:
     return tp
 
 
+def _default_of(f: dataclasses.Field[Any]) -> Any:
+    """The default of a :func:`setting` field (a fresh one where it has a factory)."""
+    factory: Any = f.default_factory
+    return f.default if f.default is not dataclasses.MISSING else factory()
+
+
 def _field_schema(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:
     meta = f.metadata
     if meta["kind"] == "optional" and not meta["nullable"]:
@@ -365,8 +371,7 @@ def _field_schema(f: dataclasses.Field[Any], tp: Any) -> dict[str, Any]:
     schema = _type_schema(tp)
     schema.update(meta["keywords"])
     if meta["kind"] == "default":
-        factory: Any = f.default_factory
-        default = f.default if f.default is not dataclasses.MISSING else factory()
+        default = _default_of(f)
         schema["default"] = {} if isinstance(default, Block) else plain(default)
     if meta["description"]:
         schema["description"] = meta["description"]
@@ -438,8 +443,8 @@ def describe_error(error: Any, prefix: tuple[str, ...] = ()) -> str:
 
 def not_finite(data: Any, where: str = "") -> str | None:
     """A line naming the key path of the first NaN or infinite number in ``data`` (YAML ``.nan``, ``.inf``),
-    or ``None``: JSON-schema bounds compare false with NaN, so ``.nan`` would pass them. Check before
-    :func:`schema_errors`."""
+    or ``None``: JSON-schema bounds compare false with NaN, so ``.nan`` would pass them (:func:`check_schema`
+    looks for one first)."""
     if isinstance(data, float) and not math.isfinite(data):
         return f"{where or '<top level>'}: {data!r} is not a finite number"
     children: Iterable[tuple[str, Any]] = ()
@@ -460,6 +465,29 @@ def schema_errors(
     (``describe`` words each), in key-path order."""
     errors = sorted(validator.iter_errors(data), key=lambda e: list(map(str, e.absolute_path)))
     return [describe(e, prefix) for e in errors]
+
+
+def check_schema(
+    validator: Any,
+    data: Any,
+    *,
+    error: type[ValueError],
+    what: str,
+    prefix: tuple[str, ...] = (),
+    describe: Callable[[Any, tuple[str, ...]], str] = describe_error,
+) -> None:
+    """Raise ``error`` naming the first NaN or infinite number of ``data`` (:func:`not_finite`), else listing
+    up to five of its :func:`schema_errors` after ``invalid {what}:``.
+
+    Raises:
+        ValueError: ``error``, whose message names each key path.
+    """
+    infinite = not_finite(data, ".".join(prefix))
+    if infinite is not None:
+        raise error(infinite)
+    errors = schema_errors(validator, data, prefix, describe)
+    if errors:
+        raise error(f"invalid {what}: " + "; ".join(errors[:5]))
 
 
 # -- the reference table of a block's keys (generated docs) ---------------------------------------------
@@ -489,8 +517,7 @@ def _default_words(f: dataclasses.Field[Any]) -> str:
         return "required"
     if f.metadata["kind"] == "optional":
         return "—"
-    factory: Any = f.default_factory
-    default = f.default if f.default is not dataclasses.MISSING else factory()
+    default = _default_of(f)
     if isinstance(default, Block):
         return "(its keys' defaults)"
     return f"`{json.dumps(plain(default), ensure_ascii=False)}`"

@@ -74,15 +74,14 @@ from saltbench.core.blocks import (
     ModelName,
     PositiveInt,
     build,
+    check_schema,
     describe_error,
     key_path,
     key_reference,
     mapping_key,
-    not_finite,
     object_schema,
     reference_markdown,
     required,
-    schema_errors,
     setting,
     strict_validator,
 )
@@ -600,12 +599,7 @@ def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:
         RegistryError: the problems found (up to five schema errors, or the first check), each naming
             ``models.NAME.KEY``.
     """
-    infinite = not_finite(raw)
-    if infinite is not None:
-        raise RegistryError(infinite)
-    errors = schema_errors(_validator(), raw, describe=_describe)
-    if errors:
-        raise RegistryError("invalid model registry: " + "; ".join(errors[:5]))
+    check_schema(_validator(), raw, error=RegistryError, what="model registry", describe=_describe)
     models = build(ModelRegistry, raw).models
     for spec in models.values():
         spec.check()
