@@ -299,3 +299,99 @@ def test_the_reference_lists_every_key_with_the_codes_default():
     for field in dataclasses.fields(Resources):
         assert rows[f"models.NAME.resources.{field.name}"] == f"`{__import__('json').dumps(field.default)}`"
     assert "models.NAME.source[kind=api].base_url" in rows and "models.NAME.name" not in rows
+
+
+def _entries_with_every_key() -> dict:
+    """One registry entry per source kind, together setting every key of the registry (checked against
+    docs/registry.md's rows by the test below); simulation parameters written out with their defaults."""
+    from saltbench.inference.simulation.params import SimulationParams
+
+    common = {
+        "dtype": "bfloat16",
+        "system_prompt": "Be brief.",
+        "chat_template": "auto",
+        "reasoning": True,
+        "reasoning_format": "think",
+        "thinking": True,
+        "chat_template_kwargs": {"reasoning_effort": "high", "nested": {"depth": [1, 2]}},
+        "max_context": 4096,
+        "max_new_tokens_scale": 1.5,
+        "max_new_tokens": 1024,
+        "resources": {"gpus": 1, "gpu_model": "a100", "mem_mb": 8000, "runtime_min": 30, "cpus": 2},
+        "pair_with": "plain",
+    }
+    api = {
+        "api_key_env": "MY_KEY",
+        "endpoint": "completions",
+        "concurrency": 4,
+        "timeout_s": 60,
+        "max_retries": 2,
+        "token_ids": True,
+        "tokenizer": "tok",
+        "prompt_logprobs": True,
+        "price_prompt_per_mtok": 0.1,
+        "price_completion_per_mtok": 0.2,
+    }
+    return {
+        "plain": {"source": {"kind": "hub", "id": "o/plain", "revision": "v1"}},
+        "hub": {
+            **common,
+            "source": {"kind": "hub", "id": "o/n", "revision": "main"},
+            "backend": "vllm",
+            "gpu_memory_utilization": 0.8,
+            "enforce_eager": True,
+        },
+        "gguf": {**common, "source": {"kind": "gguf_package", "package": "p", "file": "f.gguf"}},
+        "local": {**common, "source": {"kind": "local", "path": "d"}},
+        "served": {
+            **common,
+            "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
+            "backend": "openai",
+            "api": api,
+        },
+        "simulated": {
+            "source": {"kind": "simulated", "parameters": SimulationParams().to_dict(), "datasets": "d"},
+            "backend": "simulated",
+        },
+        "imported": {**common, "source": {"kind": "generations", "format": "jsonl", "path": "g.jsonl"}},
+    }
+
+
+def _key_paths(value, prefix: str) -> set[str]:
+    """Every key path of plain data, as docs/registry.md writes them (``source[kind=K]`` for a source)."""
+    paths: set[str] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "kind":
+                continue
+            path = f"{prefix}.{key}"
+            nested = f"{path}[kind={item['kind']}]" if key == "source" else path
+            paths |= {path} | _key_paths(item, nested)
+    return paths
+
+
+def test_every_key_survives_pickling_as_a_job_receives_it():
+    """Snakemake pickles a rule's params (a model spec) into its job: every registry key set, the specs
+    pickle and come back equal, their mappings included (a read-only mapping that did not pickle crashed
+    every job of a model with chat_template_kwargs before a request)."""
+    import pickle
+
+    from saltbench.inference.registry import registry_reference
+
+    entries = _entries_with_every_key()
+    documented = {
+        line.split(" | ")[0].strip("| `")
+        for line in registry_reference().splitlines()
+        if line.startswith("| `")
+    }
+    written = set().union(*(_key_paths(entry, "models.NAME") for entry in entries.values()))
+    assert documented <= written, f"keys not set here: {sorted(documented - written)}"
+    specs = parse_model_registry({"models": entries})
+    for name, spec in specs.items():
+        back = pickle.loads(pickle.dumps(spec))
+        assert back == spec and back.to_dict() == spec.to_dict(), name
+    assert dict(pickle.loads(pickle.dumps(specs["hub"])).template_kwargs) == {
+        "enable_thinking": True,
+        "reasoning_effort": "high",
+        "nested": {"depth": [1, 2]},
+    }

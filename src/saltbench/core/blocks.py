@@ -39,10 +39,10 @@ import json
 import math
 import re
 import typing
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType, NoneType, UnionType
-from typing import Annotated, Any, ClassVar, Literal, TypeVar, Union, get_args, get_origin
+from types import NoneType, UnionType
+from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from saltbench.core.vocabulary import MODEL_NAME_REGEX
 
@@ -124,6 +124,36 @@ def _keyed(cls: type) -> list[dataclasses.Field[Any]]:
 
 
 B = TypeVar("B", bound="Block")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class FrozenMapping(Mapping[K, V], Generic[K, V]):
+    """A read-only mapping that survives pickling: the mappings of a built block (``chat_template_kwargs``,
+    the registry's ``models``). ``types.MappingProxyType`` cannot be pickled, and Snakemake pickles a rule's
+    ``params`` (a model spec) into the job's script, so a block holding one crashed the job before it ran.
+    Equal to any mapping with the same items, like a ``dict``."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: Mapping[K, V] | Iterable[tuple[K, V]] = ()) -> None:
+        """``items``: a mapping or ``(key, value)`` pairs, copied."""
+        self._items: dict[K, V] = dict(items)
+
+    def __getitem__(self, key: K) -> V:
+        return self._items[key]
+
+    def __iter__(self) -> Iterator[K]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"FrozenMapping({self._items!r})"
+
+    def __reduce__(self) -> tuple[type[FrozenMapping[K, V]], tuple[dict[K, V]]]:
+        return type(self), (self._items,)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -240,7 +270,7 @@ def _build(tp: Any, value: Any) -> Any:
         return tuple(_build(item, v) for item, v in zip(items, value))
     if origin in (Mapping, dict):
         value_type = get_args(tp)[1]
-        return MappingProxyType({k: _named(_build(value_type, v), k) for k, v in value.items()})
+        return FrozenMapping({k: _named(_build(value_type, v), k) for k, v in value.items()})
     return copy.deepcopy(value)  # scalars and free-form data (generator parameters), as written
 
 
@@ -262,7 +292,8 @@ def _named(value: Any, key: str) -> Any:
 
 def build(cls: type[B], data: Mapping[str, Any]) -> B:
     """The block ``cls`` from ``data`` that the schema has validated: defaults filled in, lists as tuples,
-    mappings read-only, numbers as written. Use :func:`saltbench.config.resolve_config` for unchecked data."""
+    mappings read-only (:class:`FrozenMapping`, which pickles), numbers as written. Use
+    :func:`saltbench.config.resolve_config` for unchecked data."""
     built: B = _build(cls, data)
     return built
 
