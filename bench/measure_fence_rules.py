@@ -1,8 +1,10 @@
 """What the fence rule changes (docs/compatibility.md §1.3): the authors' positional pairing (every run of
-four or more ``*`` is a fence) against the ``line`` rule (only a run that starts or ends a line), on
+four or more ``*`` is a fence) against the ``line`` rule (a run that starts a line, or ends one and closes a
+fence), on
 
 1. the paper's reproduction references: each rendered as a model should answer (fence lines around it),
-   alone and after a chain of thought that quotes the fence instruction once;
+   alone, after a chain of thought that quotes the fence instruction once, and after a prose line that ends
+   in a fence (``… between ********``);
 2. the corpus of realistic outputs (``tests/helpers/reasoning_corpus.py``: the reasoning families and a plain
    chain-of-thought model, whole and cut), scored without a reasoning format, as a plain model's would be;
 3. optionally, real generations (``--generations 'data/generations/*/*/*.parquet'``: a run's files) scored
@@ -52,11 +54,19 @@ def compare(rows: Iterable[tuple[str, str, str, str | None]]) -> dict[str, float
     }
 
 
-def paper_rows(quoted: bool) -> Iterable[tuple[str, str, str, str | None]]:
+LEADS = {
+    "rendered": "",
+    "after a quoted fence": "I will print '{fence}' on a line of its own before the answer and after it.\n",
+    "after a prose line ending in a fence": "I will write the answer between {fence}\n",
+}
+"""What precedes each rendered reference, per set (``{fence}``: the task's fence)."""
+
+
+def paper_rows(lead_kind: str) -> Iterable[tuple[str, str, str, str | None]]:
     from saltbench.data import load_paper_datasets
     from saltbench.tasks import FENCE, get_task
 
-    lead = f"I will print '{FENCE}' on a line of its own before the answer and after it.\n" if quoted else ""
+    lead = LEADS[lead_kind].format(fence=FENCE)
     for slug, frame in load_paper_datasets(REPO / "reference" / "paper_data").items():
         for variant, reference in frame.select("variant", "reference").iter_rows():
             yield lead + get_task(slug, variant).render_answer(reference), reference, slug, variant
@@ -90,8 +100,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     results = {
-        "paper references, rendered": compare(paper_rows(quoted=False)),
-        "paper references, after a quoted fence": compare(paper_rows(quoted=True)),
+        **{f"paper references, {kind}": compare(paper_rows(kind)) for kind in LEADS},
         "corpus of realistic outputs (no reasoning format)": compare(corpus_rows()),
     }
     if args.generations:

@@ -70,6 +70,23 @@ def test_a_fence_quoted_in_prose_is_not_a_fence_under_the_line_rule() -> None:
     assert evaluate(text, REFERENCE, "dna", fence_rule="positional").metrics["precision"] < 1
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"I will write the complement between {FENCE}\n{ANSWER}",  # a prose line ending in a fence
+        f"I will write it between {FENCE}\nAGA -> TCT, GCT -> CGA.\n{ANSWER}",  # then more prose
+        f"Here it is: {FENCE}\nTCT CGA\n{FENCE}",  # a fence ending a line may still open an answer
+        f"{FENCE}TCT CGA{FENCE}",  # an inline answer on a line of its own
+        f"{FENCE}\nTCT CGA{FENCE}",  # the closing fence ends the answer's last line
+    ],
+)
+def test_the_line_rule_keeps_the_answers_fences_around_a_fence_ending_a_prose_line(text: str) -> None:
+    """A fence that ends a prose line opens nothing when the answer's own fences follow; it still opens an
+    answer where nothing else would (docs/compatibility.md §1.3)."""
+    assert evaluate(text, REFERENCE, "dna", fence_rule="line").metrics["precision"] == 1
+    assert response_status(text, "eos", fence_rule="line") == "answered"
+
+
 @pytest.mark.vllm
 def test_the_think_rules_are_vllms_reasoning_parsers(smollm2_dir) -> None:
     """``final_content`` for ``think`` against vLLM's own ``<think>`` parser (DeepSeek-R1's; Qwen3's and

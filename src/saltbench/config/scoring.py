@@ -36,8 +36,9 @@ class ScoringConfig(Block):
     )
     fence_rule: FenceRule = setting(
         "line",
-        "Which runs of four or more '*' are fences: line (only one that starts or ends a line, so a fence "
-        "quoted in prose is none) or positional (every run, the authors' rule); docs/compatibility.md §1.3.",
+        "Which runs of four or more '*' are fences: line (one that starts a line, or ends one and closes a "
+        "fence, so a fence quoted in prose is none) or positional (every run, the authors' rule); "
+        "docs/compatibility.md §1.3.",
     )
     granularities: tuple[Granularity, ...] = setting(
         ("atom", "line", "generation"), "Unit granularities scored.", minItems=1, uniqueItems=True

@@ -110,8 +110,8 @@ REASONING_FORMATS: tuple[ReasoningFormat, ...] = get_args(ReasoningFormat)
 FenceRule = Literal["positional", "line"]
 FENCE_RULES: tuple[FenceRule, ...] = get_args(FenceRule)
 """Which fence tokens count (docs/compatibility.md §1.3): ``positional`` — every run of four or more ``*``,
-as the authors' release; ``line`` — only a run that starts or ends a line (nothing but whitespace between
-it and the line break), so a fence quoted in prose is not a fence."""
+as the authors' release; ``line`` — only a run that starts a line (nothing but whitespace between the line
+break and it), or ends a line and closes a fence opened before, so a fence quoted in prose is not a fence."""
 
 AnswerStatus = Literal["answered", "truncated", "no_fence", "error"]
 ANSWER_STATUSES: tuple[AnswerStatus, ...] = get_args(AnswerStatus)

@@ -238,7 +238,7 @@ def evaluate(
             is looked for only in the final content after the reasoning, and a response whose reasoning
             never ends has none; ``None`` (default): plain text, the whole response.
         fence_rule: ``positional`` (the authors': every run of four ``*`` is a fence) or ``line`` (only a
-            run that starts or ends a line; docs/compatibility.md §1.3).
+            run that starts a line, or ends one and closes a fence; docs/compatibility.md §1.3).
 
     Line breaks ``"\\n"``, ``"\\r\\n"`` and ``"\\r"`` are equivalent (module docstring). Any ``str`` is
     accepted, lone surrogates included (compared as they are).

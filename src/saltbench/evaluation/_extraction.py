@@ -182,12 +182,47 @@ def _fence_spans(text: str, offset: int = 0) -> list[tuple[int, int]]:
     return spans
 
 
-def _on_a_line_edge(text: str, start: int, end: int, lo: int, hi: int) -> bool:
-    """Whether the fence ``text[start:end]`` starts or ends its line within ``text[lo:hi]``: nothing but
-    whitespace between it and the line break (or the edge of the window) on one side (the ``line`` rule)."""
-    line_start = max(text.rfind("\n", lo, start) + 1, lo)
-    line_end = text.find("\n", end, hi)
-    return not text[line_start:start].strip() or not text[end : hi if line_end < 0 else line_end].strip()
+def _line_fences(
+    text: str, fences: list[tuple[int, int]], lo: int, hi: int, *, open_at_line_end: bool
+) -> list[tuple[int, int]]:
+    """The fence tokens the ``line`` rule keeps (docs/compatibility.md §1.3), in order, of the fences of the
+    window ``text[lo:hi]``. A fence that starts its line (nothing but whitespace between the line break, or
+    the window's edge, and it) is kept. A fence that only ends its line (nothing but whitespace after it) is
+    kept as a closing fence — after an odd number of kept fences, as in ``TCT CGA********`` — and, with
+    ``open_at_line_end``, also as an opening one (``Here it is: ********`` then the answer's lines)."""
+    kept: list[tuple[int, int]] = []
+    for start, end in fences:
+        line_start = max(text.rfind("\n", lo, start) + 1, lo)
+        line_end = text.find("\n", end, hi)
+        starts_line = not text[line_start:start].strip()
+        ends_line = not text[end : hi if line_end < 0 else line_end].strip()
+        if starts_line or (ends_line and (open_at_line_end or len(kept) % 2 == 1)):
+            kept.append((start, end))
+    return kept
+
+
+def _paired(
+    text: str, fences: list[tuple[int, int]], lo: int, hi: int, keyword_filter: bool, require_fence: bool
+) -> tuple[Answer, AnswerKind]:
+    """The answer of the final content ``text[lo:hi]`` given its fence tokens (docs/evaluation.md §2.2): the
+    pairs from the last to the first, then the unpaired last fence to ``hi``; the whole window when there is
+    no fence (unless ``require_fence``)."""
+    if not fences:
+        if require_fence or lo == hi:
+            return _NONE, "none"
+        window = text[lo:hi]
+        return (window, lo, hi, CleanText(window, lo)), "unfenced"
+    k = len(fences) - 2 - len(fences) % 2  # the opening fence of the last pair
+    while k >= 0:  # the pairs, from the last to the first
+        answer = _qualified(text, fences[k][0], fences[k + 1][1], keyword_filter)
+        if answer is not None:
+            return answer, "pair"
+        k -= 2
+    if len(fences) % 2:  # then the unpaired last fence, to the end of the final content
+        answer = _qualified(text, fences[-1][0], hi, keyword_filter)
+        if answer is not None:
+            return answer, "trailing"
+    return _NONE, "none"
 
 
 def _qualified(text: str, start: int, end: int, keyword_filter: bool) -> Answer | None:
@@ -231,23 +266,20 @@ def locate_answer(
         lo, hi = bounds
     window = text if (lo, hi) == (0, len(text)) else text[lo:hi]
     fences = _fence_spans(window, lo) if "****" in window else []
-    if fence_rule == "line":
-        fences = [(a, b) for a, b in fences if _on_a_line_edge(text, a, b, lo, hi)]
-    if not fences:
-        if require_fence or not window:
-            return _NONE, "none"
-        return (window, lo, hi, CleanText(window, lo)), "unfenced"
-    k = len(fences) - 2 - len(fences) % 2  # the opening fence of the last pair
-    while k >= 0:  # the pairs, from the last to the first
-        answer = _qualified(text, fences[k][0], fences[k + 1][1], keyword_filter)
-        if answer is not None:
-            return answer, "pair"
-        k -= 2
-    if len(fences) % 2:  # then the unpaired last fence, to the end of the final content
-        answer = _qualified(text, fences[-1][0], hi, keyword_filter)
-        if answer is not None:
-            return answer, "trailing"
-    return _NONE, "none"
+    if fence_rule == "positional":
+        return _paired(text, fences, lo, hi, keyword_filter, require_fence)
+    # the line rule: fences that start a line open and close, fences that end one only close; a fence that
+    # ends a line may open one too where that gives a pair, or where it is the only fence there is
+    # (a response with a fence is never read as unfenced; docs/compatibility.md §1.3)
+    strict = _line_fences(text, fences, lo, hi, open_at_line_end=False)
+    found = _paired(text, strict, lo, hi, keyword_filter, require_fence)
+    if found[1] != "pair":
+        loose = _line_fences(text, fences, lo, hi, open_at_line_end=True)
+        if loose != strict:
+            other = _paired(text, loose, lo, hi, keyword_filter, require_fence)
+            if other[1] == "pair" or not strict:
+                return other
+    return found
 
 
 def find_answer(
@@ -324,8 +356,10 @@ def extract_answer(
 
     ``reasoning`` (a model's reasoning format, docs/reasoning.md §1): the rules apply to the final content
     after the reasoning only ("the text" above), offsets staying those of the whole response; a reasoning
-    that never ends leaves no answer. ``fence_rule="line"``: only the fence tokens that start or end a line
-    are in F, so a fence quoted in prose is none (docs/compatibility.md §1.3).
+    that never ends leaves no answer. ``fence_rule="line"``: only the fence tokens that start a line, or end
+    a line and close a kept fence, are in F, so a fence quoted in prose is none; where that gives no pair, F
+    also takes the fences that end a line when that gives a pair or when F would be empty without them
+    (docs/compatibility.md §1.3).
 
     Examples:
         >>> extract_answer("blah\\n********\\nTCT CGA\\n")
