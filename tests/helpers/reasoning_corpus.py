@@ -49,6 +49,13 @@ HARMONY = (  # gpt-oss, decoded with its channel markers
     "<|channel|>analysis<|message|>We need complement: AGA->TCT, GCT->CGA. Must print "
     f"'{FENCE}' lines around.<|end|><|start|>assistant<|channel|>final<|message|>{ANSWER}<|return|>"
 )
+HARMONY_STRIPPED = (  # the same decoded without its special tokens, as most harness logs hold it
+    HARMONY.replace("<|channel|>", "")
+    .replace("<|message|>", "")
+    .replace("<|end|>", "")
+    .replace("<|start|>", "")
+    .replace("<|return|>", "")
+)
 PHI4_REASONING = (
     f"<think>Complement of AGA GCT. Instructions: print '{FENCE}' before and after. A-T, G-C. Result TCT CGA."
     f"</think>\n{ANSWER}"
@@ -67,6 +74,8 @@ CASES: tuple[Case, ...] = (
     Case("r1 distill (template opens <think>)", R1_DISTILL, "think", "answered", 1.0),
     Case("thinking restates the instruction", RESTATED, "think", "answered", 1.0),
     Case("gpt-oss harmony", HARMONY, "harmony", "answered", 1.0),
+    Case("gpt-oss harmony without special tokens", HARMONY_STRIPPED, "harmony", "answered", 1.0),
+    Case("gpt-oss final channel only, without special tokens", f"final{ANSWER}", "harmony", "answered", 1.0),
     Case("phi-4-reasoning", PHI4_REASONING, "think", "answered", 1.0),
     Case("plain cot restating the instruction", PLAIN_COT, None, "answered", 1.0),
     Case("thinking that never ends, stopped", "<think>\nA pairs with T. Then", "think", "no_fence", 0.0),
@@ -74,6 +83,13 @@ CASES: tuple[Case, ...] = (
         "thinking, then an unfenced answer", "<think>\nEasy.\n</think>\n\nTCT CGA", "think", "no_fence", 1.0
     ),
     Case("harmony without a final channel", HARMONY.split("<|start|>")[0], "harmony", "no_fence", 0.0),
+    Case(
+        "harmony without special tokens nor a final channel",
+        HARMONY_STRIPPED.split("assistant")[0],
+        "harmony",
+        "no_fence",
+        0.0,
+    ),
     Case("an error row", "", "think", "error", 0.0, finish_reason="error"),
 )
 """Whole outputs. A closed reasoning block followed by an unfenced answer is scored like any unfenced

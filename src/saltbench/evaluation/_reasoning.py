@@ -11,7 +11,11 @@ only in the *final content*, and the text before it — the reasoning — is nev
 * ``harmony`` (gpt-oss): the final content is the message of the last ``final`` channel,
   ``<|channel|>final[ <|constrain|>…]<|message|>`` up to ``<|return|>``, ``<|end|>`` or ``<|call|>`` (or the
   end of the text); every other channel (``analysis``, ``commentary``) is reasoning. No ``final`` channel:
-  no final content. The markers are special tokens, kept in the decoded text of a harmony model.
+  no final content. The markers are special tokens, kept in the decoded text of a harmony model. Text
+  decoded *without* them — what most harness logs hold — reads ``analysis…assistantfinal…``: a text without
+  any ``<|channel|>`` marker that starts with a channel name is read in that form, the final content
+  running from the last ``assistantfinal`` (or from the leading ``final``, when the text is only the final
+  channel) to the end.
 
 Why not vLLM's parsers themselves: they need vLLM (an optional, 3 GB dependency), a tokenizer object and a
 request; the rules above are theirs, on text, and the tests check them against vLLM's ``<think>`` parsers
@@ -27,6 +31,9 @@ from saltbench.core.vocabulary import REASONING_FORMATS, ReasoningFormat
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 _HARMONY_FINAL = re.compile(r"<\|channel\|>final(?:[^<]*<\|constrain\|>[^<]*)?[^<]*<\|message\|>")
 _HARMONY_ENDS = ("<|return|>", "<|end|>", "<|call|>")
+_HARMONY_CHANNELS = ("analysis", "commentary", "final")
+_STRIPPED_FINAL = "assistantfinal"
+"""``<|start|>assistant<|channel|>final<|message|>`` with its special tokens decoded to nothing."""
 
 
 def check_reasoning_format(reasoning: object) -> ReasoningFormat | None:
@@ -51,6 +58,9 @@ def final_content(text: str, reasoning: ReasoningFormat | None) -> tuple[int, in
         >>> text += "<|channel|>final<|message|>TCT<|return|>"
         >>> start, end = final_content(text, "harmony"); text[start:end]
         'TCT'
+        >>> text = "analysisWe need TCT.assistantfinalTCT"  # decoded without special tokens
+        >>> start, end = final_content(text, "harmony"); text[start:end]
+        'TCT'
     """
     if reasoning is None:
         return 0, len(text)
@@ -59,16 +69,36 @@ def final_content(text: str, reasoning: ReasoningFormat | None) -> tuple[int, in
         closed = text.find(THINK_CLOSE, opened + len(THINK_OPEN) if opened >= 0 else 0)
         return None if closed < 0 else (closed + len(THINK_CLOSE), len(text))
     if reasoning == "harmony":
-        last = None
-        for last in _HARMONY_FINAL.finditer(text):  # noqa: B007 - the last match is wanted
-            pass
-        if last is None:
-            return None
-        start = last.end()
-        ends = [i for i in (text.find(marker, start) for marker in _HARMONY_ENDS) if i >= 0]
-        return start, min(ends, default=len(text))
+        return _harmony_final(text)
     check_reasoning_format(reasoning)
     raise AssertionError("unreachable")
+
+
+def _harmony_final(text: str) -> tuple[int, int] | None:
+    """The final content of a harmony text, with its special tokens or without them (module docstring)."""
+    if "<|channel|>" not in text:
+        return _stripped_harmony_final(text)
+    last = None
+    for last in _HARMONY_FINAL.finditer(text):  # noqa: B007 - the last match is wanted
+        pass
+    if last is None:
+        return None
+    start = last.end()
+    ends = [i for i in (text.find(marker, start) for marker in _HARMONY_ENDS) if i >= 0]
+    return start, min(ends, default=len(text))
+
+
+def _stripped_harmony_final(text: str) -> tuple[int, int] | None:
+    """The final content of a harmony text decoded without its special tokens (``analysis…assistantfinal…``);
+    ``None`` when the text does not start with a channel name or has no final channel."""
+    lead = len(text) - len(text.lstrip())
+    channel = next((c for c in _HARMONY_CHANNELS if text.startswith(c, lead)), None)
+    if channel is None:
+        return None
+    final = text.rfind(_STRIPPED_FINAL)
+    if final >= 0:
+        return final + len(_STRIPPED_FINAL), len(text)
+    return (lead + len(channel), len(text)) if channel == "final" else None
 
 
 __all__ = ["THINK_CLOSE", "THINK_OPEN", "check_reasoning_format", "final_content"]
