@@ -60,7 +60,9 @@ def test_a_template_that_opens_think_itself(tok) -> None:
 def test_thinking_maps_to_enable_thinking(tok) -> None:
     off = _render(tok, ENABLE_THINKING, _spec(thinking=False))
     assert off.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
-    assert _render(tok, ENABLE_THINKING, _spec(thinking=True)).endswith("<|im_start|>assistant\n")
+    assert _render(tok, ENABLE_THINKING, _spec(thinking=True, reasoning_format="think")).endswith(
+        "<|im_start|>assistant\n"
+    )
     assert _render(tok, ENABLE_THINKING, _spec(chat_template_kwargs={"enable_thinking": False})) == off
 
 
@@ -76,6 +78,7 @@ def test_the_chat_route_sends_the_template_arguments_to_the_server() -> None:
         "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
         "backend": "openai",
         "thinking": True,
+        "reasoning_format": "think",
         "chat_template_kwargs": {"reasoning_effort": "low"},
         "api": {"api_key_env": "UNUSED_KEY", "endpoint": "chat"},
     }
@@ -111,18 +114,48 @@ def test_a_registry_budget_replaces_the_configs() -> None:
     assert _spec(max_new_tokens_scale=2.0).generation_budget(2048) == 4096
 
 
-def test_a_served_reasoning_model_must_use_the_token_exact_route() -> None:
-    entry = {
-        "source": {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"},
-        "backend": "openai",
-        "reasoning_format": "think",
-        "api": {"endpoint": "chat"},
-    }
-    with pytest.raises(
-        ValueError, match=r"models\.served\.api\.endpoint: a reasoning model cannot use the chat endpoint"
-    ):
-        parse_model_registry({"models": {"served": entry}})
-    entry["api"] = {"endpoint": "completions", "token_ids": True, "tokenizer": "x"}
+SERVED = {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"}
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (
+            {"reasoning_format": "think", "thinking": False},
+            r"models\.m\.thinking: thinking turned off: the output has no </think>",
+        ),
+        (
+            {"reasoning_format": "think", "chat_template_kwargs": {"enable_thinking": False}},
+            r"models\.m\.chat_template_kwargs\.enable_thinking: thinking turned off",
+        ),
+        ({"thinking": True}, r"models\.m\.reasoning_format: thinking turned on"),
+        (
+            {
+                "source": SERVED,
+                "backend": "openai",
+                "reasoning_format": "harmony",
+                "api": {"endpoint": "completions", "tokenizer": "x"},
+            },
+            r"models\.m\.api\.token_ids: gpt-oss's harmony channels are special tokens",
+        ),
+    ],
+)
+def test_reasoning_settings_that_cannot_work_are_refused(entry, message) -> None:
+    """Qwen3 non-thinking output has no tags, so ``think`` would find no answer; thinking without a format
+    would be scored as the answer; harmony's markers are lost in a server's completions text."""
+    with pytest.raises(ValueError, match=message):
+        parse_model_registry({"models": {"m": {"source": {"kind": "hub", "id": "o/n"}, **entry}}})
+
+
+@pytest.mark.parametrize(
+    "api",
+    [
+        {"endpoint": "chat"},  # the server returns the reasoning apart (docs/reasoning.md §4)
+        {"endpoint": "completions", "token_ids": True, "tokenizer": "x"},
+    ],
+)
+def test_a_served_reasoning_model_takes_both_routes(api) -> None:
+    entry = {"source": SERVED, "backend": "openai", "reasoning_format": "think", "api": api}
     assert parse_model_registry({"models": {"served": entry}})["served"].reasoning_format == "think"
 
 

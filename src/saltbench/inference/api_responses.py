@@ -26,21 +26,28 @@ renormalises over the alternatives that were returned; the chosen token's own lo
 ``full``-flavour function are unaffected). The full-vocabulary entropy is not returned: NaN, as for vLLM.
 Finish reasons map through :data:`FINISH` (``stop`` -> ``eos``, ``length``; any other is an error row).
 
-A response that lacks what a record needs raises :class:`MalformedResponse` (asked again by the client,
-docs/backends.md §8.2); one without any log-probabilities raises :class:`NoLogprobs`, a refusal
-(docs/backends.md §8.8).
+Reasoning (docs/reasoning.md §4): a chat response of a reasoning model may bring its reasoning apart from the
+answer (``message.reasoning`` or ``message.reasoning_content``); :mod:`saltbench.inference.reasoning_apart`
+puts it back in front of the answer in the model's ``reasoning_format``. With token ids, the server's text is
+only a check of our decoding: it may hold the special tokens or not, and omit the stop token.
+
+A response that lacks what a record needs raises :class:`MalformedResponse` (that prompt's error row: asking
+again would give the same, docs/backends.md §8.2); one that shows the route cannot work for the model at all —
+no log-probabilities (:class:`NoLogprobs`), reasoning apart from a model without a reasoning format — raises
+:class:`WrongRoute`, a refusal that stops the model (docs/backends.md §8.8).
 """
 
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from saltbench.core.vocabulary import FinishReason
+from saltbench.core.vocabulary import FinishReason, ReasoningFormat
+from saltbench.inference.reasoning_apart import place_reasoning
 from saltbench.inference.records import GenerationRecord, TokenScores
 
 PAD_ID = -(2**31)
@@ -54,9 +61,27 @@ class MalformedResponse(ValueError):
     """A response lacks what a generation record needs (log-probabilities, texts that add up)."""
 
 
-class NoLogprobs(MalformedResponse):
+class WrongRoute(MalformedResponse):
+    """A response shows that this route cannot serve the model as its registry entry says: every request
+    would get the same answer, so the model is stopped (docs/backends.md §8.8)."""
+
+
+class NoLogprobs(WrongRoute):
     """A response carries no log-probabilities at all: the server or the model does not return them, and
     asking again would cost as much and give the same."""
+
+
+@dataclass(frozen=True)
+class TokenDecoder:
+    """The token texts of server token ids (``api.token_ids``), decoded here with ``api.tokenizer``:
+    ``texts(ids)`` — one text per token, as the record keeps them (special tokens kept for a harmony model);
+    ``plain(ids)`` — the ids decoded without special tokens, which is what a server's text holds by default;
+    ``encode(text)`` — ids and texts of a text this side writes (reasoning returned apart), or ``None`` when
+    its tokens do not give the text back."""
+
+    texts: Callable[[Sequence[int]], list[str]]
+    plain: Callable[[Sequence[int]], str]
+    encode: Callable[[str], tuple[list[int], list[str]] | None]
 
 
 def _string_ids(
@@ -116,50 +141,115 @@ class ParsedChoice:
     completion_tokens: int
 
 
-def parse_chat(response: Mapping[str, Any], *, token_ids: bool, detokenize: Any = None) -> ParsedChoice:
-    """A chat-completions response as a :class:`ParsedChoice` (``detokenize(ids)``: token texts, needed when
-    ``token_ids``; module docstring).
+def parse_chat(
+    response: Mapping[str, Any],
+    *,
+    token_ids: bool,
+    decoder: TokenDecoder | None = None,
+    reasoning: ReasoningFormat | None = None,
+) -> ParsedChoice:
+    """A chat-completions response as a :class:`ParsedChoice` (``decoder``: needed when ``token_ids``;
+    ``reasoning``: the model's reasoning format, which a reasoning returned apart needs; module docstring).
 
     Raises:
-        MalformedResponse: no choice, no log-probabilities, or texts that do not add up to the content.
+        WrongRoute: no log-probabilities, or reasoning returned apart for a model without a reasoning format.
+        MalformedResponse: no choice, or texts that do not add up to the content.
     """
     choice = _first_choice(response)
-    content = (choice.get("logprobs") or {}).get("content")
-    text = (choice.get("message") or {}).get("content") or ""
-    if content is None:
+    message = choice.get("message") or {}
+    content = message.get("content") or ""
+    apart = _reasoning_apart(message)
+    entries = (choice.get("logprobs") or {}).get("content")
+    if entries is None:
         raise NoLogprobs(
             "the response carries no logprobs.content (the server does not return log-probabilities)"
         )
-    tokens = [str(c["token"]) for c in content]
-    alternatives = [[str(a["token"]) for a in c.get("top_logprobs") or []] for c in content]
+    tokens = [str(c["token"]) for c in entries]
+    alternatives = [[str(a["token"]) for a in c.get("top_logprobs") or []] for c in entries]
     if token_ids:
+        assert decoder is not None, "token ids need a decoder"
         ids = [_server_id(t) for t in tokens]
         alt_ids = [[_server_id(a) for a in row] for row in alternatives]
-        texts = list(detokenize(ids)) if ids else []
+        texts = decoder.texts(ids) if ids else []
     else:
         ids, alt_ids = _string_ids(tokens, alternatives)
-        texts = byte_token_texts([c.get("bytes") for c in content], tokens)
-    if "".join(texts) != text:
-        raise MalformedResponse(f"token texts join to {''.join(texts)[:60]!r}, the content is {text[:60]!r}")
-    return ParsedChoice(
+        texts = byte_token_texts([c.get("bytes") for c in entries], tokens)
+    parsed = ParsedChoice(
         ids,
         texts,
-        [float(c["logprob"]) for c in content],
+        [float(c["logprob"]) for c in entries],
         alt_ids,
-        [[float(a["logprob"]) for a in c.get("top_logprobs") or []] for c in content],
+        [[float(a["logprob"]) for a in c.get("top_logprobs") or []] for c in entries],
         str(choice.get("finish_reason")),
-        *_usage(response, len(tokens)),
+        *_usage(response, len(tokens), answer_only=apart is not None),
+    )
+    if apart is None:
+        if "".join(texts) != content:
+            raise MalformedResponse(
+                f"token texts join to {''.join(texts)[:60]!r}, the content is {content[:60]!r}"
+            )
+        return parsed
+    return _with_reasoning(parsed, content, apart, reasoning, decoder)
+
+
+def _reasoning_apart(message: Mapping[str, Any]) -> str | None:
+    """The reasoning a chat response returned apart from its content (``reasoning``, vLLM's field, or
+    ``reasoning_content``, older vLLM's and DeepSeek's), ``None`` when there is none."""
+    for key in ("reasoning", "reasoning_content"):
+        value = message.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def _with_reasoning(
+    parsed: ParsedChoice,
+    content: str,
+    apart: str,
+    reasoning: ReasoningFormat | None,
+    decoder: TokenDecoder | None,
+) -> ParsedChoice:
+    """``parsed`` made the model's whole output: the reasoning returned apart put back in front of the answer
+    in the ``reasoning`` format (:func:`saltbench.inference.reasoning_apart.place_reasoning`), as tokens
+    without log-probabilities where the response has none for it."""
+    if reasoning is None:
+        raise WrongRoute(
+            "the server returned reasoning apart from the answer (a reasoning parser), but the model "
+            "declares no reasoning_format: set think or harmony in the model registry"
+        )
+    placed = place_reasoning(parsed.texts, content, apart, reasoning)
+    if placed is None:
+        raise MalformedResponse(
+            f"token texts join to {''.join(parsed.texts)[:60]!r}…, which is neither the content "
+            f"{content[:60]!r} nor reasoning then the content"
+        )
+    parsed = replace(parsed, texts=placed.texts)
+    if placed.prefix is None:
+        return parsed
+    encoded = decoder.encode(placed.prefix) if decoder is not None else None
+    prefix_ids, prefix_texts = encoded if encoded is not None else ([PAD_ID], [placed.prefix])
+    n = len(prefix_ids)
+    return replace(
+        parsed,
+        token_ids=[*prefix_ids, *parsed.token_ids],
+        texts=[*prefix_texts, *parsed.texts],
+        chosen=[float("nan")] * n + parsed.chosen,
+        alt_ids=[[] for _ in range(n)] + parsed.alt_ids,
+        alt_logprobs=[[] for _ in range(n)] + parsed.alt_logprobs,
     )
 
 
-def parse_completion(response: Mapping[str, Any], *, token_ids: bool, detokenize: Any = None) -> ParsedChoice:
+def parse_completion(
+    response: Mapping[str, Any], *, token_ids: bool, decoder: TokenDecoder | None = None
+) -> ParsedChoice:
     """A (legacy) completions response as a :class:`ParsedChoice`; texts are the slices of the returned text
-    at ``text_offset`` — or, with ``token_ids``, ``detokenize(ids)`` (vLLM counts its offsets over the
-    ``token_id:N`` strings then).
+    at ``text_offset`` — or, with ``token_ids``, ``decoder.texts(ids)`` (vLLM counts its offsets over the
+    ``token_id:N`` strings then), checked against the returned text (:func:`_decoded_as_served`).
 
     Raises:
-        MalformedResponse: no choice, no log-probabilities, lists of different lengths, or texts that do not
-            add up to the returned text.
+        NoLogprobs: no log-probabilities.
+        MalformedResponse: no choice, lists of different lengths, or texts that do not add up to the returned
+            text.
     """
     choice = _first_choice(response)
     lp = choice.get("logprobs") or {}
@@ -174,19 +264,21 @@ def parse_completion(response: Mapping[str, Any], *, token_ids: bool, detokenize
     if not len(tokens) == len(chosen) == len(offsets) == len(tops):
         raise MalformedResponse("logprobs lists of different lengths")
     text = choice.get("text") or ""
-    base = offsets[0] if offsets else 0  # servers that echo count offsets from the prompt's start
-    bounds = [o - base for o in offsets] + [len(text)]
-    texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
     ranked = [sorted((row or {}).items(), key=lambda kv: -kv[1]) for row in tops]
     alternatives = [[k for k, _ in row] for row in ranked]
     if token_ids:
+        assert decoder is not None, "token ids need a decoder"
         ids = [_server_id(str(t)) for t in tokens]
         alt_ids = [[_server_id(a) for a in row] for row in alternatives]
-        texts = list(detokenize(ids)) if ids else []
+        texts = decoder.texts(ids) if ids else []
+        _decoded_as_served(texts, ids, text, decoder)
     else:
+        base = offsets[0] if offsets else 0  # servers that echo count offsets from the prompt's start
+        bounds = [o - base for o in offsets] + [len(text)]
+        texts = [text[a:b] for a, b in zip(bounds, bounds[1:])]
         ids, alt_ids = _string_ids([str(t) for t in tokens], alternatives)
-    if "".join(texts) != text:
-        raise MalformedResponse(f"token texts join to {''.join(texts)[:60]!r}, the text is {text[:60]!r}")
+        if "".join(texts) != text:
+            raise MalformedResponse(f"token texts join to {''.join(texts)[:60]!r}, the text is {text[:60]!r}")
     return ParsedChoice(
         ids,
         texts,
@@ -198,6 +290,23 @@ def parse_completion(response: Mapping[str, Any], *, token_ids: bool, detokenize
     )
 
 
+def _decoded_as_served(texts: Sequence[str], ids: Sequence[int], text: str, decoder: TokenDecoder) -> None:
+    """Check our decoding of the server's token ids against the text it returned, which holds the special
+    tokens or not (vLLM's ``skip_special_tokens``, on by default) and omits the stop token: the text must be
+    our texts joined, or without the last token, or the ids decoded without special tokens.
+
+    Raises:
+        MalformedResponse: none of these is the server's text (the tokenizer is not the served model's).
+    """
+    joined = "".join(texts)
+    if text in (joined, "".join(texts[:-1])) or text == decoder.plain(ids):
+        return
+    raise MalformedResponse(
+        f"the token ids decode to {joined[:60]!r} with api.tokenizer, the server's text is {text[:60]!r}: "
+        "is api.tokenizer the served model's?"
+    )
+
+
 def _first_choice(response: Mapping[str, Any]) -> Mapping[str, Any]:
     choices = response.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
@@ -205,11 +314,21 @@ def _first_choice(response: Mapping[str, Any]) -> Mapping[str, Any]:
     return choices[0]
 
 
-def _usage(response: Mapping[str, Any], n_tokens: int) -> tuple[int, int]:
+def _usage(response: Mapping[str, Any], n_tokens: int, *, answer_only: bool = False) -> tuple[int, int]:
+    """Prompt and completion tokens of ``usage``, checked against the ``n_tokens`` log-probability entries:
+    equal, or — where the reasoning came apart (``answer_only``) and the entries may cover the answer only —
+    the completion tokens less the reasoning tokens (``completion_tokens_details.reasoning_tokens``), or at
+    most the completion tokens when those are not given."""
     usage = response.get("usage") or {}
     completion = usage.get("completion_tokens")
     if completion is not None and int(completion) != n_tokens:
-        raise MalformedResponse(f"{n_tokens} log-probability entries for {completion} completion tokens")
+        details = usage.get("completion_tokens_details") or {}
+        hidden = details.get("reasoning_tokens") if isinstance(details, Mapping) else None
+        fits = answer_only and (
+            n_tokens == int(completion) - int(hidden) if hidden is not None else n_tokens < int(completion)
+        )
+        if not fits:
+            raise MalformedResponse(f"{n_tokens} log-probability entries for {completion} completion tokens")
     return int(usage.get("prompt_tokens") or 0), int(completion if completion is not None else n_tokens)
 
 
@@ -268,6 +387,8 @@ __all__ = [
     "MalformedResponse",
     "NoLogprobs",
     "ParsedChoice",
+    "TokenDecoder",
+    "WrongRoute",
     "byte_token_texts",
     "parse_chat",
     "parse_completion",

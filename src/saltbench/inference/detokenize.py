@@ -40,8 +40,8 @@ def keep_special_tokens(tokenizer: Any) -> Any:
     return tokenizer
 
 
-def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
-    skip = not getattr(tokenizer, KEEP_SPECIAL, False)
+def _decoder(tokenizer: Any, keep_special: bool | None = None) -> Callable[[list[int]], str]:
+    skip = not (getattr(tokenizer, KEEP_SPECIAL, False) if keep_special is None else keep_special)
     backend = getattr(tokenizer, "backend_tokenizer", None)
     if backend is not None:  # fast tokenizer: call Rust directly (no Python-side cleanup)
         return lambda ids: backend.decode(ids, skip_special_tokens=skip)
@@ -49,10 +49,16 @@ def _decoder(tokenizer: Any) -> Callable[[list[int]], str]:
 
 
 def token_texts(
-    tokenizer: Any, token_ids: Sequence[int] | np.ndarray, context_ids: Sequence[int] | np.ndarray = ()
+    tokenizer: Any,
+    token_ids: Sequence[int] | np.ndarray,
+    context_ids: Sequence[int] | np.ndarray = (),
+    *,
+    keep_special: bool | None = None,
 ) -> list[str]:
-    """The text of each token of ``token_ids`` (rule in the module docstring); ``"".join`` gives the text."""
-    decode = _decoder(tokenizer)
+    """The text of each token of ``token_ids`` (rule in the module docstring); ``"".join`` gives the text.
+    ``keep_special``: keep the special tokens' texts (``None``: as :func:`keep_special_tokens` marked the
+    tokenizer)."""
+    decode = _decoder(tokenizer, keep_special)
     context = [int(t) for t in context_ids[-CONTEXT_TOKENS:]] if len(context_ids) else []
     ids = context + [int(t) for t in token_ids]
     prefix_offset = 0
@@ -71,3 +77,11 @@ def token_texts(
         tail = decode(ids[prefix_offset:])
         texts[-1] += tail[len(prefix_text) :] if tail.startswith(prefix_text) else tail
     return texts
+
+
+def encode_exactly(tokenizer: Any, text: str) -> tuple[list[int], list[str]] | None:
+    """The token ids of ``text`` (no special tokens added) and their texts (:func:`token_texts`), or
+    ``None`` when those texts do not join back to ``text`` (a tokenizer that normalises it)."""
+    ids = [int(t) for t in tokenizer(text, add_special_tokens=False)["input_ids"]]
+    texts = token_texts(tokenizer, ids)
+    return (ids, texts) if "".join(texts) == text else None

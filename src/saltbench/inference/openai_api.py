@@ -14,20 +14,25 @@ token texts, server or negative string ids, padding; docs/backends.md §8.1):
 This module holds the client, :class:`OpenAIModel` (made by :func:`load_openai`), and the preflight's
 :class:`Probe`. Reliability (docs/backends.md §8.2, §8.8): the ``openai`` client retries 429 (honouring
 ``Retry-After``), 5xx, timeouts and dropped connections with backoff (``api.max_retries``; its machinery is
-used as is); a response without the log-probabilities it must carry, or whose texts do not add up, is
-requested again up to ``max_retries`` times and then becomes an error row (``finish_reason = "error"``),
-never a shortened generation; a refusal (:func:`refusal`) stops every request of the model. Every completed
-response is kept in the on-disk request cache (:class:`saltbench.inference.api_cache.RequestCache`), so a
-killed shard, when rerun, sends only the requests that had not completed. The API key is read from the
-environment variable ``api.api_key_env`` when the client is made and is never logged, hashed or written;
-error messages are scrubbed of it (:mod:`saltbench.inference.api_cache`). Tokens, retries, cache hits and
-cost are counted in :class:`saltbench.inference.api_usage.Usage` (docs/backends.md §8.3).
+used as is, under the HTTP client of :mod:`saltbench.inference.api_transport`, which fails a refused
+connection at once and counts every attempt). What asking again cannot change is asked once: a response
+without what a record needs, or whose texts do not add up (:class:`MalformedResponse`), and a request the
+server refuses for this prompt alone (:func:`prompt_error`: a prompt beyond the model's context) become that
+prompt's error row (``finish_reason = "error"``), never a shortened generation; a refusal of the model itself
+(:func:`refusal`) stops every request of the model. A prompt that cannot fit ``max_context`` with its budget
+is an error row before any request, where the entry names a tokenizer. Every completed response is kept in
+the on-disk request cache (:class:`saltbench.inference.api_cache.RequestCache`), so a killed shard, when
+rerun, sends only the requests that had not completed. The API key is read from the environment variable
+``api.api_key_env`` when the client is made and is never logged, hashed or written; error messages are
+scrubbed of it (:mod:`saltbench.inference.api_cache`). Tokens, requests, attempts, cache hits and cost are
+counted in :class:`saltbench.inference.api_usage.Usage` (docs/backends.md §8.3).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -43,8 +48,9 @@ from saltbench.inference.api_cache import RequestCache, api_key, scrub
 from saltbench.inference.api_responses import (
     FINISH,
     MalformedResponse,
-    NoLogprobs,
     ParsedChoice,
+    TokenDecoder,
+    WrongRoute,
     parse_chat,
     parse_completion,
     prompt_target_logprobs,
@@ -69,22 +75,40 @@ MAX_TOP_LOGPROBS = 20
 
 
 class RequestRefused(RuntimeError):
-    """The server refused a request for good (a 4xx other than 408/409/429, or no log-probabilities): the
-    model's job fails naming it and the reason, and no further request is sent (docs/backends.md §8.8)."""
+    """The server refused a request for good (a 4xx other than 408/409/429 that is not about the prompt, a
+    response showing the route cannot work, a refused connection): the model's job fails naming it and the
+    reason, and no further request is sent (docs/backends.md §8.8)."""
 
 
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 """4xx answers worth asking again (timeout, conflict, rate limit); every other 4xx is a refusal."""
 
+PROMPT_TOO_LONG = re.compile(r"context.length|prompt is too long|too many (input )?tokens", re.IGNORECASE)
+"""What a server says when one prompt does not fit the model's context: vLLM's "This model's maximum context
+length is …" and "… exceeds model's maximum context length", OpenAI's code ``context_length_exceeded``."""
+
+
+def prompt_error(exc: BaseException) -> str | None:
+    """Why the server refused ``exc``'s request for its prompt alone (a 400/413/422 saying the prompt does
+    not fit the context, :data:`PROMPT_TOO_LONG`): that prompt's error row, not a refusal of the model."""
+    status = getattr(exc, "status_code", None)
+    said = f"{getattr(exc, 'code', None) or ''} {exc}"
+    if status in (400, 413, 422) and PROMPT_TOO_LONG.search(said):
+        return f"HTTP {status}: {exc}"
+    return None
+
 
 def refusal(exc: BaseException) -> str | None:
-    """Why ``exc`` is a refusal that asking again cannot fix (a :class:`NoLogprobs`, or an API status error
-    4xx outside :data:`RETRYABLE_STATUS`), else ``None``."""
-    if isinstance(exc, NoLogprobs):
+    """Why ``exc`` is a refusal of the model that asking again cannot fix — a :class:`WrongRoute` response
+    (no log-probabilities, …), a refused connection, or an API status error 4xx outside
+    :data:`RETRYABLE_STATUS` that is not about one prompt (:func:`prompt_error`) — else ``None``."""
+    from saltbench.inference.api_transport import ConnectionRefused
+
+    if isinstance(exc, (WrongRoute, ConnectionRefused)):
         return str(exc)
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in RETRYABLE_STATUS:
-        return f"HTTP {status}: {exc}"
+        return None if prompt_error(exc) else f"HTTP {status}: {exc}"
     return None
 
 
@@ -127,11 +151,6 @@ class OpenAIModel:
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _refused: str | None = field(default=None, repr=False)
     """Why the server refused a request for good; set, no further request is sent."""
-
-    def _add(self, **counts: int) -> None:
-        with self._lock:
-            for name, n in counts.items():
-                setattr(self.usage, name, getattr(self.usage, name) + n)
 
     @property
     def settings(self) -> ApiSettings:
@@ -177,72 +196,81 @@ class OpenAIModel:
             body["return_tokens_as_token_ids"] = True
         return body
 
-    def _send(self, body: Mapping[str, Any]) -> tuple[dict[str, Any], int]:
-        """One request through the client (its retries): the response as plain data, and retries taken."""
+    def _send(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One request through the client (its retries): the response as plain data."""
         standard = {k: v for k, v in body.items() if k not in EXTRA_BODY}
         extra = {k: v for k, v in body.items() if k in EXTRA_BODY}
         api = self.client.chat.completions if self.settings.endpoint == "chat" else self.client.completions
-        raw = api.with_raw_response.create(**standard, extra_body=extra or None)
-        return raw.parse().model_dump(), int(getattr(raw, "retries_taken", 0))
+        return dict(api.create(**standard, extra_body=extra or None).model_dump())
 
     def _parse(self, response: Mapping[str, Any], prompt: str) -> ParsedChoice:
-        detok = None
-        if self.settings.token_ids:
-            from saltbench.inference.chat import encode_prompt
-            from saltbench.inference.detokenize import token_texts
-
-            # decoding starts from the prompt's last tokens (leading spaces), as for the offline engines
-            context = encode_prompt(self.tokenizer, prompt) if self.settings.endpoint == "completions" else []
-
-            def detok(ids: Sequence[int]) -> list[str]:
-                return token_texts(self.tokenizer, ids, context_ids=context)
-
         if self.settings.endpoint == "chat":
-            return parse_chat(response, token_ids=self.settings.token_ids, detokenize=detok)
-        return parse_completion(response, token_ids=self.settings.token_ids, detokenize=detok)
+            return parse_chat(
+                response,
+                token_ids=self.settings.token_ids,
+                decoder=self.decoder([]),
+                reasoning=self.spec.reasoning_format,
+            )
+        from saltbench.inference.chat import encode_prompt
+
+        # decoding starts from the prompt's last tokens (leading spaces), as for the offline engines
+        return parse_completion(
+            response,
+            token_ids=self.settings.token_ids,
+            decoder=self.decoder(encode_prompt(self.tokenizer, prompt) if self.settings.token_ids else []),
+        )
+
+    def decoder(self, context: Sequence[int]) -> TokenDecoder | None:
+        """The :class:`~saltbench.inference.api_responses.TokenDecoder` of ``api.tokenizer`` for a generation
+        after the prompt tokens ``context`` (``None`` without a tokenizer)."""
+        if self.tokenizer is None:
+            return None
+        from saltbench.inference.detokenize import encode_exactly, token_texts
+
+        tokenizer = self.tokenizer
+        return TokenDecoder(
+            texts=lambda ids: token_texts(tokenizer, ids, context_ids=context),
+            plain=lambda ids: "".join(token_texts(tokenizer, ids, context_ids=context, keep_special=False)),
+            encode=lambda text: encode_exactly(tokenizer, text),
+        )
 
     def _fetch(self, body: Mapping[str, Any], parse: Callable[[Mapping[str, Any]], T]) -> T | str:
-        """``parse(response)`` of one request: from the request cache, else sent (the client's retries for
-        429/5xx/timeouts/dropped connections, then ``max_retries`` more for a malformed response); what went
-        wrong, key scrubbed, when no attempt gave a parsable response."""
+        """``parse(response)`` of one request: from the request cache, else sent once (the client retries
+        429/5xx/timeouts/dropped connections itself); what went wrong, key scrubbed, when the request failed
+        or its response cannot be parsed (asking again would give the same: module docstring)."""
         origin = self.cache_origin or self.api_source.base_url
         key = RequestCache.key(origin, self.settings.endpoint, body)
         response = self.cache.get(key) if self.cache is not None else None
         if response is not None:
             try:
                 parsed = parse(response)
-                self._add(cached=1)
+                self.usage.add(cached=1)
                 return parsed
             except MalformedResponse:
                 pass  # a damaged cache entry: ask again
-        error = ""
-        for attempt in range(self.settings.max_retries + 1):
-            if self._refused is not None:
-                raise RequestRefused(self._refused)
-            try:
-                response, retries = self._send(body)
-                self._add(requests=1, retries=retries)
-                parsed = parse(response)
-            except Exception as exc:  # malformed, refused, or the client gave up (its own retries are spent)
-                why = refusal(exc)
-                if why is not None:
-                    self._refuse(why)
-                if isinstance(exc, MalformedResponse):
-                    error = f"malformed response ({exc})"
-                    log.warning(
-                        "%s: %s; attempt %d of %d",
-                        self.spec.name,
-                        error,
-                        attempt + 1,
-                        self.settings.max_retries + 1,
-                    )
-                    continue
-                error = scrub(f"{type(exc).__name__}: {exc}", self.secret)
-                break
-            if self.cache is not None:
-                self.cache.put(key, response)
-            return parsed
-        self._add(failed=1)
+        if self._refused is not None:
+            raise RequestRefused(self._refused)
+        try:
+            self.usage.add(requests=1)
+            response = self._send(body)
+            parsed = parse(response)
+        except Exception as exc:  # malformed, refused, or the client gave up (its own retries are spent)
+            return self._failed(exc)
+        if self.cache is not None:
+            self.cache.put(key, response)
+        return parsed
+
+    def _failed(self, exc: Exception) -> str:
+        """What went wrong with one request, key scrubbed (its error row); a refusal of the model stops every
+        request (:meth:`_refuse` raises)."""
+        why = refusal(exc)
+        if why is not None:
+            self._refuse(why)
+        if isinstance(exc, MalformedResponse):
+            error = f"malformed response ({exc})"
+        else:
+            error = scrub(f"{type(exc).__name__}: {exc}", self.secret)
+        self.usage.add(failed=1)
         log.error("%s: request failed: %s", self.spec.name, error)
         return error
 
@@ -264,8 +292,7 @@ class OpenAIModel:
         (:class:`Probe`): the preflight of a served model before any large spend (docs/backends.md §8.8)."""
         try:
             (prompt,) = self.render([instruction])
-            response, _ = self._send(self.request(prompt, budget))
-            parsed = self._parse(response, prompt)
+            parsed = self._parse(self._send(self.request(prompt, budget)), prompt)
         except Exception as exc:  # the probe reports every failure instead of raising it
             return Probe(self.spec.name, False, 0, scrub(f"{type(exc).__name__}: {exc}", self.secret))
         alternatives = min((len(row) for row in parsed.alt_ids), default=0)
@@ -282,31 +309,61 @@ class OpenAIModel:
         return self._count(parsed)
 
     def _count(self, parsed: ParsedChoice) -> GenerationRecord:
-        self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
+        self.usage.add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
         return record_from(parsed, self.top_k)
 
     def generate(
         self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
     ) -> list[GenerationRecord]:
         """One greedy record per prompt, in order: ``api.concurrency`` requests in flight; budgets capped by
-        the registry's ``max_new_tokens`` rule. Logs the tokens, retries, cache hits and cost used."""
+        the registry's ``max_new_tokens`` rule; a prompt that cannot fit (:meth:`screen`) is an error row
+        without a request. Logs the requests, retries, cache hits, tokens and cost used — also when a refusal
+        stops the model."""
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
         capped = [self.spec.generation_budget(b) for b in budgets]
-        with self._lock:
-            before = Usage(**vars(self.usage))
+        records = self.screen(prompts, capped)
+        before = self.usage.counts()
         started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
-            futures = [pool.submit(self._one, p, b) for p, b in zip(prompts, capped)]
-            records = [f.result() for f in tqdm(futures, desc=self.spec.name, disable=not progress)]
-        used = Usage(**{k: v - getattr(before, k) for k, v in vars(self.usage).items()})
+        try:
+            with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
+                futures = {
+                    i: pool.submit(self._one, prompts[i], capped[i])
+                    for i, record in enumerate(records)
+                    if record is None
+                }
+                for i, future in tqdm(futures.items(), desc=self.spec.name, disable=not progress):
+                    records[i] = future.result()
+        finally:
+            self._log_usage(self.usage.since(before), len(prompts), time.perf_counter() - started)
+        return [record for record in records if record is not None]
+
+    def screen(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[GenerationRecord | None]:
+        """An error record for each prompt that cannot fit the entry's ``max_context`` with its budget,
+        counted with ``api.tokenizer`` (the completions route, whose prompt is rendered here), as the offline
+        backends screen theirs; ``None`` for the others (and for every prompt on the chat route, where the
+        server renders the prompt: its own refusal is then that prompt's error row, :func:`prompt_error`)."""
+        if self.tokenizer is None or self.spec.max_context is None or self.settings.endpoint != "completions":
+            return [None] * len(prompts)
+        from saltbench.inference.generation import screen_prompts
+
+        _, screened = screen_prompts(
+            self.tokenizer,
+            prompts,
+            max_context=self.spec.max_context,
+            max_new_tokens=budgets,
+            top_k=self.top_k,
+        )
+        return screened
+
+    def _log_usage(self, used: Usage, n_prompts: int, seconds: float) -> None:
         cost = used.cost(self.settings)
         log.info(
             "%s: %d prompts in %.1f s: %d requests (%d retries), %d from the cache, %d failed; %d prompt "
             "+ %d completion tokens%s",
             self.spec.name,
-            len(prompts),
-            time.perf_counter() - started,
+            n_prompts,
+            seconds,
             used.requests,
             used.retries,
             used.cached,
@@ -315,7 +372,6 @@ class OpenAIModel:
             used.completion_tokens,
             "" if cost is None else f", cost {cost:.4f}",
         )
-        return records
 
     def prompt_cache(self, prompt_ids: Sequence[int]) -> None:
         """Nothing to prepare (the server caches prefixes itself, if it does)."""
@@ -418,22 +474,18 @@ class OpenAIModel:
     ) -> tuple[TokenScores, ForcedFinish, int] | str:
         """The greedy continuation of one row's ``context`` (cut by EOS or ``stop``), its finish reason and
         prompt tokens; what went wrong when the request failed."""
-        from saltbench.inference.detokenize import token_texts
         from saltbench.inference.forced import cut_continuation
 
         if not max_new_tokens:
             return TokenScores.empty(self.top_k), "length", 0
         body = {**base, "prompt": context, "max_tokens": max_new_tokens, "logprobs": self.top_k}
-
-        def detokenize(ids: Sequence[int]) -> list[str]:
-            return token_texts(self.tokenizer, ids, context_ids=context)
-
+        decoder = self.decoder(context)
         parsed = self._fetch(
-            body, lambda response: parse_completion(response, token_ids=True, detokenize=detokenize)
+            body, lambda response: parse_completion(response, token_ids=True, decoder=decoder)
         )
         if isinstance(parsed, str):
             return parsed
-        self._add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
+        self.usage.add(prompt_tokens=parsed.prompt_tokens, completion_tokens=parsed.completion_tokens)
         scores = scores_from(parsed, self.top_k)
         length, finish = cut_continuation(scores, self._eos_ids(), row, stop)
         if finish == "length" and length == len(scores) and FINISH.get(parsed.finish) == "eos":
@@ -482,12 +534,16 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
         raise ValueError(f"model {spec.name!r}: backend openai needs a source of kind 'api'")
     if not 1 <= top_k <= MAX_TOP_LOGPROBS:
         raise ValueError(f"top_k {top_k} outside 1..{MAX_TOP_LOGPROBS} (the OpenAI API's top_logprobs limit)")
+    from saltbench.inference.api_transport import http_client
+
     secret = api_key(settings, spec.name)
+    usage = Usage()
     client = OpenAI(
         base_url=source.base_url,
         api_key=secret or "not-needed",
         max_retries=settings.max_retries,
         timeout=settings.timeout_s,
+        http_client=http_client(settings.concurrency, lambda: usage.add(attempts=1)),
     )
     tokenizer = None
     if settings.tokenizer is not None:
@@ -504,13 +560,16 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
         settings.timeout_s,
         settings.max_retries,
     )
-    return OpenAIModel(spec, tokenizer, client, batch_size, top_k, cache, secret)
+    return OpenAIModel(spec, tokenizer, client, batch_size, top_k, cache, secret, usage)
 
 
 __all__ = [
     "MAX_TOP_LOGPROBS",
+    "PROMPT_TOO_LONG",
     "Probe",
     "RequestRefused",
     "OpenAIModel",
     "load_openai",
+    "prompt_error",
+    "refusal",
 ]

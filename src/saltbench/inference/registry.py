@@ -331,16 +331,39 @@ class ModelSpec(Block):
             yield from (("source.parameters", m) for m in self.source.parameters.problems())
         if "api" in self._keys and not self.served:
             yield "api", "only a backend: openai entry takes an api block"
+        yield from self._reasoning_problems()
         if self.api is not None and self.served:
             yield from ((f"api.{key}", message) for key, message in self.api.problems())
-            if self.reasoning_format is not None and self.api.endpoint == "chat":
+            if (
+                self.reasoning_format == "harmony"
+                and self.api.endpoint == "completions"
+                and not self.api.token_ids
+            ):
                 yield (
-                    "api.endpoint",
-                    "a reasoning model cannot use the chat endpoint: a server with a reasoning parser "
-                    "returns the reasoning apart from the answer while the log-probabilities cover every "
-                    "generated token, so the answer's tokens cannot be told apart; use endpoint: completions "
-                    "with token_ids: true and a tokenizer, the token-exact route (docs/reasoning.md §4)",
+                    "api.token_ids",
+                    "gpt-oss's harmony channels are special tokens, which a server's completions text and "
+                    "token strings drop: set api.token_ids: true (with api.tokenizer), so that the token "
+                    "texts are decoded here with the channel markers (docs/reasoning.md §4)",
                 )
+
+    def _reasoning_problems(self) -> Iterator[tuple[str, str]]:
+        """Reasoning settings that contradict each other (docs/reasoning.md §1): the answer would never be
+        found, or the thinking would be scored as the answer."""
+        enabled = self.template_kwargs.get("enable_thinking")
+        key = "thinking" if self.thinking is not None else "chat_template_kwargs.enable_thinking"
+        if self.reasoning_format == "think" and enabled is False:
+            yield (
+                key,
+                "thinking turned off: the output has no </think>, so with reasoning_format: think no "
+                "answer would ever be found; remove reasoning_format for the non-thinking mode (or turn "
+                "thinking on)",
+            )
+        if enabled is True and self.reasoning_format is None:
+            yield (
+                "reasoning_format",
+                "thinking turned on: the model thinks before it answers; set reasoning_format (think for "
+                "<think>…</think>) so that the answer is looked for after the thinking, not in it",
+            )
 
     @property
     def template_kwargs(self) -> dict[str, Any]:

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from saltbench.inference.openai_api import OpenAIModel
+from saltbench.inference.openai_api import OpenAIModel, RequestRefused
 from saltbench.inference.records import GenerationRecord
 from saltbench.inference.registry import ApiSettings, ApiSource, ModelSpec
 
@@ -409,9 +409,14 @@ class ManagedServerModel(OpenAIModel):
     def generate(
         self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
     ) -> list[GenerationRecord]:
-        """:meth:`OpenAIModel.generate`, failing (:class:`ServerError`) if requests failed with the server."""
+        """:meth:`OpenAIModel.generate`, failing (:class:`ServerError`) if requests failed with the server —
+        its connection refused included, which stops the model at once."""
         before = self.usage.failed
-        records = super().generate(prompts, budgets, progress=progress)
+        try:
+            records = super().generate(prompts, budgets, progress=progress)
+        except RequestRefused:
+            self._check_server(1, f"{len(prompts)} generations")
+            raise
         self._check_server(self.usage.failed - before, f"{len(prompts)} generations")
         return records
 
