@@ -17,7 +17,8 @@ completions prompt), after a thought of :data:`THOUGHT`, cut at the request's ``
 * ``too-long`` — the answer alone, but a 400 with vLLM's context-length message for ``too_long`` prompts;
 * ``refused`` — every request a 400 (log-probabilities not supported); ``no-logprobs`` — a 200 without them.
 
-Chat tokens are one per character, with their bytes. ``requests[(model, instruction)]`` counts the requests.
+A model name ``SHAPE/ANYTHING`` answers in ``SHAPE``. Chat tokens are one per character, with their bytes.
+``requests[(model, instruction)]`` counts the requests.
 """
 
 from __future__ import annotations
@@ -133,9 +134,9 @@ class ReasoningServer(LocalHTTPServer):
         return found[0]
 
     def respond(self, body: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
-        shape, instruction = body["model"], self.instruction(body)
+        shape, instruction = body["model"].split("/")[0], self.instruction(body)
         with self._lock:
-            self.requests[(shape, instruction)] += 1
+            self.requests[(body["model"], instruction)] += 1
         answer, budget = self.answers[instruction], int(body["max_tokens"])
         if shape == "refused":
             return 400, {"error": {"message": "logprobs are not supported by this model", "code": 400}}

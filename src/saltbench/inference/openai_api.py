@@ -263,6 +263,7 @@ class OpenAIModel:
     def _failed(self, exc: Exception) -> str:
         """What went wrong with one request, key scrubbed (its error row); a refusal of the model stops every
         request (:meth:`_refuse` raises)."""
+        self.usage.add(failed=1)
         why = refusal(exc)
         if why is not None:
             self._refuse(why)
@@ -270,7 +271,6 @@ class OpenAIModel:
             error = f"malformed response ({exc})"
         else:
             error = scrub(f"{type(exc).__name__}: {exc}", self.secret)
-        self.usage.add(failed=1)
         log.error("%s: request failed: %s", self.spec.name, error)
         return error
 
