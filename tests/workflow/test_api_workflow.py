@@ -89,18 +89,17 @@ def test_a_served_model_runs_and_its_key_is_written_nowhere(tmp_path, copy_workf
     assert SECRET not in proc.stdout + proc.stderr
 
 
-def test_an_unreachable_server_fails_the_shard_naming_the_model_and_the_reason(
+def test_an_unreachable_server_fails_the_shard_naming_the_model_and_the_url(
     tmp_path, copy_workflow, repo_root
 ):
-    """Every request fails (nothing listens at the URL): the shard's job fails naming the model and the
-    error instead of writing a shard of error rows and exiting 0 (inference.max_error_share)."""
+    """Nothing listens at the URL: the shard's job fails at once naming the model and the address — no
+    retries with back-off (api.max_retries is 6 here), no shard of error rows."""
     from saltbench.inference.serving import free_port
 
     (tmp_path / "workflow").mkdir()
     workdir = copy_workflow(tmp_path / "workflow")
-    registry = _registry(
-        workdir / "config" / "served.yaml", f"http://127.0.0.1:{free_port()}/v1", max_retries=0
-    )
+    port = free_port()
+    registry = _registry(workdir / "config" / "served.yaml", f"http://127.0.0.1:{port}/v1", max_retries=6)
     configfile = workdir / "config" / "served-run.yaml"
     configfile.write_text(yaml.safe_dump(_config(repo_root, registry)))
     target = "data/generations/served/direct/dna/shard-0.parquet"
@@ -115,8 +114,9 @@ def test_an_unreachable_server_fails_the_shard_naming_the_model_and_the_reason(
     assert proc.returncode != 0
     assert not (workdir / target).exists()
     log = (workdir / "logs/generations/served/direct/dna/shard-0.log").read_text()
-    assert "GenerationFailed: model 'served', direct/dna shard: 2 of 2 prompts ended as error rows" in log
-    assert "APIConnectionError" in log
+    assert "RequestRefused: model 'served': the server refused a request" in log
+    assert f"connection refused by http://127.0.0.1:{port}/" in log
+    assert "(0 retries)" in log and "Retrying request" not in log
 
 
 def test_the_cost_estimate_names_tokens_and_cost(tmp_path, repo_root):

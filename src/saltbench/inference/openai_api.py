@@ -294,7 +294,10 @@ class OpenAIModel:
             (prompt,) = self.render([instruction])
             parsed = self._parse(self._send(self.request(prompt, budget)), prompt)
         except Exception as exc:  # the probe reports every failure instead of raising it
-            return Probe(self.spec.name, False, 0, scrub(f"{type(exc).__name__}: {exc}", self.secret))
+            where = self.api_source.base_url
+            return Probe(
+                self.spec.name, False, 0, scrub(f"{type(exc).__name__}: {exc} ({where})", self.secret)
+            )
         alternatives = min((len(row) for row in parsed.alt_ids), default=0)
         ok = bool(parsed.chosen) and alternatives >= self.top_k
         detail = f"{len(parsed.chosen)} tokens, {alternatives} alternatives per token" + (
