@@ -108,6 +108,8 @@ class ReasoningServer(LocalHTTPServer):
     ) -> None:
         self.answers, self.tokenizer, self.too_long = dict(answers), tokenizer, too_long
         self.requests: Counter[tuple[str, str]] = Counter()
+        self.bodies: dict[str, Mapping[str, Any]] = {}
+        """The last request body per model name."""
         self._lock = threading.Lock()
         server = self
 
@@ -137,6 +139,7 @@ class ReasoningServer(LocalHTTPServer):
         shape, instruction = body["model"].split("/")[0], self.instruction(body)
         with self._lock:
             self.requests[(body["model"], instruction)] += 1
+            self.bodies[body["model"]] = body
         answer, budget = self.answers[instruction], int(body["max_tokens"])
         if shape == "refused":
             return 400, {"error": {"message": "logprobs are not supported by this model", "code": 400}}

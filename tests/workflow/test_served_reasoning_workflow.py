@@ -61,6 +61,14 @@ def test_every_reasoning_shape_through_the_workflow(tmp_path, copy_workflow, rep
     with ReasoningServer({}, harmony_tokenizer(tokenizer)) as server:
         shapes = (*ANSWERING, "too-long", "refused", "no-logprobs")
         registry = {shape: _entry(shape, server.base_url, tokenizer) for shape in shapes}
+        registry["think-content"] |= {  # the keys that reach the job's requests, set (pickled in params)
+            "thinking": True,
+            "chat_template_kwargs": {"reasoning_effort": "high", "nested": {"list": [1, 2]}},
+            "system_prompt": "Think first.",
+            "reasoning": True,
+            "max_context": 8192,
+            "resources": {"cpus": 1, "mem_mb": 2000, "runtime_min": 10},
+        }
         registry["think-apart-cut"] = _entry(
             "think-apart", server.base_url, tokenizer, "think-apart/cut", max_new_tokens=30
         )
@@ -78,6 +86,13 @@ def test_every_reasoning_shape_through_the_workflow(tmp_path, copy_workflow, rep
         targets = [f"data/units/{m}/direct/{t}.parquet" for m in registry for t in TASKS]
         proc = _snakemake(workdir, configfile, *targets)
     answers = server.answers
+    sent = server.bodies["think-content"]
+    assert sent["chat_template_kwargs"] == {
+        "enable_thinking": True,
+        "reasoning_effort": "high",
+        "nested": {"list": [1, 2]},
+    }
+    assert sent["messages"][0] == {"role": "system", "content": "Think first."}
     assert proc.returncode != 0  # the refused models' jobs fail; every other model is scored
     for model in registry:
         asked = [server.requests[(registry[model]["source"]["model"], i)] for i in answers]
