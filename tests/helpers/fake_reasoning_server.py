@@ -7,7 +7,8 @@ completions prompt), after a thought of :data:`THOUGHT`, cut at the request's ``
 
 * ``think-content`` — chat, no reasoning parser: ``<think>…</think>`` then the answer, all in ``content``;
 * ``think-apart`` — chat, vLLM's reasoning parser: ``message.reasoning`` and ``content`` apart, the
-  log-probabilities covering every generated token (the ``<think>`` tags included);
+  log-probabilities covering every generated token (the ``<think>`` tags included); ``r1-apart`` the same
+  for a template that opened ``<think>`` itself (the output starts inside the thinking: R1 distills);
 * ``think-apart-hosted`` — chat, a hosted API: ``message.reasoning_content`` apart, log-probabilities for the
   answer only, ``usage.completion_tokens`` counting the reasoning (``completion_tokens_details``);
 * ``harmony-ids`` / ``harmony-ids-special`` — completions with token ids (vLLM's
@@ -37,6 +38,7 @@ HARMONY_SPECIAL = ["<|start|>", "<|channel|>", "<|message|>", "<|end|>", "<|retu
 ANSWERING = (
     "think-content",
     "think-apart",
+    "r1-apart",
     "think-apart-hosted",
     "harmony-ids",
     "harmony-ids-special",
@@ -48,6 +50,26 @@ TOO_LONG = (
     "This model's maximum context length is 512 tokens. However, your prompt contains 900 input tokens, "
     "which exceeds this limit even without any output tokens. Please reduce the length of the input prompt."
 )
+
+
+def registry_entry(
+    shape: str, base_url: str, tokenizer: str | None = None, served: str | None = None, **keys: Any
+) -> dict[str, Any]:
+    """The registry entry of a model served in ``shape`` (its name ``served``, default the shape): the
+    reasoning format the shape needs, the completions route with token ids for ``harmony-ids*`` (decoded
+    with ``tokenizer``), one request in flight for the refused shapes; ``keys`` added."""
+    entry: dict[str, Any] = {
+        "source": {"kind": "api", "base_url": base_url, "model": served or shape},
+        "backend": "openai",
+        "max_new_tokens": 4096,
+        "api": {"concurrency": 1 if shape in ("refused", "no-logprobs") else 2, "max_retries": 3},
+        **keys,
+    }
+    if shape.startswith(("think", "r1", "harmony")):
+        entry["reasoning_format"] = "harmony" if shape.startswith("harmony") else "think"
+    if shape.startswith("harmony-ids"):
+        entry["api"] |= {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer}
+    return entry
 
 
 def harmony(thought: str, answer: str) -> str:
@@ -149,8 +171,8 @@ class ReasoningServer(LocalHTTPServer):
             return 200, self._token_ids(harmony(THOUGHT, answer), budget, keep=shape.endswith("special"))
         if shape == "think-apart-hosted":
             return 200, self._hosted(answer, budget)
-        if shape == "think-apart":
-            return 200, self._apart(answer, budget)
+        if shape in ("think-apart", "r1-apart"):
+            return 200, self._apart(answer, budget, opened=shape == "r1-apart")
         text = {
             "think-content": f"<think>\n{THOUGHT}\n</think>\n\n{answer}",
             "harmony-stripped": f"analysis{THOUGHT}assistantfinal{answer}",
@@ -183,15 +205,14 @@ class ReasoningServer(LocalHTTPServer):
             },
         }
 
-    def _apart(self, answer: str, budget: int) -> dict[str, Any]:
-        """vLLM with a reasoning parser: the reasoning and the answer apart, logprobs over everything."""
-        text = f"<think>\n{THOUGHT}\n</think>\n\n{answer}"[:budget]
+    def _apart(self, answer: str, budget: int, opened: bool) -> dict[str, Any]:
+        """vLLM with a reasoning parser: the reasoning and the answer apart, logprobs over everything (the
+        output starts inside the thinking when the template ``opened`` ``<think>``, as for R1 distills)."""
+        whole = f"{'' if opened else '<think>'}\n{THOUGHT}\n</think>\n\n{answer}"
+        text = whole[:budget]
         head, closed, tail = text.partition("</think>")
         reasoning = {"reasoning": head.removeprefix("<think>").strip()}
-        content = tail.strip() if closed else None
-        return self._chat(
-            content, reasoning, text, len(text) < len(f"<think>\n{THOUGHT}\n</think>\n\n{answer}")
-        )
+        return self._chat(tail.strip() if closed else None, reasoning, text, len(text) < len(whole))
 
     def _hosted(self, answer: str, budget: int) -> dict[str, Any]:
         """A hosted API: reasoning_content apart, logprobs for the answer only, usage counting both."""

@@ -6,7 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers.fake_reasoning_server import ANSWERING, THOUGHT, ReasoningServer, harmony_tokenizer
+from helpers.fake_reasoning_server import (
+    ANSWERING,
+    THOUGHT,
+    ReasoningServer,
+    harmony_tokenizer,
+    registry_entry,
+)
 
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import parse_model_registry
@@ -15,7 +21,6 @@ from saltbench.inference.openai_api import RequestRefused
 from saltbench.tasks import FENCE
 
 ANSWERS = {f"Complement of AGA GCT, number {i}.": f"{FENCE}\nTCT CGA\n{FENCE}" for i in range(3)}
-FORMATS = {"think-content": "think", "think-apart": "think", "think-apart-hosted": "think"}
 
 
 @pytest.fixture(scope="module")
@@ -26,19 +31,10 @@ def tokenizer_dir(tmp_path_factory):
 
 
 def _model(server, shape: str, tokenizer_dir=None, budget: int = 4096, max_context=None, **api):
-    entry = {
-        "source": {"kind": "api", "base_url": server.base_url, "model": shape},
-        "backend": "openai",
-        "max_new_tokens": budget,
-        "max_context": max_context,
-        "api": {"max_retries": 3, "concurrency": 2, **api},
-    }
-    if shape.startswith("harmony"):
-        entry["reasoning_format"] = "harmony"
-    elif shape in FORMATS:
-        entry["reasoning_format"] = FORMATS[shape]
-    if shape.startswith("harmony-ids"):
-        entry["api"] |= {"endpoint": "completions", "token_ids": True, "tokenizer": str(tokenizer_dir)}
+    entry = registry_entry(
+        shape, server.base_url, str(tokenizer_dir), max_new_tokens=budget, max_context=max_context
+    )
+    entry["api"] |= api
     spec = parse_model_registry({"models": {shape: entry}})[shape]
     return load_backend(server.base_url, spec, settings=LoadSettings(top_k=20))
 

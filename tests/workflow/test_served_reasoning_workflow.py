@@ -11,26 +11,11 @@ import sys
 import polars as pl
 import pytest
 import yaml
-from helpers.fake_reasoning_server import ANSWERING, ReasoningServer, harmony_tokenizer
+from helpers.fake_reasoning_server import ANSWERING, ReasoningServer, harmony_tokenizer, registry_entry
 
 pytestmark = pytest.mark.workflow
 
 TASKS = ("dna", "matmul")
-
-
-def _entry(shape: str, base_url: str, tokenizer: str, served: str | None = None, **keys) -> dict:
-    entry = {
-        "source": {"kind": "api", "base_url": base_url, "model": served or shape},
-        "backend": "openai",
-        "max_new_tokens": 4096,
-        "api": {"concurrency": 1 if shape in ("refused", "no-logprobs") else 2, "max_retries": 3},
-        **keys,
-    }
-    if shape.startswith(("think", "harmony")):
-        entry["reasoning_format"] = "harmony" if shape.startswith("harmony") else "think"
-    if shape.startswith("harmony-ids"):
-        entry["api"] |= {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer}
-    return entry
 
 
 def _answers(workdir, n_shots: int | None) -> dict[str, str]:
@@ -60,7 +45,7 @@ def test_every_reasoning_shape_through_the_workflow(tmp_path, copy_workflow, rep
     tokenizer = str(tmp_path / "tokenizer")
     with ReasoningServer({}, harmony_tokenizer(tokenizer)) as server:
         shapes = (*ANSWERING, "too-long", "refused", "no-logprobs")
-        registry = {shape: _entry(shape, server.base_url, tokenizer) for shape in shapes}
+        registry = {shape: registry_entry(shape, server.base_url, tokenizer) for shape in shapes}
         registry["think-content"] |= {  # the keys that reach the job's requests, set (pickled in params)
             "thinking": True,
             "chat_template_kwargs": {"reasoning_effort": "high", "nested": {"list": [1, 2]}},
@@ -69,7 +54,7 @@ def test_every_reasoning_shape_through_the_workflow(tmp_path, copy_workflow, rep
             "max_context": 8192,
             "resources": {"cpus": 1, "mem_mb": 2000, "runtime_min": 10},
         }
-        registry["think-apart-cut"] = _entry(
+        registry["think-apart-cut"] = registry_entry(
             "think-apart", server.base_url, tokenizer, "think-apart/cut", max_new_tokens=30
         )
         (workdir / "config" / "served.yaml").write_text(yaml.safe_dump({"models": registry}))
