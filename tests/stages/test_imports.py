@@ -160,7 +160,20 @@ def test_the_authors_cache_is_imported_with_its_logprob_shapes(datasets, tmp_pat
     unscored = atoms.filter(pl.col("sample_id") == rows["sample_id"][3])
     assert unscored.height and unscored["topk.mean_probability"].is_nan().all()
     assert unscored["full.mean_probability"].is_nan().all() and unscored["is_correct"].all()
-    assert "**sim**" in findings_markdown({}, without_logprobs=["sim"])
+    counts = {"sim": (result.record["without_logprobs"], result.record["imported"])}
+    page = findings_markdown({}, without_logprobs=counts)
+    assert "**sim** — 1 of its 4 imported responses carry none" in page
+    assert "rest on the units of the other 3" in page and "every confidence" not in page
+
+
+def test_the_findings_say_every_confidence_is_absent_only_when_every_response_lacks_them():
+    page = findings_markdown({}, without_logprobs={"a": (18, 18), "b": (2, 18), "c": (0, 18)})
+    summary = page.split("## 1.")[0]
+    assert "**a** — none of its 18 imported responses carries log-probabilities" in summary
+    assert "every confidence absent, no confidence metric" in summary
+    assert "**b** — 2 of its 18 imported responses carry none" in summary
+    assert "other 16" in summary and "**c**" not in page
+    assert page.count("**a**") == 2  # in the summary and in section 0
 
 
 @pytest.mark.parametrize(
