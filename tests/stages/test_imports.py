@@ -20,6 +20,7 @@ from saltbench.io import provenance, write_table
 from saltbench.stages.export import export_generations
 from saltbench.stages.generation import build_prompts, generate_rows
 from saltbench.stages.imports import import_generations
+from saltbench.stages.metrics import response_accuracy
 from saltbench.stages.scoring import score_generations
 from saltbench.tasks import get_task
 
@@ -285,6 +286,42 @@ def test_reasoning_returned_apart_is_put_back_in_the_models_format(datasets, tmp
     assert first["num_reasoning_tokens"][0] == 1 and first["answer_status"][0] == "answered"
 
 
+@pytest.mark.parametrize("reasoning", ["think", "harmony"])
+@pytest.mark.parametrize("returned", ["", None])
+def test_empty_reasoning_returned_apart_leaves_the_text_as_the_final_content(
+    datasets, tmp_path, reasoning, returned
+):
+    """``"reasoning": ""`` (or null) from a harness that returns reasoning apart: a perfect fenced answer of a
+    reasoning model scores 1.0, answered (not "a reasoning that never ended")."""
+    rows = [row | {"reasoning": returned} for row in answers(datasets)]
+    result = run_import(write_lines(tmp_path / "g.jsonl", rows), "jsonl", datasets, reasoning=reasoning)
+    for task in datasets:
+        frame = result.frames[("direct", task)]
+        units = score_generations(frame, datasets[task], task, reasoning=reasoning)
+        assert set(units["answer_status"].to_list()) == {"answered"}
+        atoms = response_accuracy(units).filter(pl.col("granularity") == "atom")
+        assert atoms["precision"].to_list() == [1.0] * frame.height
+        assert units.filter(pl.col("granularity") == "atom")["topk.mean_probability"].is_finite().all()
+
+
+def test_reasoning_not_returned_apart_leaves_the_text_as_the_model_wrote_it(datasets, tmp_path):
+    """No ``reasoning`` key: the text is the raw output (a think model's text without ``</think>`` never
+    ended its reasoning, as natively); empty reasoning beside a text holding its own ``<think>`` adds none."""
+    rows = answers(datasets)
+    rows[0]["reasoning"] = ""
+    rows[0]["tokens"] = ["<think>quote '********'</think>\n\n", *rows[0]["tokens"][:2], "\n********"]
+    rows[0]["text"] = "".join(rows[0]["tokens"])
+    rows[0]["logprobs"] = [-0.3, *rows[0]["logprobs"]]
+    rows[0]["top_logprobs"] = [[-0.3], *rows[0]["top_logprobs"]]
+    rows[0]["top_tokens"] = [[rows[0]["tokens"][0]], *rows[0]["top_tokens"]]
+    result = run_import(write_lines(tmp_path / "g.jsonl", rows), "jsonl", datasets, reasoning="think")
+    frame = result.frames[("direct", "dna")]
+    assert frame["text"][0] == rows[0]["text"] and frame["text"][1] == rows[1]["text"]
+    statuses = score_generations(frame, datasets["dna"], "dna", reasoning="think")
+    first = statuses.group_by("sample_id", maintain_order=True).agg(pl.col("answer_status").first())
+    assert first["answer_status"].to_list() == ["answered"] + ["no_fence"] * (frame.height - 1)
+
+
 def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
     pytest.importorskip("inspect_ai")
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
@@ -346,6 +383,11 @@ def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
         units.filter(pl.col("granularity") == "atom")["topk.mean_probability"].to_numpy(), 0.625
     )
     assert result.record["skipped"] == 0 and result.record["imported"] == 3
+    # no reasoning block: for a reasoning model the text is the final content, and the answers score 1.0
+    thinking = run_import(path, "inspect", {"matmul": rows}, styles=["cot"], reasoning="think")
+    units = score_generations(thinking.frames[("cot", "matmul")], rows, "matmul", reasoning="think")
+    assert set(units["answer_status"].to_list()) == {"answered"}
+    assert response_accuracy(units)["precision"].to_list() == [1.0] * (3 * 3)
 
 
 def test_a_file_that_is_not_an_inspect_ai_log_is_refused(datasets, tmp_path):

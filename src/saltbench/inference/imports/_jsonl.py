@@ -6,7 +6,9 @@ Keys (every one but ``text`` optional; an unknown key is refused, naming it):
 * identity — ``sample_id`` (the dataset row's id) and/or ``prompt`` (the instruction as saltbench builds it,
   or the prompt a chat template made of it); ``style`` (``direct``/``cot``); ``task``, ``variant`` and
   ``model`` are written by the export and not read back (the dataset row and the registry name give them);
-* ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities);
+* ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities;
+  present but empty or ``null``: the harness returned none, so ``text`` is the final content; absent:
+  ``text`` is the output as the model wrote it, reasoning inline);
 * ``finish_reason`` — ``eos`` (also ``stop``), ``length`` (also ``max_tokens``) or ``error`` (then ``error``
   says why, and ``text`` is empty); default ``eos``; ``num_prompt_tokens`` (default 0);
 * per token — ``tokens`` (texts, joining to ``text``) or ``token_bytes`` (UTF-8 bytes per token, a character
@@ -145,7 +147,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
         finish_reason=finish,
         error=obj.get("error"),
         num_prompt_tokens=n_prompt,
-        reasoning=obj.get("reasoning"),
+        reasoning="" if "reasoning" in obj and obj["reasoning"] is None else obj.get("reasoning"),
         token_texts=tokens,
         token_ids=obj.get("token_ids"),
         logprobs=obj.get("logprobs"),
