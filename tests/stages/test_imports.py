@@ -322,8 +322,9 @@ def test_reasoning_not_returned_apart_leaves_the_text_as_the_model_wrote_it(data
     assert first["answer_status"].to_list() == ["answered"] + ["no_fence"] * (frame.height - 1)
 
 
-def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
-    pytest.importorskip("inspect_ai")
+def write_inspect_log(path: Path, rows: pl.DataFrame, error: str | None = None) -> Path:
+    """An inspect_ai log of one sample per row, in the cot style: the fenced reference with log-probabilities
+    (the first cut by max_tokens); or, given ``error``, every sample's output failed with it."""
     from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
     from inspect_ai.model import (
         ChatCompletionChoice,
@@ -335,7 +336,6 @@ def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
         TopLogprob,
     )
 
-    rows = datasets["matmul"]
     samples = []
     for k, (sample_id, reference) in enumerate(rows.select("sample_id", "reference").iter_rows()):
         tokens = ["********\n", reference.strip(), "\n********"]
@@ -363,7 +363,7 @@ def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
                 epoch=1,
                 input=[ChatMessageUser(content=prompt)],
                 target=reference,
-                output=ModelOutput(model="m", choices=[choice]),
+                output=ModelOutput(model="m", choices=[choice] if error is None else [], error=error),
             )
         )
     spec = EvalSpec(
@@ -373,8 +373,14 @@ def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
         model="m",
         config=EvalConfig(),
     )
-    path = tmp_path / "salt.eval"
     write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
+    return path
+
+
+def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):
+    pytest.importorskip("inspect_ai")
+    rows = datasets["matmul"]
+    path = write_inspect_log(tmp_path / "salt.eval", rows)
     result = run_import(path, "inspect", {"matmul": rows}, styles=["cot"])
     frame = result.frames[("cot", "matmul")]
     assert frame["finish_reason"].to_list() == ["length", "eos", "eos"]
@@ -396,3 +402,52 @@ def test_a_file_that_is_not_an_inspect_ai_log_is_refused(datasets, tmp_path):
     path.write_bytes(b"not a log")
     with pytest.raises(GenerationsFileError, match="not an inspect_ai log"):
         run_import(path, "inspect", datasets)
+
+
+def test_an_inspect_ai_log_of_only_errors_is_refused_naming_the_first(datasets, tmp_path):
+    pytest.importorskip("inspect_ai")
+    path = write_inspect_log(tmp_path / "failed.eval", datasets["matmul"], error="401 invalid API key")
+    with pytest.raises(GenerationsFileError) as caught:
+        run_import(path, "inspect", {"matmul": datasets["matmul"]}, styles=["cot"])
+    first = datasets["matmul"]["sample_id"][0]
+    assert str(caught.value) == (
+        f"{path}: every one of the 3 responses the run answers is an error row (the first, at sample "
+        f"{first!r} epoch 1: '401 invalid API key'): there is nothing to score; import the file of a run "
+        "that succeeded, or leave the model out"
+    )
+
+
+def test_some_error_rows_are_imported_with_a_warning_and_counted(datasets, tmp_path, caplog):
+    rows = answers(datasets)
+    rows[1] = {"sample_id": rows[1]["sample_id"], "text": "", "finish_reason": "error", "error": "timeout"}
+    result = run_import(write_lines(tmp_path / "g.jsonl", rows), "jsonl", datasets)
+    assert result.record["errors"] == 1 and result.record["without_logprobs"] == 0
+    assert f"1 of the {len(rows)} responses the run answers are error rows" in caplog.text
+    assert "the first, at line 2: 'timeout'" in caplog.text
+
+
+@pytest.mark.parametrize("end", ["", "\n"])
+def test_a_truncated_line_is_refused_at_its_real_column(datasets, tmp_path, end):
+    path = write_lines(tmp_path / "gens.jsonl", answers(datasets))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[-1] = lines[-1][:50]  # the last line cut, with or without its newline
+    path.write_text("\n".join(lines) + end, encoding="utf-8")
+    message = (
+        rf"line {len(lines)}: not JSON \(.*, column 51: the line ends before its object does, truncated\?\)"
+    )
+    with pytest.raises(GenerationsFileError, match=message):
+        run_import(path, "jsonl", datasets)
+
+
+def test_a_chat_wrapped_prompt_is_reported_at_its_real_first_difference(datasets, tmp_path):
+    rows = answers(datasets)
+    instruction = build_prompts(datasets["dna"].slice(1, 1), "direct", None)[0]
+    at = instruction.index("DNA")
+    header = "<|im_start|>user\n"
+    rows[1]["prompt"] = f"{header}{instruction.replace('DNA', 'RNA')}<|im_end|>\n<|im_start|>assistant\n"
+    with pytest.raises(GenerationsFileError) as caught:
+        run_import(write_lines(tmp_path / "g.jsonl", rows), "jsonl", datasets)
+    assert (
+        f"first difference at character {len(header) + at} of the file's prompt (character {at} of the "
+        f"instruction, which starts at {len(header)}): file 'RNA" in str(caught.value)
+    )

@@ -16,9 +16,10 @@ Matching (docs/backends.md §9.5):
 
 Refused, naming the file, the place (line, record, sample) and the reason: an unknown sample id, a prompt that
 matches no row, a prompt that differs from its row's, a style that contradicts the prompt, two responses for
-one (style, row) (both places named), and a row the run answers that no response covers (the style, task and
-first ids named). Responses for rows the run does not answer — a style it does not use, rows beyond
-``inference.max_samples`` — are skipped and counted.
+one (style, row) (both places named), a row the run answers that no response covers (the style, task and
+first ids named), and a file whose every answered response is an error row (a failed evaluation; some error
+rows are imported, with a warning). Responses for rows the run does not answer — a style it does not use,
+rows beyond ``inference.max_samples`` — are skipped and counted.
 
 The import record (:class:`ImportResult`) states the file's SHA-256, its format, the counts, and how many
 responses carry no log-probabilities (scored for accuracy only; the findings page names the model).
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 class ImportResult:
     """The generations tables of an import, by (style, task), and its record (provenance of the file and
     counts: ``source``, ``format``, ``sha256``, ``responses``, ``imported``, ``skipped``,
-    ``without_logprobs``)."""
+    ``without_logprobs``, ``errors``)."""
 
     frames: dict[tuple[str, str], pl.DataFrame]
     record: dict[str, Any] = field(default_factory=dict)
@@ -69,11 +70,25 @@ def prompt_digest(prompt: str) -> str:
 
 
 def _difference(ours: str, theirs: str) -> str:
-    """Where two prompts first differ, with a little of each around it."""
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-    return (
-        f"first difference at character {at}: file {theirs[at : at + 40]!r}, dataset {ours[at : at + 40]!r}"
-    )
+    """Where the file's prompt ``theirs`` first differs from the row's instruction ``ours``, with a little of
+    each from there. A chat template puts text before the instruction, so the instruction is looked for where
+    its longest beginning occurs in the prompt (a binary search over prefix lengths, each one ``str.find``);
+    the difference is reported at its character in the file's prompt and in the instruction.
+
+    >>> print(_difference("Given DNA = ACG", "<|user|>\\nGiven DNA = ACT<|end|>"))
+    first difference at character 23 of the file's prompt (character 14 of the instruction, which starts
+    at 9): file 'T<|end|>', dataset 'G'
+    """
+    low, high = 0, len(ours)  # the longest prefix of ours found in theirs has length in [low, high]
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if ours[:middle] in theirs else (low, middle - 1)
+    start = theirs.find(ours[:low]) if low else 0
+    at = start + low
+    place = f"character {at} of the file's prompt"
+    if start:
+        place += f" (character {low} of the instruction, which starts at {start})"
+    return f"first difference at {place}: file {theirs[at : at + 40]!r}, dataset {ours[low : low + 40]!r}"
 
 
 @dataclass
@@ -188,6 +203,7 @@ def import_generations(
     rows = _Rows.build(datasets, n_shots, max_samples)
     chosen, skipped = _choose_responses(responses, rows, styles, path)
     _refuse_unanswered_rows(chosen, rows, styles, path)
+    _refuse_only_errors(chosen, path)
     frames = {
         (style, task): _generations_frame(
             chosen, rows, style, task, model_name=model_name, path=path, top_k=top_k, reasoning=reasoning
@@ -246,6 +262,29 @@ def _refuse_unanswered_rows(
                 )
 
 
+def _refuse_only_errors(chosen: Mapping[tuple[str, str, int], ImportedResponse], path: str | Path) -> None:
+    """Refuse a file whose every response the run answers is an error row (a failed evaluation: nothing to
+    score), naming the first error; warn, with the count, when only some are (docs/backends.md §9.5)."""
+    errors = [response for response in chosen.values() if response.finish_reason == "error"]
+    if not errors:
+        return
+    first = f"the first, at {errors[0].where}: {str(errors[0].error or 'no message')[:120]!r}"
+    if len(errors) == len(chosen):
+        raise GenerationsFileError(
+            path,
+            "",
+            f"every one of the {len(chosen)} responses the run answers is an error row ({first}): there is "
+            "nothing to score; import the file of a run that succeeded, or leave the model out",
+        )
+    log.warning(
+        "%s: %d of the %d responses the run answers are error rows, scored as wrong (%s)",
+        path,
+        len(errors),
+        len(chosen),
+        first,
+    )
+
+
 def _generations_frame(
     chosen: Mapping[tuple[str, str, int], ImportedResponse],
     rows: _Rows,
@@ -290,6 +329,7 @@ def _import_record(
     from saltbench.io import file_sha256
 
     without = sum(not response.has_logprobs for response in chosen.values())
+    errors = sum(response.finish_reason == "error" for response in chosen.values())
     record = {
         "source": str(path),
         "format": file_format,
@@ -298,6 +338,7 @@ def _import_record(
         "imported": len(chosen),
         "skipped": skipped,
         "without_logprobs": without,
+        "errors": errors,
     }
     log.info(
         "%s: %d responses from %s (%s), %d skipped, %d without log-probabilities",

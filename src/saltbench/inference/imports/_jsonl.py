@@ -171,13 +171,26 @@ def read_jsonl(path: str | Path) -> list[ImportedResponse]:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            text = line.removesuffix("\n")
             try:
-                obj = json.loads(line)
+                obj = json.loads(text)
             except json.JSONDecodeError as exc:
-                reason = f"not JSON ({exc.msg}, column {exc.colno})"
-                raise GenerationsFileError(path, f"line {number}", reason) from None
+                raise GenerationsFileError(path, f"line {number}", _json_error(exc, text)) from None
             responses.append(_response(obj, f"line {number}", path))
     return responses
+
+
+def _json_error(exc: json.JSONDecodeError, line: str) -> str:
+    """Why a line is not JSON, at its real column (1-based character of the line, without its ``\\n``), with
+    the text around it; a line that ends before its object does is called truncated.
+
+    >>> _json_error(json.JSONDecodeError("Expecting ',' delimiter", '{"a": 1', 7), '{"a": 1')
+    "not JSON (Expecting ',' delimiter, column 8: the line ends before its object does, truncated?)"
+    """
+    where = f"{exc.msg}, column {exc.pos + 1}"
+    if exc.pos >= len(line.rstrip()):
+        return f"not JSON ({where}: the line ends before its object does, truncated?)"
+    return f"not JSON ({where}, at {line[max(0, exc.pos - 20) : exc.pos + 20]!r})"
 
 
 def _nan_to_none(value: Any) -> Any:
