@@ -10,8 +10,10 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.authors_cache import authors_prompt, pair_positions, vllm_positions, write_cache
 
 from saltbench.analysis import findings_markdown
+from saltbench.data import load_paper_datasets
 from saltbench.inference.backends import load_backend
 from saltbench.inference.imports import GenerationsFileError, write_jsonl
 from saltbench.inference.registry import ModelSpec, SimulatedSource
@@ -177,21 +179,142 @@ def test_the_findings_say_every_confidence_is_absent_only_when_every_response_la
     assert page.count("**a**") == 2  # in the summary and in section 0
 
 
+def test_every_log_probability_shape_the_authors_normaliser_reads_is_imported(datasets, tmp_path, caplog):
+    """The README's layout {"model", "responses"}, rows found by their task input, and per row one shape:
+    vLLM's serialised Logprob with an end-of-sequence position decoded as "", {id: [logprob, token]}, a list
+    of [logprob, token] pairs — and bare numbers, whose token texts are unknown: accuracy only."""
+    rows = datasets["dna"]
+    results = []
+    for k, (text, reference) in enumerate(rows.select("input", "reference").iter_rows()):
+        tokens = ["\n", "********\n", *(f"{c} " for c in reference.strip().split()), "\n", "********"]
+        tokens[-3] = tokens[-3].rstrip()
+        half, alternatives = math.log(0.5), [[("§", math.log(0.3))] for _ in tokens]
+        logprobs = [
+            vllm_positions(
+                tokens, [half] * len(tokens), [[(3, math.log(0.3))]] * len(tokens), [17] * len(tokens)
+            ),
+            pair_positions(tokens, [half] * len(tokens), alternatives),
+            [[[half, t], [math.log(0.3), "§"]] for t in tokens],
+            [half] * len(tokens),
+        ][k]
+        results.append({"input": text, "prompt": None, "text": "".join(tokens).strip(), "logprobs": logprobs})
+    path = write_cache(
+        tmp_path / "cache.json", {"model": "Qwen/Qwen3-4B-Instruct-2507", "responses": results}
+    )
+    result = run_import(path, "salt_cache", {"dna": rows})
+    frame = result.frames[("direct", "dna")]
+    assert frame["sample_id"].to_list() == rows["sample_id"].to_list()
+    assert all(t.startswith("\n********") for t in frame["text"].to_list()[:3])  # unstripped, as generated
+    assert frame["token_texts"][0][-1] == "" and frame["chosen_logprob"][0][-1] == pytest.approx(-0.0001)
+    assert frame["text"][3] == results[3]["text"] and result.record["without_logprobs"] == 1
+    assert "1 of 4 results have log-probabilities whose token texts are unknown" in caplog.text
+    atoms = score_generations(frame, rows, "dna").filter(pl.col("granularity") == "atom")
+    assert atoms["is_correct"].all()
+    scored = atoms.filter(pl.col("sample_id") != rows["sample_id"][3])["topk.mean_probability"]
+    assert np.allclose(scored.to_numpy(), 0.625)  # [ln .5, ln .3] renormalised, every shape alike
+    assert atoms.filter(pl.col("sample_id") == rows["sample_id"][3])["topk.mean_probability"].is_nan().all()
+
+
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ([{"sample_id": "S", "text": "a", "logprobs": [-0.5]}], "shape 'number'"),
-        ([{"sample_id": "S", "text": "a", "logprobs": [[-0.5, "a"]]}], "shape 'list per position'"),
         ({"prompts": ["p"], "answers": ["a"]}, "layout not accepted"),
+        ({"model": "m", "responses": []}, "layout not accepted"),
         ([{"sample_id": "S", "text": "ab", "logprobs": [{"a": -0.1}]}], "the token texts join to 'a'"),
+        ([{"sample_id": "S", "text": "a", "logprobs": ["a"]}], "logprobs position 0: unsupported shape str"),
+        ([{"sample_id": "S", "text": "a", "logprobs": [{"a": "x"}]}], "the value for 'a' is neither"),
+        ([{"sample_id": "S", "text": "a", "logprobs": [[-0.5, [1]]]}], "a list that is neither"),
+        ([{"text": "a", "logprobs": None}], "neither a sample id, a prompt nor an input"),
     ],
 )
 def test_the_cache_shapes_it_cannot_read_are_refused_by_name(datasets, tmp_path, payload, message):
-    path = tmp_path / "cache.json"
-    path.write_text(json.dumps({"version": 1, "payload": payload}), encoding="utf-8")
+    path = write_cache(tmp_path / "cache.json", payload)
     with pytest.raises(GenerationsFileError, match=message) as caught:
         run_import(path, "salt_cache", datasets)
     assert str(path) in str(caught.value)
+
+
+PAPER = Path(__file__).resolve().parents[2] / "reference" / "paper_data"
+
+
+@pytest.fixture(scope="module")
+def paper_rows() -> dict[str, pl.DataFrame]:
+    """The first rows of three of the authors' reproduction datasets (Code's first two rows are identical)."""
+    frames = load_paper_datasets(PAPER, tasks=("dna", "code", "words"))
+    return {"dna": frames["dna"].head(3), "code": frames["code"].head(4), "words": frames["words"].head(2)}
+
+
+def authors_results(rows: dict[str, pl.DataFrame], n_shots: int | None = None) -> list[dict]:
+    """One authors'-style result per row, in a shuffled order: their prompt, the fenced reference, no sample
+    id; every other one carries the dataset row as its input, as a caller passes it."""
+    results = []
+    for task, frame in rows.items():
+        for row in frame.iter_rows(named=True):
+            prompt = authors_prompt(task, row["variant"], row["input"], n_shots)
+            source = {"task": row["source_task"], "input": row["input"], "reference": row["reference"]}
+            text = f"********\n{row['reference'].strip()}\n********"
+            results.append({"input": source if len(results) % 2 else None, "prompt": prompt, "text": text})
+    return results[::-1]
+
+
+def test_an_authors_cache_with_their_own_prompts_is_matched_without_sample_ids(paper_rows, tmp_path):
+    results = authors_results(paper_rows)
+    ours = {p for task, f in paper_rows.items() for p in build_prompts(f, "direct", None)}
+    assert not any(r["prompt"] in ours for r in results)  # not saltbench's instructions
+    path = write_cache(tmp_path / "cache.json", {"model": "m", "results": results, "logprobs": "none"})
+    result = run_import(path, "salt_cache", paper_rows)
+    assert result.record["imported"] == 9 and result.record["skipped"] == 0
+    for task, frame in paper_rows.items():
+        imported = result.frames[("direct", task)]
+        assert imported["sample_id"].to_list() == frame["sample_id"].to_list()
+        prompts = [authors_prompt(task, v, i) for v, i in frame.select("variant", "input").iter_rows()]
+        assert imported["prompt"].to_list() == prompts
+        assert score_generations(imported, frame, task)["is_correct"].all()
+    with pytest.raises(
+        GenerationsFileError, match=r"the run has prompt styles \['direct', 'cot'\]: give 'style'"
+    ):
+        run_import(path, "salt_cache", paper_rows, styles=STYLES)
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("other shots", r"payload\[0\]: the prompt matches no dataset row's prompt .*n_shots must"),
+        (
+            "third twin",
+            r"payload\[9\]: a response too many for the identical rows \['paper-code-00000', "
+            r"'paper-code-00001'\] \(direct\); they are answered at payload\[\d\], payload\[\d\]",
+        ),
+        ("other input", r"payload\[1\]: the prompt and the input name different dataset rows"),
+        ("no such input", r"payload\[1\]: the input 'ACG' is no row's input in the run's datasets"),
+        ("unknown task", r"payload\[1\]: the input's task 'RNAProblem' names no task"),
+    ],
+)
+def test_an_authors_cache_that_fits_no_row_or_too_many_is_refused(paper_rows, tmp_path, how, message):
+    results = authors_results(paper_rows, n_shots=1 if how == "other shots" else None)
+    if how == "third twin":
+        twin = authors_prompt("code", paper_rows["code"]["variant"][0], paper_rows["code"]["input"][0])
+        results.append(next(r for r in results if r["prompt"] == twin))
+    elif how == "other input":
+        results[1]["input"] = {"task": "DNAProblem", "input": paper_rows["dna"]["input"][2]}
+    elif how == "no such input":
+        results[1] = {**results[1], "prompt": None, "input": "ACG"}
+    elif how == "unknown task":
+        results[1]["input"]["task"] = "RNAProblem"
+    with pytest.raises(GenerationsFileError, match=message):
+        run_import(write_cache(tmp_path / "cache.json", results), "salt_cache", paper_rows)
+
+
+def test_a_chat_wrapped_instruction_without_sample_id_is_matched_with_its_style(datasets, tmp_path):
+    rows = answers(datasets, "cot")
+    prompts = [p for frame in datasets.values() for p in build_prompts(frame, "cot", None)]
+    for row, prompt in zip(rows, prompts):
+        del row["sample_id"], row["style"]
+        row["prompt"] = f"<|im_start|>user\n{prompt}<|im_end|>\n<|im_start|>assistant\n"
+    lines = answers(datasets, "direct") + rows  # the cot responses' style: the instruction their prompt holds
+    result = run_import(write_lines(tmp_path / "g.jsonl", lines), "jsonl", datasets, styles=STYLES)
+    assert result.record["imported"] == len(lines) and result.record["skipped"] == 0
+    assert result.frames[("cot", "dna")]["prompt"].to_list() == [r["prompt"] for r in rows[:4]]
 
 
 def test_a_cache_of_another_version_is_refused(datasets, tmp_path):

@@ -3,8 +3,9 @@ read for an import, written by the export.
 
 Keys (every one but ``text`` optional; an unknown key is refused, naming it):
 
-* identity — ``sample_id`` (the dataset row's id) and/or ``prompt`` (the instruction as saltbench builds it,
-  or the prompt a chat template made of it); ``style`` (``direct``/``cot``); ``task``, ``variant`` and
+* identity — ``sample_id`` (the dataset row's id), ``prompt`` (the instruction as saltbench builds it, the
+  prompt a chat template made of it, or the authors' prompt) and/or ``input`` (the row's task input);
+  ``style`` (``direct``/``cot``); ``task``, ``variant`` and
   ``model`` are written by the export and not read back (the dataset row and the registry name give them);
 * ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities;
   present but empty or ``null``: the harness returned none, so ``text`` is the final content; absent:
@@ -48,7 +49,7 @@ FINISH_ALIASES: Mapping[str, FinishReason] = {
 }
 """``finish_reason`` values read, and the generations table's value each stands for."""
 
-STRING_KEYS = ("sample_id", "prompt", "style", "task", "variant", "model", "reasoning", "error")
+STRING_KEYS = ("sample_id", "prompt", "input", "style", "task", "variant", "model", "reasoning", "error")
 LIST_KEYS = (
     "tokens",
     "token_bytes",
@@ -101,8 +102,10 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
     for key in LIST_KEYS:
         if obj.get(key) is not None and not isinstance(obj[key], list):
             raise refuse(f"{key!r} must be a list (one entry per token), got {type(obj[key]).__name__}")
-    if obj.get("sample_id") is None and obj.get("prompt") is None:
-        raise refuse("neither 'sample_id' nor 'prompt': the response cannot be matched to a dataset row")
+    if obj.get("sample_id") is None and obj.get("prompt") is None and obj.get("input") is None:
+        raise refuse(
+            "neither 'sample_id', 'prompt' nor 'input': the response cannot be matched to a dataset row"
+        )
     finish = FINISH_ALIASES.get(obj.get("finish_reason", "eos"))
     if finish is None:
         raise refuse(f"finish_reason {obj['finish_reason']!r} is not one of {sorted(FINISH_ALIASES)}")
@@ -155,6 +158,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
         top_ids=obj.get("top_ids"),
         top_tokens=obj.get("top_tokens"),
         entropy=obj.get("entropy"),
+        task_input=obj.get("input"),
     )
 
 

@@ -77,11 +77,12 @@ class ImportedResponse:
     """One response as a file holds it, before it is matched to a dataset row.
 
     ``where``: its place in the file for messages (``line 12``, ``payload.results[3]``, ``sample 7 epoch
-    1``). ``sample_id`` and/or ``prompt`` identify its dataset row; ``style`` its prompt style (may be
-    ``None``). Per token (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string
-    ids); ``logprobs`` (the chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that
-    token has none); ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely
-    first (ragged); ``entropy`` (``None``: NaN).
+    1``). ``sample_id``, ``prompt`` and/or ``task_input`` (the row's ``input``; ``input_task`` a task name
+    that narrows it) identify its dataset row; ``style`` its prompt style (may be ``None``). Per token
+    (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string ids); ``logprobs`` (the
+    chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that token has none);
+    ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely first (ragged);
+    ``entropy`` (``None``: NaN).
     """
 
     where: str
@@ -100,6 +101,8 @@ class ImportedResponse:
     top_ids: Sequence[Sequence[int]] | None = None
     top_tokens: Sequence[Sequence[str]] | None = None
     entropy: Sequence[float | None] | np.ndarray | None = None
+    task_input: str | None = None
+    input_task: str | None = None
 
     @property
     def has_logprobs(self) -> bool:
