@@ -5,7 +5,10 @@ generations tables).
 Responses: ``--rows`` DNA rows answered in one style, ``--tokens`` tokens each with their top-20 (the tests'
 realistic records: random log-probabilities, awkward token texts); the cache holds the same tokens as
 ``{token: logprob}`` per position (20 candidates, the generated one first). Minimum of ``--repeats`` runs;
-wall-clock and process CPU seconds, responses and tokens per second, file sizes.
+wall-clock and process CPU seconds, responses and tokens per second, file sizes. Then matching alone: an
+authors'-style cache of every row of the reproduction data (``reference/paper_data``) with the authors'
+prompts and no sample ids, no log-probabilities — every response matched by the few-shot block and test
+block its prompt holds (docs/backends.md §9.5).
 
 Usage: ``python bench/bench_import.py [--rows 300] [--tokens 400] [--repeats 3]``
 """
@@ -24,7 +27,9 @@ from _timing import timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.artifact_samples import generation_meta, generation_record  # noqa: E402  (the tests' builders)
+from helpers.authors_cache import authors_prompt, write_cache  # noqa: E402
 
+from saltbench.data import load_paper_datasets  # noqa: E402
 from saltbench.inference import records_to_frame  # noqa: E402
 from saltbench.inference.imports import write_jsonl  # noqa: E402
 from saltbench.stages.generation import build_prompts  # noqa: E402
@@ -90,6 +95,37 @@ def main() -> None:
             rows.height / t["seconds"],
             n_tokens / t["seconds"],
         )
+    _authors_prompts(args.repeats)
+
+
+def _authors_prompts(repeats: int) -> None:
+    """Time importing an authors'-style cache of the 1,748 reproduction rows matched by their prompts."""
+    datasets = load_paper_datasets(Path(__file__).resolve().parents[1] / "reference" / "paper_data")
+    results = [
+        {
+            "input": None,
+            "prompt": authors_prompt(task, row["variant"], row["input"]),
+            "text": f"********\n{row['reference']}\n********",
+            "logprobs": None,
+        }
+        for task, frame in datasets.items()
+        for row in frame.iter_rows(named=True)
+    ][::-1]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write_cache(Path(tmp) / "authors.json", {"model": "m", "responses": results})
+        t, result = timed(
+            lambda: import_generations(
+                path, "salt_cache", datasets, model_name="m", styles=["direct"], n_shots=None
+            ),
+            repeats,
+        )
+    assert result.record["imported"] == len(results)
+    log.info(
+        "  import (authors' prompts, %d rows, matched by prompt): %.2f s wall, %.2f s CPU",
+        len(results),
+        t["seconds"],
+        t["cpu_seconds"],
+    )
 
 
 if __name__ == "__main__":

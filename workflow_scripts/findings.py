@@ -15,12 +15,11 @@ def main(snakemake) -> None:
         paths = snakemake.input.get(name, [])
         for path in [paths] if isinstance(paths, str) else paths:  # interventions: empty when disabled
             tables[name] = read_table(path, TABLES[name])
-    without = []  # imported models whose files carried no log-probabilities (their import records)
+    without = {}  # imported model -> (responses without log-probabilities, responses imported)
     for path in snakemake.input.get("imports", []):
         with open(path, encoding="utf-8") as handle:
             record = json.load(handle)
-        if record["without_logprobs"]:
-            without.append(record["model"])
+        without[record["model"]] = (record["without_logprobs"], record["imported"])
     text = findings_markdown(tables, snakemake.params.min_answered, snakemake.params.min_units, without)
     with open(snakemake.output[0], "w", encoding="utf-8") as handle:
         handle.write(text)

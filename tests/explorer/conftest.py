@@ -16,6 +16,12 @@ def sim_run(tmp_path_factory) -> SimulatedRun:
 
 
 @pytest.fixture(scope="session")
+def explorer_options() -> ExplorerOptions:
+    """The options the session's explorer is built with."""
+    return OPTIONS
+
+
+@pytest.fixture(scope="session")
 def explorer(sim_run: SimulatedRun) -> ExplorerSummary:
     return build_explorer(
         sim_run.root / "results" / "explorer",

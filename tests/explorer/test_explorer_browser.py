@@ -247,3 +247,10 @@ def test_hover_shows_the_units_tokens_and_interventions_mark_corrupted_atoms(
     assert len(browser.find_elements("css selector", "#tip tr")) >= 2  # header and at least one token
     _shot(browser, "04-hover-interventions")
     assert _errors(browser) == []
+
+
+def test_absent_and_infinite_values_are_shown_as_a_dash_and_minus_infinity(browser, explorer) -> None:
+    """The data files' null (absent: an import without log-probabilities) and "-inf" (docs/explorer.md §2)."""
+    _open(browser, explorer)
+    shown = browser.execute_script('return [fmt(null), fmt("-inf", 2), fmt(-0.12345), fmt(-2.5, 2)];')
+    assert shown == ["—", "−∞", "-0.123", "-2.50"]

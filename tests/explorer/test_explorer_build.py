@@ -10,9 +10,19 @@ import polars as pl
 import pytest
 
 from saltbench.core.contracts import is_confidence_column
-from saltbench.explorer import CALLBACK, ExplorerOptions, corrupted_spans, orientation
+from saltbench.explorer import (
+    CALLBACK,
+    CellFiles,
+    ExplorerOptions,
+    build_explorer,
+    corrupted_spans,
+    orientation,
+)
 from saltbench.interventions import AnswerLayout
-from saltbench.io import read_table
+from saltbench.io import provenance, read_table, write_table
+from saltbench.stages.imports import import_generations
+from saltbench.stages.scoring import score_generations
+from saltbench.tasks import get_task
 
 pytestmark = pytest.mark.slow  # the session's simulated run: ~10 s once
 
@@ -150,3 +160,77 @@ def test_a_prefix_that_is_not_the_layouts_beginning_is_not_marked() -> None:
 def test_options_name_the_bad_value() -> None:
     with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         ExplorerOptions(top_k=0)
+
+
+def test_two_builds_of_the_same_run_are_the_same_bytes(sim_run, explorer, explorer_options, tmp_path) -> None:
+    again = build_explorer(
+        tmp_path / "again",
+        sim_run.cells,
+        sim_run.datasets,
+        sim_run.interventions,
+        options=explorer_options,
+        meta={"version": "test"},
+    )
+    first = sorted(p.relative_to(explorer.path) for p in explorer.path.rglob("*") if p.is_file())
+    assert first == sorted(p.relative_to(again.path) for p in again.path.rglob("*") if p.is_file())
+    for name in first:
+        assert (explorer.path / name).read_bytes() == (again.path / name).read_bytes(), name
+    _, _, manifest = load(explorer.path / "data" / "index.js")
+    assert list(manifest["lists"]) == sorted(manifest["lists"])
+
+
+def strict_json(text: str) -> object:
+    """JSON as a browser's ``JSON.parse`` reads it: ``NaN`` and ``Infinity`` are not JSON."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"{constant} in a data file")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_absent_and_infinite_log_probabilities_are_written_as_json(tmp_path) -> None:
+    """An imported model whose responses lack log-probabilities, have fewer alternatives than shown, or
+    −∞ among them: every data file is strict JSON — absent as null, −∞ as "-inf", no padding alternative."""
+    dataset = get_task("dna").generate(4, 3, min_codons=2, max_codons=4)
+    lines = []
+    for k, (sample_id, reference) in enumerate(dataset.select("sample_id", "reference").iter_rows()):
+        tokens = ["********\n", reference, "\n********"]
+        line = {"sample_id": sample_id, "text": "".join(tokens), "tokens": tokens}
+        if k == 1:  # two alternatives per token, fewer than the five shown
+            line |= {
+                "logprobs": [-0.1] * 3,
+                "top_logprobs": [[-0.1, -2.5]] * 3,
+                "top_tokens": [[t, "x"] for t in tokens],
+            }
+        elif k == 2:  # one alternative the model gave no probability
+            line |= {
+                "logprobs": [-0.1] * 3,
+                "top_logprobs": [[-0.1, float("-inf")]] * 3,
+                "top_tokens": [[t, "y"] for t in tokens],
+            }
+        lines.append(json.dumps(line) + "\n")  # rows 0 and 3: no log-probabilities
+    (tmp_path / "g.jsonl").write_text("".join(lines), encoding="utf-8")
+    frame = import_generations(
+        tmp_path / "g.jsonl", "jsonl", {"dna": dataset}, model_name="imp", styles=["direct"], n_shots=None
+    ).frames[("direct", "dna")]
+    units = score_generations(frame, dataset, "dna").select(
+        pl.lit("imp").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"), pl.all()
+    )
+    paths = {
+        kind: tmp_path / "data" / kind / "imp" / "direct" / "dna.parquet" for kind in ("units", "generations")
+    }
+    write_table(units, paths["units"], provenance(stage="units"), "units")
+    write_table(frame, paths["generations"], provenance(stage="generations"), "generations")
+    write_table(dataset, tmp_path / "dna.parquet", provenance(stage="datasets"), "dataset")
+    cells = [CellFiles("imp", "direct", "dna", paths["units"], paths["generations"])]
+    built = build_explorer(tmp_path / "explorer", cells, {"dna": tmp_path / "dna.parquet"})
+    for path in (built.path / "data").iterdir():
+        strict_json(PAYLOAD.match(path.read_text(encoding="utf-8")).group(3))  # type: ignore[union-attr]
+    _, _, chunk = load(built.path / "data" / "chunk-0000.js")
+    tokens = chunk["tokens"]  # the answer's one token: the fence lines are tokens of their own
+    assert tokens[0]["lp"] == [None] and tokens[0]["kl"] == [[]]  # absent: null, and no alternatives
+    assert tokens[1]["kl"] == [[-0.1, -2.5]] and [len(k) for k in tokens[1]["k"]] == [2]
+    assert tokens[2]["kl"] == [[-0.1, "-inf"]] and tokens[2]["lp"] == [-0.1]
+    confidences = chunk["units"]["atom"]["c"]["topk.mean_probability"]
+    rows = chunk["units"]["atom"]["r"]
+    assert all((value is None) == (r in (0, 3)) for value, r in zip(confidences, rows))

@@ -1,8 +1,10 @@
 """The findings page: one short section per question of the study, each sentence generated from a table.
 
 Every number on the page is copied from a table of ``results/tables/`` and printed with :func:`fmt` (three
-decimals), so a reader — and a test — can find it there. Where a table says an estimate is missing (a
-``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of a number.
+decimals), so a reader — and a test — can find it there (the counts of responses without log-probabilities
+come from the import records, ``data/generations/{model}/import.json``). Where a table says an estimate is
+missing (a ``status`` other than ``ok``, no rows, NaN), the page says "not enough data" and why, instead of
+a number.
 
 The page opens with what this run estimated — one line per question, the headline numbers of the
 sections below (:func:`summary_lines`), led by the models whose estimates rest on too few answered
@@ -10,8 +12,9 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
 
 0. What the responses hold — ``generation_health``: every model (and style) with fewer than
    ``analysis.min_answered_share`` answered responses, with its shares of cut-off, unfenced and error ones;
-   and every imported model whose file carried no log-probabilities (scored for accuracy only, every
-   confidence NaN; docs/backends.md §9.4), from the import records.
+   and every imported model with responses that carried no log-probabilities, saying how many of how many
+   (those are scored for accuracy only, their units' confidences NaN; docs/backends.md §9.4), from the
+   import records.
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
@@ -27,7 +30,7 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import polars as pl
 
@@ -315,15 +318,28 @@ def _summary_health(table: pl.DataFrame | None, min_answered: float) -> list[str
     return [f"Fewer than {min_answered:.0%} answered responses: {', '.join(names)}."] if names else []
 
 
-def _without_logprobs(models: Sequence[str]) -> list[str]:
-    """The line naming the imported models scored without log-probabilities (none: no line)."""
-    if not models:
-        return []
-    names = ", ".join(f"**{m}**" for m in models)
-    return [
-        f"Scored without log-probabilities (imported without them: accuracy only, every confidence NaN, no "
-        f"confidence metric): {names}."
-    ]
+def _without_logprobs(counts: Mapping[str, tuple[int, int]]) -> list[str]:
+    """One line per imported model some of whose responses carry no log-probabilities (docs/backends.md
+    §9.4); ``counts``: model -> (responses without log-probabilities, responses imported), from the import
+    records. "All" is said only when every response lacks them; otherwise the line says how many, and that
+    the confidence metrics rest on the units of the others (a unit holding a token without a log-probability
+    has no confidence, and the metrics use the units with one)."""
+    lines = []
+    for model, (without, imported) in counts.items():
+        if without <= 0:
+            continue
+        if without >= imported:
+            lines.append(
+                f"Scored without log-probabilities: **{model}** — none of its {imported} imported responses "
+                "carries log-probabilities (accuracy only, every confidence absent, no confidence metric)."
+            )
+        else:
+            lines.append(
+                f"Partly without log-probabilities: **{model}** — {without} of its {imported} imported "
+                f"responses carry none (accuracy only for them, their units' confidences absent); its "
+                f"confidence metrics rest on the units of the other {imported - without}."
+            )
+    return lines
 
 
 def _recovery(table: pl.DataFrame | None) -> list[str]:
@@ -352,12 +368,13 @@ def summary_lines(
     tables: Mapping[str, pl.DataFrame | None],
     min_answered: float = 0.9,
     min_units: int = 20,
-    without_logprobs: Sequence[str] = (),
+    without_logprobs: Mapping[str, tuple[int, int]] | None = None,
 ) -> list[str]:
     """The headline estimates of the page, one bullet each (only numbers the sections below print too), then
     one bullet naming the questions this run has no estimate for; led by the models with too few answered
-    responses and the models ``without_logprobs``. AUROCs resting on fewer than ``min_units`` correct or
-    incorrect units (``analysis.min_units``) are counted as no finding."""
+    responses and the imported models with responses ``without_logprobs`` (model -> (responses without
+    log-probabilities, responses imported), from the import records). AUROCs resting on fewer than
+    ``min_units`` correct or incorrect units (``analysis.min_units``) are counted as no finding."""
     found: dict[str, list[str]] = {
         "which confidence function wins": [s for s in [_summary_winners(tables.get("dominance"))] if s],
         "ranking at atom resolution": [
@@ -376,7 +393,7 @@ def summary_lines(
         f"- {line}"
         for line in [
             *_summary_health(tables.get("generation_health"), min_answered),
-            *_without_logprobs(without_logprobs),
+            *_without_logprobs(without_logprobs or {}),
         ]
     ] + lines
     recovery = _recovery(tables.get("recovery"))
@@ -392,14 +409,18 @@ def findings_markdown(
     tables: Mapping[str, pl.DataFrame | None],
     min_answered: float = 0.9,
     min_units: int = 20,
-    without_logprobs: Sequence[str] = (),
+    without_logprobs: Mapping[str, tuple[int, int]] | None = None,
 ) -> str:
     """The findings page (Markdown) from the analysis tables named in :data:`FINDINGS_TABLES`; models below
     ``min_answered`` answered responses (``analysis.min_answered_share``) are named first, then the imported
-    models ``without_logprobs`` (scored for accuracy only); an AUROC resting on fewer than ``min_units``
+    models with responses ``without_logprobs`` (model -> (without, imported); those responses are scored for
+    accuracy only, and the line says how many); an AUROC resting on fewer than ``min_units``
     correct or incorrect units (``analysis.min_units``) is printed with its counts and called unreliable, not
     a finding. The page links the explorer (``explorer/index.html``)."""
-    health = [*_health(tables.get("generation_health"), min_answered), *_without_logprobs(without_logprobs)]
+    health = [
+        *_health(tables.get("generation_health"), min_answered),
+        *_without_logprobs(without_logprobs or {}),
+    ]
     sections = [
         ("0. What the responses hold", health),
         ("1. Which confidence function wins?", _winners(tables.get("dominance"))),

@@ -11,6 +11,7 @@ fenced answer are kept — the ones a unit can hover over — each with its ``to
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,7 @@ import polars as pl
 from saltbench.confidence import confidence_spec
 from saltbench.core.contracts import is_confidence_column
 from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
+from saltbench.inference.api_responses import PAD_ID
 from saltbench.stages.metrics import response_accuracy
 
 DIGITS = 4
@@ -108,9 +110,19 @@ def _responses(units: pl.DataFrame, generations: pl.DataFrame, dataset: pl.DataF
     ).drop("token_offsets", "num_reasoning_tokens")
 
 
+def _json_logprob(value: pl.Expr) -> pl.Expr:
+    """A log-probability as the page receives it: rounded to :data:`DIGITS` decimals, NaN ("absent": an
+    imported response without log-probabilities, docs/backends.md §9.4) as ``null``; −∞ stays a float here
+    and is written as the text ``"-inf"`` by :func:`_infinite_as_text` (JSON has no infinity;
+    docs/explorer.md §2)."""
+    return value.cast(pl.Float64).fill_nan(None).round(DIGITS)
+
+
 def _answer_tokens(generations: pl.DataFrame, responses: pl.DataFrame, top_k: int) -> pl.DataFrame:
     """The tokens overlapping each response's fenced answer: offset, text, chosen log-probability and the
-    ``top_k`` alternatives (ids and log-probabilities), one list per response (``r`` order)."""
+    ``top_k`` alternatives (ids and log-probabilities), one list per response (``r`` order). Padding
+    alternatives (id :data:`~saltbench.inference.api_responses.PAD_ID`: a server or file that gave fewer
+    than ``k``) are left out; an absent log-probability is ``null`` (:func:`_json_logprob`)."""
     exploded = (
         generations.select(
             "sample_id",
@@ -118,8 +130,8 @@ def _answer_tokens(generations: pl.DataFrame, responses: pl.DataFrame, top_k: in
             "token_texts",
             "token_offsets",
             "chosen_logprob",
-            pl.col("topk_ids").list.eval(pl.element().list.head(top_k)),
-            pl.col("topk_logprobs").list.eval(pl.element().list.head(top_k)),
+            "topk_ids",
+            "topk_logprobs",
             length=pl.col("text").str.len_chars(),
         )
         .join(responses.select("sample_id", "r", "answer_start", "answer_end"), on="sample_id")
@@ -127,14 +139,45 @@ def _answer_tokens(generations: pl.DataFrame, responses: pl.DataFrame, top_k: in
         .explode("token_ids", "token_texts", "token_offsets", "chosen_logprob", "topk_ids", "topk_logprobs")
         .with_columns(end=pl.col("token_offsets").shift(-1).over("r").fill_null(pl.col("length")))
         .filter((pl.col("token_offsets") < pl.col("answer_end")) & (pl.col("end") > pl.col("answer_start")))
+        .with_columns(
+            kept=pl.col("topk_ids").list.eval(pl.arg_where(pl.element() != PAD_ID)).list.head(top_k)
+        )
     )
     return exploded.group_by("r", maintain_order=True).agg(
         o=pl.col("token_offsets"),
         i=pl.col("token_ids"),
         t=pl.col("token_texts"),
-        lp=pl.col("chosen_logprob").cast(pl.Float64).round(DIGITS),
-        k=pl.col("topk_ids"),
-        kl=pl.col("topk_logprobs").list.eval(pl.element().cast(pl.Float64).round(DIGITS)),
+        lp=_json_logprob(pl.col("chosen_logprob")),
+        k=pl.col("topk_ids").list.gather(pl.col("kept")),
+        kl=pl.col("topk_logprobs").list.gather(pl.col("kept")).list.eval(_json_logprob(pl.element())),
+    )
+
+
+def _infinite_as_text(tokens: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """One response's ``tokens`` entry with every infinite log-probability (``lp``, ``kl``) as the text
+    ``"-inf"`` (``"inf"``), which the page shows as −∞ (JSON has no infinity). Only the responses that hold
+    one are walked (:func:`_with_infinity`; −∞ is rare: a token the model gave no probability)."""
+    return {
+        **tokens,
+        "lp": [_text_if_infinite(v) for v in tokens["lp"]],
+        "kl": [[_text_if_infinite(v) for v in row] for row in tokens["kl"]],
+    }
+
+
+def _text_if_infinite(value: float | None) -> float | str | None:
+    if value is None or math.isfinite(value):
+        return value
+    return "-inf" if value < 0 else "inf"
+
+
+def _with_infinity(tokens: pl.DataFrame) -> set[int]:
+    """The responses ``r`` whose answer tokens hold an infinite log-probability (chosen or alternative)."""
+    infinite = pl.element().is_infinite()
+    return set(
+        tokens.filter(
+            pl.col("lp").list.eval(infinite).list.any()
+            | pl.col("kl").list.eval(pl.element().list.eval(infinite).list.any()).list.any()
+        )["r"].to_list()
     )
 
 
@@ -200,6 +243,8 @@ def build_chunk(
     token_rows = {
         row["r"]: {k: row[k] for k in ("o", "i", "t", "lp", "k", "kl")} for row in tokens.to_dicts()
     }
+    for r in _with_infinity(tokens):
+        token_rows[r] = _infinite_as_text(token_rows[r])
     return {
         "model": key.model,
         "style": key.style,
@@ -226,7 +271,8 @@ def build_chunk(
 
 
 def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(float(value), DIGITS)
+    """``value`` to :data:`DIGITS` decimals; ``None`` for none and for NaN (a precision without units)."""
+    return None if value is None or value != value else round(float(value), DIGITS)
 
 
 def chunk_candidates(
@@ -276,22 +322,26 @@ def chunk_candidates(
         .join(signs, on="column")
         .with_columns(oriented=pl.col("value") * pl.col("sign"))
     )
-    r_of = pl.DataFrame({"sample_id": list(responses), "r": list(responses.values())})
-    keys = ["column", "granularity"]
-    wrong = (
-        long.filter(pl.col("status") != "correct").sort("oriented", descending=True).group_by(keys).head(n)
+    r_of = pl.DataFrame(
+        {"sample_id": list(responses), "r": list(responses.values())},
+        schema={"sample_id": pl.String, "r": pl.Int64},
     )
-    right = long.filter(pl.col("status") == "correct").sort("oriented").group_by(keys).head(n)
-    both = pl.concat([wrong.with_columns(kind=pl.lit("wrong")), right.with_columns(kind=pl.lit("right"))])
+    keys = ["column", "granularity"]
+    long = long.join(r_of, on="sample_id").with_columns(unit_index=pl.col("unit_index").cast(pl.Int64))
+    order = ["column", "granularity", "oriented", "r", "unit_index"]  # a total order: ties never reorder
+
+    def extremes(units: pl.DataFrame, most_confident: bool) -> pl.DataFrame:
+        ranked = units.sort(order, descending=[False, False, most_confident, False, False])
+        return ranked.group_by(keys, maintain_order=True).head(n)
+
+    both = pl.concat(
+        [
+            extremes(long.filter(pl.col("status") != "correct"), True).with_columns(kind=pl.lit("wrong")),
+            extremes(long.filter(pl.col("status") == "correct"), False).with_columns(kind=pl.lit("right")),
+        ]
+    )
     return (
-        both.join(r_of, on="sample_id")
-        .with_columns(
-            chunk=pl.lit(chunk_id, pl.Int64),
-            r=pl.col("r").cast(pl.Int64),
-            unit_index=pl.col("unit_index").cast(pl.Int64),
-        )
-        .select(list(schema))
-        .cast(schema)  # type: ignore[arg-type]
+        both.with_columns(chunk=pl.lit(chunk_id, pl.Int64)).select(list(schema)).cast(schema)  # type: ignore[arg-type]
     )
 
 
@@ -299,11 +349,14 @@ def run_lists(candidates: pl.DataFrame, n: int) -> dict[str, dict[str, dict[str,
     """The run-wide lists from every chunk's candidates: ``{column: {granularity: {"wrong": [...],
     "right": [...]}}}``, each entry ``[chunk, sample_id, unit_index, status, value, response_unit,
     reference_unit]``; "wrong": highest oriented confidence first, "right": lowest first (ties: chunk,
-    response, unit)."""
+    response, unit). Columns, granularities and kinds in sorted order."""
     out: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
-    for (column, granularity, kind), part in candidates.group_by(
+    if candidates.is_empty():
+        return out
+    groups = candidates.sort("column", "granularity", "kind").group_by(
         "column", "granularity", "kind", maintain_order=True
-    ):
+    )  # keys in sorted order, so the manifest is the same bytes on every build (docs/explorer.md §2)
+    for (column, granularity, kind), part in groups:
         order = part.sort(
             ["oriented", "chunk", "r", "unit_index"], descending=[kind == "wrong", False, False, False]
         ).head(n)

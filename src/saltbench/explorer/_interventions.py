@@ -52,7 +52,7 @@ def corrupted_spans(
 def intervention_chunk(model: str, task: str, rows: pl.DataFrame, dataset: pl.DataFrame) -> dict[str, Any]:
     """``{"model", "task", "samples": {sample_id: [row, ...]}}``; each row holds :data:`ROW_FIELDS` and
     ``spans`` (:func:`corrupted_spans`), ordered by position, corrupted count and placement."""
-    ordered = rows.sort("sample_id", "position", "n_corrupted", "placement").join(
+    ordered = rows.sort("sample_id", "position", "n_corrupted", "placement", maintain_order=True).join(
         dataset.select("sample_id", "reference"), on="sample_id", how="left", maintain_order="left"
     )
     samples: dict[str, list[dict[str, Any]]] = {}

@@ -6,19 +6,19 @@ every response to its dataset row and prompt style, refuses the file on the firs
 written, so before any downstream job — and converts the responses into one generations table per (style,
 task), rows in dataset order, with the contract of :data:`saltbench.core.contracts.GENERATIONS`.
 
-Matching (docs/backends.md §9.5):
-
-* by ``sample_id`` when the response has one (and then its ``prompt``, if given, must be the row's
-  instruction in that style, or contain it — a chat template wraps the instruction); its style is the
-  response's ``style``, else the style whose instruction the prompt is or contains, else the run's only style;
-* else by the SHA-256 digest of its ``prompt``, among the instructions of every dataset row in every prompt
-  style (:func:`saltbench.stages.generation.build_prompts` with the run's ``n_shots``): equal text only.
+Matching (docs/backends.md §9.5; :mod:`saltbench.stages._matching`): by ``sample_id``; else by the digest of
+its ``prompt`` among the run's instructions; else by the few-shot block and test block its prompt holds (the
+part saltbench's prompts and the authors' share word for word: a chat-wrapped instruction of ours, or the
+authors' own prompt) and/or its task ``input``. Its style is the response's, else the style whose
+instruction the prompt holds, else the run's only style. Responses to identical rows are assigned in file
+order.
 
 Refused, naming the file, the place (line, record, sample) and the reason: an unknown sample id, a prompt that
 matches no row, a prompt that differs from its row's, a style that contradicts the prompt, two responses for
-one (style, row) (both places named), and a row the run answers that no response covers (the style, task and
-first ids named). Responses for rows the run does not answer — a style it does not use, rows beyond
-``inference.max_samples`` — are skipped and counted.
+one (style, row) (both places named), a row the run answers that no response covers (the style, task and
+first ids named), and a file whose every answered response is an error row (a failed evaluation; some error
+rows are imported, with a warning). Responses for rows the run does not answer — a style it does not use,
+rows beyond ``inference.max_samples`` — are skipped and counted.
 
 The import record (:class:`ImportResult`) states the file's SHA-256, its format, the counts, and how many
 responses carry no log-probabilities (scored for accuracy only; the findings page names the model).
@@ -26,7 +26,6 @@ responses carry no log-probabilities (scored for accuracy only; the findings pag
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from typing import Any
 
 import polars as pl
 
-from saltbench.core.vocabulary import STYLES, ImportFormat, ReasoningFormat
+from saltbench.core.vocabulary import ImportFormat, ReasoningFormat
 from saltbench.inference import TOP_K, records_to_frame
 from saltbench.inference.imports import (
     GenerationsFileError,
@@ -44,7 +43,7 @@ from saltbench.inference.imports import (
     read_generations_file,
     to_record,
 )
-from saltbench.stages.generation import answered_rows, build_prompts
+from saltbench.stages._matching import DatasetRows, match, prompt_digest, resolve_style
 
 log = logging.getLogger(__name__)
 
@@ -53,108 +52,10 @@ log = logging.getLogger(__name__)
 class ImportResult:
     """The generations tables of an import, by (style, task), and its record (provenance of the file and
     counts: ``source``, ``format``, ``sha256``, ``responses``, ``imported``, ``skipped``,
-    ``without_logprobs``)."""
+    ``without_logprobs``, ``errors``)."""
 
     frames: dict[tuple[str, str], pl.DataFrame]
     record: dict[str, Any] = field(default_factory=dict)
-
-
-def prompt_digest(prompt: str) -> str:
-    """The SHA-256 of a prompt's UTF-8 text (what prompt matching compares).
-
-    >>> prompt_digest("abc")[:16]
-    'ba7816bf8f01cfea'
-    """
-    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
-
-
-def _difference(ours: str, theirs: str) -> str:
-    """Where two prompts first differ, with a little of each around it."""
-    at = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-    return (
-        f"first difference at character {at}: file {theirs[at : at + 40]!r}, dataset {ours[at : at + 40]!r}"
-    )
-
-
-@dataclass
-class _Rows:
-    """The run's dataset rows and their instructions in every prompt style."""
-
-    datasets: Mapping[str, pl.DataFrame]
-    n_shots: int | None
-    answered: dict[str, int]  # task -> number of rows the run answers
-    where: dict[str, tuple[str, int]]  # sample id -> (task, row index)
-    instructions: Mapping[tuple[str, str], list[str]]  # (style, task) -> instruction per row
-    digests: Mapping[str, tuple[str, str, int]]  # instruction digest -> (style, task, row index)
-
-    @classmethod
-    def build(
-        cls, datasets: Mapping[str, pl.DataFrame], n_shots: int | None, max_samples: int | None
-    ) -> _Rows:
-        where: dict[str, tuple[str, int]] = {}
-        for task, frame in datasets.items():
-            for i, sample_id in enumerate(frame["sample_id"].to_list()):
-                if sample_id in where:
-                    raise ValueError(
-                        f"sample id {sample_id!r} is in the datasets of {where[sample_id][0]} and {task}"
-                    )
-                where[sample_id] = (task, i)
-        instructions: dict[tuple[str, str], list[str]] = {
-            (style, task): build_prompts(frame, style, n_shots)
-            for style in STYLES
-            for task, frame in datasets.items()
-        }
-        digests = {
-            prompt_digest(text): (style, task, i)
-            for (style, task), texts in instructions.items()
-            for i, text in enumerate(texts)
-        }
-        answered = {task: answered_rows(frame, max_samples).height for task, frame in datasets.items()}
-        return cls(datasets, n_shots, answered, where, instructions, digests)
-
-
-def _match(
-    response: ImportedResponse, rows: _Rows, styles: Sequence[str], refuse: Any
-) -> tuple[str, str, int]:
-    """The (style, task, row index) of ``response`` (module docstring)."""
-    if response.style is not None and response.style not in STYLES:
-        raise refuse(f"style {response.style!r} is not a prompt style ({', '.join(STYLES)})")
-    if response.sample_id is None:
-        found = rows.digests.get(prompt_digest(response.prompt or ""))
-        if found is None:
-            raise refuse(
-                "the prompt matches no dataset row's prompt in any style (compared by digest, so it must be "
-                "the instruction as saltbench builds it; give sample_id where a chat template rendered it)"
-            )
-        if response.style is not None and response.style != found[0]:
-            raise refuse(f"style {response.style!r}, but the prompt is the {found[0]} prompt of its row")
-        return found
-    if response.sample_id not in rows.where:
-        tasks = ", ".join(rows.datasets)
-        raise refuse(f"sample id {response.sample_id!r} is not in the run's datasets (tasks {tasks})")
-    task, i = rows.where[response.sample_id]
-    style: str | None = response.style
-    if style is None and response.prompt is not None:
-        style = next(
-            (s for s in STYLES if rows.instructions[(s, task)][i] in response.prompt),
-            None,
-        )
-        if style is None:
-            ours = rows.instructions[(styles[0], task)][i]
-            where = _difference(ours, response.prompt)
-            raise refuse(f"the prompt differs from the row's prompt in every style ({where})")
-    if style is None:
-        if len(styles) != 1:
-            raise refuse(
-                f"no style and no prompt, and the run has prompt styles {list(styles)}: give 'style'"
-            )
-        style = styles[0]
-    ours = rows.instructions[(style, task)][i]
-    if response.prompt is not None and ours not in response.prompt:
-        raise refuse(
-            f"the prompt differs from the row's {style} prompt ({_difference(ours, response.prompt)})"
-        )
-    return style, task, i
 
 
 def import_generations(
@@ -185,9 +86,10 @@ def import_generations(
         FileNotFoundError: no file at ``path``.
     """
     responses = read_generations_file(path, format)
-    rows = _Rows.build(datasets, n_shots, max_samples)
+    rows = DatasetRows.build(datasets, n_shots, max_samples)
     chosen, skipped = _choose_responses(responses, rows, styles, path)
     _refuse_unanswered_rows(chosen, rows, styles, path)
+    _refuse_only_errors(chosen, path)
     frames = {
         (style, task): _generations_frame(
             chosen, rows, style, task, model_name=model_name, path=path, top_k=top_k, reasoning=reasoning
@@ -200,31 +102,40 @@ def import_generations(
 
 
 def _choose_responses(
-    responses: Sequence[ImportedResponse], rows: _Rows, styles: Sequence[str], path: str | Path
+    responses: Sequence[ImportedResponse], rows: DatasetRows, styles: Sequence[str], path: str | Path
 ) -> tuple[dict[tuple[str, str, int], ImportedResponse], int]:
     """Each response by its (style, task, row index), and how many were skipped (rows the run does not
-    answer); refuses a response that matches no row and a second response to one row."""
+    answer); a response whose candidates are identical rows takes the first one not taken yet (file order).
+    Refuses a response that matches no row and one more response than its rows."""
     chosen: dict[tuple[str, str, int], ImportedResponse] = {}
     skipped = 0
     for response in responses:
         refuse = partial(GenerationsFileError, path, response.where)
-        style, task, row_index = _match(response, rows, styles, refuse)
-        if style not in styles or row_index >= rows.answered[task]:
+        found = match(response, rows, refuse)
+        style = resolve_style(found, styles, refuse)
+        task = found.task
+        free = [i for i in found.rows if (style, task, i) not in chosen]
+        if not free:
+            sample_ids = [rows.datasets[task]["sample_id"][i] for i in found.rows]
+            places = ", ".join(chosen[(style, task, i)].where for i in found.rows)
+            if len(sample_ids) == 1:
+                raise refuse(
+                    f"a second response to sample {sample_ids[0]!r} ({style}); the first is at {places}"
+                )
+            raise refuse(
+                f"a response too many for the identical rows {sample_ids} ({style}); they are answered at "
+                f"{places}"
+            )
+        if style not in styles or free[0] >= rows.answered[task]:
             skipped += 1
             continue
-        key = (style, task, row_index)
-        if key in chosen:
-            sample_id = rows.datasets[task]["sample_id"][row_index]
-            raise refuse(
-                f"a second response to sample {sample_id!r} ({style}); the first is at {chosen[key].where}"
-            )
-        chosen[key] = response
+        chosen[(style, task, free[0])] = response
     return chosen, skipped
 
 
 def _refuse_unanswered_rows(
     chosen: Mapping[tuple[str, str, int], ImportedResponse],
-    rows: _Rows,
+    rows: DatasetRows,
     styles: Sequence[str],
     path: str | Path,
 ) -> None:
@@ -246,9 +157,32 @@ def _refuse_unanswered_rows(
                 )
 
 
+def _refuse_only_errors(chosen: Mapping[tuple[str, str, int], ImportedResponse], path: str | Path) -> None:
+    """Refuse a file whose every response the run answers is an error row (a failed evaluation: nothing to
+    score), naming the first error; warn, with the count, when only some are (docs/backends.md §9.5)."""
+    errors = [response for response in chosen.values() if response.finish_reason == "error"]
+    if not errors:
+        return
+    first = f"the first, at {errors[0].where}: {str(errors[0].error or 'no message')[:120]!r}"
+    if len(errors) == len(chosen):
+        raise GenerationsFileError(
+            path,
+            "",
+            f"every one of the {len(chosen)} responses the run answers is an error row ({first}): there is "
+            "nothing to score; import the file of a run that succeeded, or leave the model out",
+        )
+    log.warning(
+        "%s: %d of the %d responses the run answers are error rows, scored as wrong (%s)",
+        path,
+        len(errors),
+        len(chosen),
+        first,
+    )
+
+
 def _generations_frame(
     chosen: Mapping[tuple[str, str, int], ImportedResponse],
-    rows: _Rows,
+    rows: DatasetRows,
     style: str,
     task: str,
     *,
@@ -290,6 +224,7 @@ def _import_record(
     from saltbench.io import file_sha256
 
     without = sum(not response.has_logprobs for response in chosen.values())
+    errors = sum(response.finish_reason == "error" for response in chosen.values())
     record = {
         "source": str(path),
         "format": file_format,
@@ -298,6 +233,7 @@ def _import_record(
         "imported": len(chosen),
         "skipped": skipped,
         "without_logprobs": without,
+        "errors": errors,
     }
     log.info(
         "%s: %d responses from %s (%s), %d skipped, %d without log-probabilities",

@@ -55,7 +55,10 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+/* a number to `digits` decimals; null (absent, e.g. an import without log-probabilities) as "—",
+   the data files' "-inf" / "inf" (JSON has no infinity) as ∓∞ (docs/explorer.md §2) */
 function fmt(value, digits) {
+  if (value === "-inf" || value === "inf") { return value === "inf" ? "∞" : "−∞"; }
   return value === null || value === undefined || Number.isNaN(value) ? "—" : Number(value).toFixed(digits === undefined ? 3 : digits);
 }
 

@@ -7,9 +7,11 @@ else the sample's ``id``; the prompt is its ``input`` (a string, or the text of 
 ``metadata["style"]`` its prompt style. From the first choice of its output: the text (``message.text``,
 reasoning blocks excluded), the reasoning blocks (``ContentReasoning``) as reasoning returned apart, and
 ``logprobs.content`` — each token's text (from its ``bytes`` when given, else ``token``), log-probability and
-``top_logprobs``. The stop reason ``stop`` (and ``unknown``) is ``eos``, ``max_tokens`` and ``model_length``
-are ``length``; a sample with an error, or an output with one, is an error row. Samples of several epochs are
-several responses to one row: refused as duplicates unless one epoch is imported.
+``top_logprobs``. No reasoning block is empty reasoning returned apart: for a model with a
+``reasoning_format`` the text is the final content (docs/backends.md §9.4). The stop reason ``stop`` (and
+``unknown``) is ``eos``, ``max_tokens`` and ``model_length`` are ``length``; a sample with an error, or an
+output with one, is an error row. Samples of several epochs are several responses to one row: refused as
+duplicates unless one epoch is imported.
 """
 
 from __future__ import annotations
@@ -57,7 +59,8 @@ def _sample(sample: Any, path: Path) -> ImportedResponse:
         )
     message = choice.message
     content = message.content if isinstance(message.content, list) else []
-    reasoning = "".join(c.reasoning for c in content if getattr(c, "type", None) == "reasoning") or None
+    # inspect_ai returns reasoning apart (ContentReasoning blocks): none means the text is the final content
+    reasoning = "".join(c.reasoning for c in content if getattr(c, "type", None) == "reasoning")
     usage = output.usage
     n_prompt = int(usage.input_tokens) if usage is not None and usage.input_tokens else 0
     base = ImportedResponse(

@@ -3,10 +3,13 @@ read for an import, written by the export.
 
 Keys (every one but ``text`` optional; an unknown key is refused, naming it):
 
-* identity — ``sample_id`` (the dataset row's id) and/or ``prompt`` (the instruction as saltbench builds it,
-  or the prompt a chat template made of it); ``style`` (``direct``/``cot``); ``task``, ``variant`` and
+* identity — ``sample_id`` (the dataset row's id), ``prompt`` (the instruction as saltbench builds it, the
+  prompt a chat template made of it, or the authors' prompt) and/or ``input`` (the row's task input);
+  ``style`` (``direct``/``cot``); ``task``, ``variant`` and
   ``model`` are written by the export and not read back (the dataset row and the registry name give them);
-* ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities);
+* ``text`` — the generated text; ``reasoning`` — reasoning returned apart from it (no log-probabilities;
+  present but empty or ``null``: the harness returned none, so ``text`` is the final content; absent:
+  ``text`` is the output as the model wrote it, reasoning inline);
 * ``finish_reason`` — ``eos`` (also ``stop``), ``length`` (also ``max_tokens``) or ``error`` (then ``error``
   says why, and ``text`` is empty); default ``eos``; ``num_prompt_tokens`` (default 0);
 * per token — ``tokens`` (texts, joining to ``text``) or ``token_bytes`` (UTF-8 bytes per token, a character
@@ -46,7 +49,7 @@ FINISH_ALIASES: Mapping[str, FinishReason] = {
 }
 """``finish_reason`` values read, and the generations table's value each stands for."""
 
-STRING_KEYS = ("sample_id", "prompt", "style", "task", "variant", "model", "reasoning", "error")
+STRING_KEYS = ("sample_id", "prompt", "input", "style", "task", "variant", "model", "reasoning", "error")
 LIST_KEYS = (
     "tokens",
     "token_bytes",
@@ -99,8 +102,10 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
     for key in LIST_KEYS:
         if obj.get(key) is not None and not isinstance(obj[key], list):
             raise refuse(f"{key!r} must be a list (one entry per token), got {type(obj[key]).__name__}")
-    if obj.get("sample_id") is None and obj.get("prompt") is None:
-        raise refuse("neither 'sample_id' nor 'prompt': the response cannot be matched to a dataset row")
+    if obj.get("sample_id") is None and obj.get("prompt") is None and obj.get("input") is None:
+        raise refuse(
+            "neither 'sample_id', 'prompt' nor 'input': the response cannot be matched to a dataset row"
+        )
     finish = FINISH_ALIASES.get(obj.get("finish_reason", "eos"))
     if finish is None:
         raise refuse(f"finish_reason {obj['finish_reason']!r} is not one of {sorted(FINISH_ALIASES)}")
@@ -145,7 +150,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
         finish_reason=finish,
         error=obj.get("error"),
         num_prompt_tokens=n_prompt,
-        reasoning=obj.get("reasoning"),
+        reasoning="" if "reasoning" in obj and obj["reasoning"] is None else obj.get("reasoning"),
         token_texts=tokens,
         token_ids=obj.get("token_ids"),
         logprobs=obj.get("logprobs"),
@@ -153,6 +158,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
         top_ids=obj.get("top_ids"),
         top_tokens=obj.get("top_tokens"),
         entropy=obj.get("entropy"),
+        task_input=obj.get("input"),
     )
 
 
@@ -169,13 +175,26 @@ def read_jsonl(path: str | Path) -> list[ImportedResponse]:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
                 continue
+            text = line.removesuffix("\n")
             try:
-                obj = json.loads(line)
+                obj = json.loads(text)
             except json.JSONDecodeError as exc:
-                reason = f"not JSON ({exc.msg}, column {exc.colno})"
-                raise GenerationsFileError(path, f"line {number}", reason) from None
+                raise GenerationsFileError(path, f"line {number}", _json_error(exc, text)) from None
             responses.append(_response(obj, f"line {number}", path))
     return responses
+
+
+def _json_error(exc: json.JSONDecodeError, line: str) -> str:
+    """Why a line is not JSON, at its real column (1-based character of the line, without its ``\\n``), with
+    the text around it; a line that ends before its object does is called truncated.
+
+    >>> _json_error(json.JSONDecodeError("Expecting ',' delimiter", '{"a": 1', 7), '{"a": 1')
+    "not JSON (Expecting ',' delimiter, column 8: the line ends before its object does, truncated?)"
+    """
+    where = f"{exc.msg}, column {exc.pos + 1}"
+    if exc.pos >= len(line.rstrip()):
+        return f"not JSON ({where}: the line ends before its object does, truncated?)"
+    return f"not JSON ({where}, at {line[max(0, exc.pos - 20) : exc.pos + 20]!r})"
 
 
 def _nan_to_none(value: Any) -> Any:

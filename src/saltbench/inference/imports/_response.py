@@ -18,7 +18,10 @@ Every format reader returns :class:`ImportedResponse` objects; :func:`to_record`
 * **Reasoning apart.** ``reasoning`` (the reasoning a harness returned apart from the answer) is put back in
   front of the text in the model's ``reasoning_format`` (``<think>…</think>\\n\\n``, or gpt-oss's analysis
   channel then the final channel's header) as one token without log-probabilities, so the reasoning rules
-  of docs/reasoning.md apply to it; the answer's tokens keep their log-probabilities.
+  of docs/reasoning.md apply to it; the answer's tokens keep their log-probabilities. Empty reasoning
+  returned apart (``""``) means the text is already the final content: an empty closed block goes in front
+  (``<think></think>\\n\\n``), unless the text holds the format's markers itself. ``None`` (nothing
+  returned apart): the text is the whole output as the model wrote it, reasoning inline.
 * The full-vocabulary entropy is NaN unless given.
 """
 
@@ -48,6 +51,13 @@ REASONING_WRAPPERS: dict[ReasoningFormat, tuple[str, str]] = {
 }
 """How reasoning returned apart is put back in front of the answer, per ``reasoning_format``."""
 
+REASONING_MARKERS: dict[ReasoningFormat, tuple[str, ...]] = {
+    "think": ("<think>", "</think>"),
+    "harmony": ("<|channel|>", "<|start|>", "<|message|>"),
+}
+"""Texts that show a response holds its reasoning inline, per ``reasoning_format`` (then empty reasoning
+returned apart adds nothing in front of it)."""
+
 
 class GenerationsFileError(ValueError):
     """An imported file refused: the message names the file, where in it (a line, a record, a sample) and
@@ -67,11 +77,12 @@ class ImportedResponse:
     """One response as a file holds it, before it is matched to a dataset row.
 
     ``where``: its place in the file for messages (``line 12``, ``payload.results[3]``, ``sample 7 epoch
-    1``). ``sample_id`` and/or ``prompt`` identify its dataset row; ``style`` its prompt style (may be
-    ``None``). Per token (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string
-    ids); ``logprobs`` (the chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that
-    token has none); ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely
-    first (ragged); ``entropy`` (``None``: NaN).
+    1``). ``sample_id``, ``prompt`` and/or ``task_input`` (the row's ``input``; ``input_task`` a task name
+    that narrows it) identify its dataset row; ``style`` its prompt style (may be ``None``). Per token
+    (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string ids); ``logprobs`` (the
+    chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that token has none);
+    ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely first (ragged);
+    ``entropy`` (``None``: NaN).
     """
 
     where: str
@@ -90,6 +101,8 @@ class ImportedResponse:
     top_ids: Sequence[Sequence[int]] | None = None
     top_tokens: Sequence[Sequence[str]] | None = None
     entropy: Sequence[float | None] | np.ndarray | None = None
+    task_input: str | None = None
+    input_task: str | None = None
 
     @property
     def has_logprobs(self) -> bool:
@@ -180,8 +193,8 @@ def to_record(
     top = _alternative_logprobs(response, len(texts), k, refuse)
     ids, top_ids = _token_ids(response, texts, k, refuse)
     entropy = _per_token(response.entropy, len(texts), "entropies", refuse)
-    if response.reasoning:
-        texts = [_wrapped_reasoning(response.reasoning, reasoning, refuse), *texts]
+    if _puts_reasoning_back(response, reasoning):
+        texts = [_wrapped_reasoning(response.reasoning or "", reasoning, refuse), *texts]
         ids = np.concatenate([[PAD_ID], ids]).astype(np.int32)
         chosen = np.concatenate([[np.nan], chosen]).astype(np.float32)
         top = np.vstack([np.full((1, k), np.nan, np.float32), top])
@@ -276,6 +289,18 @@ def _fits_alternatives(
         len(rows) != count
         or (top_logprobs is not None and list(map(len, rows)) != list(map(len, top_logprobs)))
     )
+
+
+def _puts_reasoning_back(response: ImportedResponse, reasoning: ReasoningFormat | None) -> bool:
+    """Whether a reasoning block goes in front of the response's text (module docstring): reasoning returned
+    apart, or — for a model with a ``reasoning_format`` — empty reasoning returned apart (``""``) in front of
+    a text without the format's markers (:data:`REASONING_MARKERS`), which is then the final content. No
+    reasoning returned (``None``): the text is the output as the model wrote it."""
+    if response.reasoning is None:
+        return False
+    if response.reasoning:
+        return True
+    return reasoning is not None and not any(m in response.text for m in REASONING_MARKERS[reasoning])
 
 
 def _wrapped_reasoning(reasoning_text: str, reasoning: ReasoningFormat | None, refuse: _Refuse) -> str:
