@@ -36,20 +36,12 @@ import numpy as np
 import polars as pl
 
 from saltbench.core.vocabulary import FINISH_REASONS, FinishReason, ReasoningFormat
+from saltbench.inference.reasoning_apart import REASONING_WRAPPERS, wrap_reasoning
 from saltbench.inference.records import TOP_K, GenerationRecord
 
 PAD_ID = -(2**31)
 """The id of a padding alternative and of a token without an id of its own (the reasoning put back in
 front); the ``openai`` backend's padding id."""
-
-REASONING_WRAPPERS: dict[ReasoningFormat, tuple[str, str]] = {
-    "think": ("<think>", "</think>\n\n"),
-    "harmony": (
-        "<|channel|>analysis<|message|>",
-        "<|end|><|start|>assistant<|channel|>final<|message|>",
-    ),
-}
-"""How reasoning returned apart is put back in front of the answer, per ``reasoning_format``."""
 
 REASONING_MARKERS: dict[ReasoningFormat, tuple[str, ...]] = {
     "think": ("<think>", "</think>"),
@@ -311,8 +303,7 @@ def _wrapped_reasoning(reasoning_text: str, reasoning: ReasoningFormat | None, r
             "reasoning is given apart from the text, but the model declares no reasoning_format "
             "(set think or harmony in the model registry)"
         )
-    opening, closing = REASONING_WRAPPERS[reasoning]
-    return opening + reasoning_text + closing
+    return wrap_reasoning(reasoning_text, reasoning)
 
 
 __all__ = [
