@@ -29,7 +29,8 @@ if not workflow.overwrite_configfiles:
 # Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
 # The typed configuration (saltbench.config.workflow.WorkflowConfig: every default stated there); Snakemake's
 # `config` becomes its plain resolved form, which the rules' params read. A mistake (in the config, the model
-# registry or a plugin) stops the run with its message alone: it names the key, no traceback is needed.
+# registry or a plugin it names) stops the run with its message alone: it names the key, no traceback is needed.
+# An installed plugin that fails to import stops only the runs whose config names it (docs/extending.md §1).
 try:
     check_config_files(workflow.configfiles)
     SETTINGS = resolve_config(config)

@@ -11,7 +11,14 @@ import sys
 import pytest
 from helpers.fake_plugins import fake_plugin
 
-from saltbench.core.plugins import TASK_GROUP, installed_fingerprints, source_digest
+from saltbench.core.plugins import (
+    TASK_GROUP,
+    broken_plugins,
+    discover,
+    installed_fingerprints,
+    loaded_plugins,
+    source_digest,
+)
 
 FILES = {
     "tplplug/templates/prompt.txt": "Complement {input}\n",
@@ -66,3 +73,34 @@ def test_installed_fingerprints_import_nothing(plugin):
     found = installed_fingerprints([TASK_GROUP])
     assert found[f"{TASK_GROUP}:tpl"] == f"saltbench-tpl 0.1, source {_digest()[:16]}"
     assert "tplplug" not in sys.modules  # its import would fail: it was never tried
+
+
+def test_discovery_leaves_out_and_records_what_cannot_be_used(tmp_path, monkeypatch):
+    group = "saltbench.test_discovery"
+    fake_plugin(
+        tmp_path / "a", "saltbench-good", "goodplug", "VALUE = 1\n", {group: {"good": "goodplug:VALUE"}}
+    )
+    fake_plugin(
+        tmp_path / "b",
+        "saltbench-typo",
+        "typoplug",
+        "import no_such_module\n",
+        {group: {"typo": "typoplug:X"}},
+    )
+    for package in ("one", "two"):  # one name, two packages
+        fake_plugin(
+            tmp_path / package,
+            f"saltbench-{package}",
+            f"{package}plug",
+            "X = 1\n",
+            {group: {"twice": f"{package}plug:X"}},
+        )
+    for folder in ("a", "b", "one", "two"):
+        monkeypatch.syspath_prepend(str(tmp_path / folder))
+    importlib.invalidate_caches()
+    assert [plugin.name for plugin in discover(group)] == ["good"]
+    broken = broken_plugins(group)
+    assert sorted(broken) == ["twice", "typo"]
+    assert "failed to import: ModuleNotFoundError: No module named 'no_such_module'" in str(broken["typo"])
+    assert "is declared by two packages: saltbench-one and saltbench-two" in str(broken["twice"])
+    assert [key for key in loaded_plugins() if key.startswith(group)] == [f"{group}:good"]

@@ -45,8 +45,10 @@ def _plugin(root: Path, source: str = SOURCE, version: str = "0.1") -> dict[str,
     return env_with(root)
 
 
-def _snakemake(workdir: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", "config/mini.yaml"]
+def _snakemake(
+    workdir: Path, env: dict[str, str], *args: str, config: str = "config/mini.yaml"
+) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "snakemake", *args, "--cores", "1", "--configfile", config]
     return subprocess.run(command, cwd=workdir, capture_output=True, text=True, timeout=600, env=env)
 
 
@@ -99,3 +101,31 @@ def test_a_plugin_generator_that_fails_on_its_parameters_is_refused_before_any_j
         "randrange(9, 5)" in proc.stdout + proc.stderr
     )
     assert not (workdir / "data").exists()
+
+
+def test_a_plugin_that_fails_to_import_stops_only_the_runs_that_use_it(workdir, tmp_path) -> None:
+    plugin = tmp_path / "plugin"
+    _plugin(plugin)
+    env = env_with(
+        fake_plugin(
+            plugin,
+            "saltbench-typo",
+            "typoplug",
+            "import no_such_module\n",
+            {"saltbench.tasks": {"typo": "typoplug:T"}},
+        )
+    )
+    error = (
+        "saltbench.tasks plugin 'typo' of package saltbench-typo (typoplug:T) failed to import: "
+        "ModuleNotFoundError: No module named 'no_such_module'"
+    )
+    unused = _snakemake(workdir, env, "-n", *TARGETS)
+    assert unused.returncode == 0, unused.stderr[-3000:]
+    assert f"saltbench: warning: {error}" in unused.stderr
+    config = yaml.safe_load((workdir / "config" / "mini.yaml").read_text())
+    config["tasks"].append("typo")
+    (workdir / "config" / "typo.yaml").write_text(yaml.safe_dump(config))
+    used = _snakemake(workdir, env, "-n", config="config/typo.yaml")
+    assert used.returncode != 0
+    assert f"saltbench: tasks: {error}" in used.stderr
+    assert "PluginError" not in used.stderr and 'File "' not in used.stderr  # the message alone

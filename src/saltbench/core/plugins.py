@@ -16,7 +16,9 @@ Discovery is the standard library's (``importlib.metadata.entry_points``); the r
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
 built-ins once, when they are imported; a backend plugin is imported only when a job loads a model on it
 (:func:`load_plugin`, from :mod:`saltbench.inference.backends`). A plugin that fails to import is a
-:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin.
+:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin; the
+registries record it (:func:`broken_plugins`) instead of raising it, so that it stops only the runs whose
+configuration selects that plugin (the configuration check names it there, docs/extending.md §1).
 Standard library only.
 
 Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
@@ -33,7 +35,7 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -75,6 +77,7 @@ class Plugin:
 
 
 _LOADED: dict[str, Plugin] = {}
+_BROKEN: dict[str, PluginError] = {}  # "GROUP:NAME" -> why that plugin cannot be used
 
 
 def loaded_plugins() -> dict[str, str]:
@@ -191,23 +194,50 @@ def _load(group: str, point: importlib.metadata.EntryPoint) -> Plugin:
     return Plugin(point.name, package, point.value, value, version, source_digest(point.module, point.dist))
 
 
-def discover(group: str) -> list[Plugin]:
-    """Load every entry point of ``group``, sorted by name.
-
-    Raises:
-        PluginError: an entry point fails to import, or two installed packages declare the same name.
-    """
-    found: dict[str, Plugin] = {}
+def discover(group: str, check: Callable[[Plugin], None] | None = None) -> list[Plugin]:
+    """Load every entry point of ``group``, sorted by name. One that cannot be used — it fails to import,
+    two installed packages declare its name, or ``check`` raises :class:`PluginError` on it (the registry's
+    rules) — is left out and recorded (:func:`refuse`), not raised: only a run that selects it fails
+    (:func:`broken_plugins`; docs/extending.md §1)."""
+    points: dict[str, dict[str, importlib.metadata.EntryPoint]] = {}
     for point in importlib.metadata.entry_points(group=group):
-        plugin = _load(group, point)
-        if point.name in found and found[point.name].package != plugin.package:
-            raise PluginError(
-                f"{group} name {point.name!r} is declared by two packages: {found[point.name].package} and "
-                f"{plugin.package}; uninstall one"
+        package = point.dist.name if point.dist is not None else "an unknown distribution"
+        points.setdefault(point.name, {}).setdefault(package, point)
+    found: dict[str, Plugin] = {}
+    for name, by_package in points.items():
+        if len(by_package) > 1:
+            first, second = sorted(by_package)[:2]
+            refuse(
+                group,
+                name,
+                PluginError(
+                    f"{group} name {name!r} is declared by two packages: {first} and {second}; uninstall one"
+                ),
             )
-        found[point.name] = plugin
+            continue
+        try:
+            plugin = _load(group, next(iter(by_package.values())))
+            if check is not None:
+                check(plugin)
+        except PluginError as exc:
+            refuse(group, name, exc)
+        else:
+            found[name] = plugin
     _LOADED.update({f"{group}:{name}": plugin for name, plugin in found.items()})
     return [found[name] for name in sorted(found)]
+
+
+def refuse(group: str, name: str, error: PluginError) -> None:
+    """Record that the plugin ``name`` of ``group`` cannot be used, and why (:func:`broken_plugins`)."""
+    _BROKEN[f"{group}:{name}"] = error
+    _LOADED.pop(f"{group}:{name}", None)
+
+
+def broken_plugins(group: str) -> dict[str, PluginError]:
+    """``{name: error}`` of the installed plugins of ``group`` that cannot be used (:func:`discover`,
+    :func:`refuse`): a configuration that selects one is refused with its error; the others run."""
+    prefix = f"{group}:"
+    return {key.removeprefix(prefix): err for key, err in sorted(_BROKEN.items()) if key.startswith(prefix)}
 
 
 def load_plugin(group: str, name: str) -> Plugin:
@@ -233,10 +263,12 @@ __all__ = [
     "TASK_GROUP",
     "Plugin",
     "PluginError",
+    "broken_plugins",
     "discover",
     "fingerprint",
     "installed_fingerprints",
     "load_plugin",
     "loaded_plugins",
+    "refuse",
     "source_digest",
 ]
