@@ -1,7 +1,7 @@
 """Plugins are part of the provenance (docs/extending.md §5): an output records the plugin packages it used,
-and a new version or edited code of a plugin makes the outputs that used it stale, while the outputs of
-built-in tasks stay current. A plugin whose generator fails on its parameters is refused by the
-configuration check, before any job."""
+and a new version or edited code of a plugin makes the outputs that used it stale — a kept copy of a shard
+too (docs/reliability.md §2.3) — while the outputs of built-in tasks stay current. A plugin whose generator
+fails on its parameters is refused by the configuration check, before any job."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import yaml
 from helpers.fake_plugins import env_with, fake_plugin
 
 from saltbench.io import read_provenance
+from saltbench.workflow.kept import finish_run, kept_path
 
 pytestmark = pytest.mark.workflow
 
@@ -57,7 +58,8 @@ def workdir(tmp_path, copy_workflow, repo_root) -> Path:
     (tmp_path / "workflow").mkdir()
     root = copy_workflow(tmp_path / "workflow")
     config = yaml.safe_load((repo_root / "config" / "test.yaml").read_text())
-    config.update(tasks=["mini", "dna"])
+    config.update(tasks=["mini", "dna"], models=["sim-planted"])  # a simulated model: no weights to load
+    config["inference"].pop("backend")
     config["datasets"]["n_samples"] = 3
     config["datasets"]["params"] = {"mini": {"max_codons": 4}, "dna": {"max_codons": 4}}
     (root / "config" / "mini.yaml").write_text(yaml.safe_dump(config))
@@ -65,12 +67,13 @@ def workdir(tmp_path, copy_workflow, repo_root) -> Path:
 
 
 TARGETS = ("data/datasets/mini.parquet", "data/datasets/dna.parquet")
+SHARDS = tuple(f"data/generations/sim-planted/direct/mini/shard-{i}.parquet" for i in (0, 1))
 
 
 def test_a_plugin_is_recorded_and_a_change_of_it_makes_its_outputs_stale(workdir, tmp_path) -> None:
     plugin = tmp_path / "plugin"
     env = _plugin(plugin)
-    first = _snakemake(workdir, env, *TARGETS)
+    first = _snakemake(workdir, env, *TARGETS, *SHARDS)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
     recorded = read_provenance(workdir / TARGETS[0])["plugins"]
     assert list(recorded) == ["saltbench.tasks:mini"]
@@ -88,6 +91,22 @@ def test_a_plugin_is_recorded_and_a_change_of_it_makes_its_outputs_stale(workdir
     )  # an editable install's code edited
     assert planned(edited) == [TARGETS[0]]  # the built-in task's dataset stays current
     assert planned(_plugin(plugin, version="0.2")) == [TARGETS[0]]  # a new version
+
+    # the kept copies of generations shards (docs/reliability.md §2.3), the plugin edited since they were
+    # written: a shard deleted by hand and one Snakemake deleted (a failed group job) are both computed again
+    _plugin(plugin, SOURCE + "\n\ndef helper():\n    return 2\n")
+    (workdir / SHARDS[1]).unlink()  # by Snakemake, during a run that failed; at its end:
+    assert finish_run([workdir / "data"]) == [kept_path(workdir / SHARDS[1])]
+    (workdir / SHARDS[0]).unlink()  # by hand, since
+    rerun = _snakemake(workdir, edited, *SHARDS)
+    assert rerun.returncode == 0, rerun.stderr[-3000:]
+    logs = [
+        (workdir / "logs" / Path(shard).relative_to("data")).with_suffix(".log").read_text()
+        for shard in SHARDS
+    ]
+    assert all("restored" not in log and "generations ([{" in log for log in logs), logs
+    assert "kept copy" not in logs[0]  # removed when the run started
+    assert "was made from other inputs" in logs[1]  # restorable, but another plugin fingerprint
 
 
 def test_a_plugin_generator_that_fails_on_its_parameters_is_refused_before_any_job(workdir, tmp_path) -> None:
