@@ -16,7 +16,7 @@ from saltbench.inference import load_model_registry
 from saltbench.inference.registry import SimulatedSource
 from saltbench.interventions import InterventionOptions
 from saltbench.workflow.rule_support import report_text
-from saltbench.workflow.kept import prune_kept
+from saltbench.workflow.kept import finish_run, start_run
 from saltbench.workflow.runlock import acquire_run_lock, remove_stale_job_scripts, remove_stale_temporaries
 
 # config/config.yaml is the default; a --configfile given on the command line replaces it entirely
@@ -29,7 +29,8 @@ if not workflow.overwrite_configfiles:
 # Snakemake's YAML loader keeps the last value of a repeated key silently; ours rejects it (file, line).
 # The typed configuration (saltbench.config.workflow.WorkflowConfig: every default stated there); Snakemake's
 # `config` becomes its plain resolved form, which the rules' params read. A mistake (in the config, the model
-# registry or a plugin) stops the run with its message alone: it names the key, no traceback is needed.
+# registry or a plugin it names) stops the run with its message alone: it names the key, no traceback is needed.
+# An installed plugin that fails to import stops only the runs whose config names it (docs/extending.md §1).
 try:
     check_config_files(workflow.configfiles)
     SETTINGS = resolve_config(config)
@@ -74,11 +75,18 @@ report: report_text("report/workflow.rst", "results/findings.md", ".snakemake/sa
 onstart:
     # Real runs only (never dry runs, --lint or --report): one running workflow per directory, held until
     # this process exits (saltbench.workflow.runlock); then the temporary files of interrupted writers are removed,
-    # and the kept copies of finished shards whose outputs exist (saltbench.workflow.kept).
+    # and the kept copies of finished shards that are not restorable: their outputs exist, or were deleted by hand
+    # since the last run (saltbench.workflow.kept, docs/reliability.md §2.3).
     acquire_run_lock()
     remove_stale_temporaries(["data", "results", "figures"])
     remove_stale_job_scripts()
-    prune_kept(["data"])
+    start_run()
+
+
+onerror:
+    # The kept copies whose outputs are missing now were deleted by Snakemake after a failed job of this run:
+    # marked restorable, so that the next run of those jobs restores them (docs/reliability.md §2.3).
+    finish_run()
 
 
 include: "rules/common.smk"

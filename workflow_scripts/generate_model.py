@@ -3,7 +3,7 @@
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
-from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, model_files_key, provenance, read_table, write_table
 from saltbench.stages.generation import (
     ShardDirectory,
     ShardJob,
@@ -55,7 +55,13 @@ def main(snakemake) -> None:
         "config_hash": config_hash(dict(inference)),
     }
     key = config_hash(
-        {**meta, "spec": repr(spec), "n_shots": params.n_shots, "model_path": params.model_path}
+        {
+            **meta,
+            "spec": repr(spec),
+            "n_shots": params.n_shots,
+            "model_path": params.model_path,
+            "model_files": model_files_key(params.model_path),
+        }
     )
     outputs = dict(zip(params.outputs, snakemake.output, strict=True))
     keys = {

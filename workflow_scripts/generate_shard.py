@@ -5,7 +5,7 @@ import shutil
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
-from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, model_files_key, provenance, read_table, write_table
 from saltbench.stages.generation import answered_rows, generate_shard, shard_rows
 from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
@@ -27,6 +27,7 @@ def main(snakemake) -> None:
             "model": wc.model,
             "spec": repr(spec),
             "model_path": str(params.model_path),
+            "model_files": model_files_key(params.model_path),
             "backend": params.backend,
             "inference": dict(inference),
             "n_shots": params.n_shots,

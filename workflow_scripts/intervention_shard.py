@@ -3,7 +3,7 @@
 import shutil
 
 from saltbench.interventions import InterventionOptions
-from saltbench.io import config_hash, inputs_key, provenance, read_table, write_table
+from saltbench.io import config_hash, inputs_key, model_files_key, provenance, read_table, write_table
 from saltbench.stages.interventions import intervention_shard, select_shard
 from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
@@ -21,6 +21,7 @@ def main(snakemake) -> None:
             "model": wc.model,
             "spec": repr(params.spec),
             "model_path": str(params.model_path),
+            "model_files": model_files_key(params.model_path),
             "backend": params.backend,
             "options": options.as_dict(),
             "n_shots": params.n_shots,

@@ -217,47 +217,57 @@ def test_snakemake_refuses_a_broken_plugin_before_any_job(broken_plugins, tmp_pa
     assert not (workdir / "data").exists()  # no job ran
 
 
-def test_a_plugin_that_fails_to_import_is_named(tmp_path) -> None:
-    root = fake_plugin(
-        tmp_path,
-        "saltbench-typo",
-        "saltbench_typo",
-        "import no_such_module\n",
-        {"saltbench.confidence": {"typo": "saltbench_typo:SPEC"}},
-    )
-    proc = subprocess.run(
-        [sys.executable, "-m", "saltbench.config", str(REPO / "config" / "test.yaml")],
+def _check_configs(root: Path, *configs: Path) -> subprocess.CompletedProcess[str]:
+    """``python -m saltbench.config CONFIG...`` with the plugins under ``root`` installed."""
+    return subprocess.run(
+        [sys.executable, "-m", "saltbench.config", *map(str, configs)],
         cwd=REPO,
         env=env_with(root),
         capture_output=True,
         text=True,
         timeout=120,
     )
-    assert proc.returncode == 1
-    assert (
-        "saltbench.confidence plugin 'typo' of package saltbench-typo (saltbench_typo:SPEC) failed to "
-        "import: ModuleNotFoundError: No module named 'no_such_module'" in proc.stderr
+
+
+def test_a_plugin_that_fails_to_import_stops_only_the_configurations_that_select_it(tmp_path) -> None:
+    root = fake_plugin(
+        tmp_path / "plugins",
+        "saltbench-typo",
+        "saltbench_typo",
+        "import no_such_module\n",
+        {"saltbench.confidence": {"typo": "saltbench_typo:SPEC"}},
     )
+    selecting = tmp_path / "typo.yaml"
+    cfg = yaml.safe_load((REPO / "config" / "test.yaml").read_text())
+    cfg["scoring"] = {"confidence_functions": ["mean_margin", "typo"]}
+    selecting.write_text(yaml.safe_dump(cfg))
+    proc = _check_configs(root, REPO / "config" / "test.yaml", selecting)
+    error = (
+        "saltbench.confidence plugin 'typo' of package saltbench-typo (saltbench_typo:SPEC) failed to "
+        "import: ModuleNotFoundError: No module named 'no_such_module'"
+    )
+    assert proc.returncode == 1
+    assert f"{REPO / 'config' / 'test.yaml'}: valid" in proc.stdout  # it does not use the plugin
+    assert f"saltbench: warning: {error}" in proc.stderr
+    assert f"{selecting}: scoring.confidence_functions: {error}" in proc.stderr
     assert "Traceback" not in proc.stderr
 
 
-def test_a_plugin_reusing_a_built_in_name_is_refused(tmp_path) -> None:
+def test_a_plugin_reusing_a_built_in_name_is_refused_where_the_name_is_selected(tmp_path) -> None:
     source = "from saltbench.tasks import DnaTask\nclass Again(DnaTask):\n    pass\n"
     root = fake_plugin(
-        tmp_path,
+        tmp_path / "plugins",
         "saltbench-again",
         "saltbench_again",
         source,
         {"saltbench.tasks": {"dna": "saltbench_again:Again"}},
     )
-    proc = subprocess.run(
-        [sys.executable, "-c", "import saltbench.tasks"],
-        env=env_with(root),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    (tmp_path / "dna").mkdir()
+    (tmp_path / "matmul").mkdir()
+    proc = _check_configs(root, _config(tmp_path / "dna", ["dna"]), _config(tmp_path / "matmul", ["matmul"]))
+    assert proc.returncode == 1
     assert (
-        "PluginError: task plugin 'dna' (saltbench_again:Again) of package saltbench-again reuses the "
-        "slug of a built-in task" in proc.stderr
+        "tasks: task plugin 'dna' (saltbench_again:Again) of package saltbench-again reuses the slug of a "
+        "built-in task" in proc.stderr
     )
+    assert f"{tmp_path / 'matmul' / 'config.yaml'}: valid" in proc.stdout

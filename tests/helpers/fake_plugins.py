@@ -9,12 +9,21 @@ from pathlib import Path
 
 
 def fake_plugin(
-    root: Path, package: str, module: str, source: str, entry_points: Mapping[str, Mapping[str, str]]
+    root: Path,
+    package: str,
+    module: str,
+    source: str,
+    entry_points: Mapping[str, Mapping[str, str]],
+    files: Mapping[str, str] | None = None,
 ) -> Path:
-    """Write ``root/{module}.py`` and the distribution ``package`` declaring ``entry_points``
-    (``{group: {name: "module:attribute"}}``); returns ``root``."""
-    root.mkdir(parents=True, exist_ok=True)
-    (root / f"{module}.py").write_text(source)
+    """Write ``root/{module}.py`` (``module`` may be ``pkg/__init__``), the other ``files``
+    (``{path below root: text}``: package data, templates) and the distribution ``package`` declaring
+    ``entry_points`` (``{group: {name: "module:attribute"}}``), whose ``RECORD`` lists them all, as an
+    installer's does; returns ``root``."""
+    written = {f"{module}.py": source, **(files or {})}
+    for relative, text in written.items():
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_text(text)
     info = root / f"{package.replace('-', '_')}-0.1.dist-info"
     info.mkdir(exist_ok=True)
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {package}\nVersion: 0.1\n")
@@ -22,6 +31,8 @@ def fake_plugin(
     for group, points in entry_points.items():
         lines += [f"[{group}]", *(f"{name} = {target}" for name, target in points.items()), ""]
     (info / "entry_points.txt").write_text("\n".join(lines))
+    names = [*written, *(f"{info.name}/{name}" for name in ("METADATA", "entry_points.txt", "RECORD"))]
+    (info / "RECORD").write_text("".join(f"{name},,\n" for name in names))
     return root
 
 

@@ -5,28 +5,15 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
+from helpers.run_lock import lock_holder
 
 from saltbench.workflow.runlock import LOCK_FILE, RunLockError, acquire_run_lock, remove_stale_temporaries
 
-HOLD = (
-    "import sys, time; from saltbench.workflow.runlock import acquire_run_lock; "
-    "acquire_run_lock(sys.argv[1]); "
-    "print('held', flush=True); time.sleep(60)"
-)
-
-
-def _holder(workdir) -> subprocess.Popen[str]:
-    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(workdir)], stdout=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
-    return proc
-
 
 def test_second_process_is_refused_until_the_holder_is_killed(tmp_path):
-    holder = _holder(tmp_path)
+    holder = lock_holder(tmp_path)
     try:
         with pytest.raises(RunLockError, match=f"process {holder.pid}"):
             acquire_run_lock(tmp_path)

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from saltbench.confidence._extended import EXTENDED_FUNCTIONS
 from saltbench.confidence._paper import FloatArray
 from saltbench.confidence.specs import PAPER_FUNCTIONS, ConfidenceSpec
-from saltbench.core.plugins import CONFIDENCE_GROUP, Plugin, PluginError, discover
+from saltbench.core.plugins import CONFIDENCE_GROUP, Plugin, PluginError, broken_plugins, discover
 from saltbench.core.vocabulary import CONFIDENCE_NAME_PATTERN, Flavour
 
 NAME_PATTERN = CONFIDENCE_NAME_PATTERN
@@ -22,26 +22,40 @@ CONFIDENCE_PLUGINS: dict[str, Plugin] = {}
 """Function name -> the entry point of the installed package that contributes it."""
 
 
+def _check_plugin(plugin: Plugin) -> None:
+    """A confidence plugin is a :class:`ConfidenceSpec` named as its entry point, no built-in's name, with a
+    ``token_score``.
+
+    Raises:
+        PluginError: it is not (the message names the plugin and the rule).
+    """
+    spec = plugin.value
+    if not isinstance(spec, ConfidenceSpec):
+        raise PluginError(
+            f"confidence plugin {plugin.describe()} is not a saltbench.confidence.ConfidenceSpec "
+            f"(got {type(spec).__name__})"
+        )
+    if plugin.name in {builtin.name for builtin in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)}:
+        raise PluginError(
+            f"confidence plugin {plugin.describe()} reuses the name of a built-in function; uninstall it"
+        )
+    if spec.name != plugin.name or not NAME_PATTERN.fullmatch(spec.name):
+        raise PluginError(
+            f"confidence plugin {plugin.describe()}: the entry-point name must be the spec's name, "
+            f"matching {NAME_PATTERN.pattern} (the spec says {spec.name!r})"
+        )
+    if spec.token_score is None:
+        raise PluginError(f"confidence plugin {plugin.describe()} has no token_score")
+
+
 def _registry() -> dict[str, ConfidenceSpec]:
+    """The built-in functions, then the plugins of the ``saltbench.confidence`` group that pass
+    :func:`_check_plugin`; one that fails to import or fails it is left out and recorded
+    (:func:`saltbench.core.plugins.broken_plugins`): only a configuration that selects it is refused."""
     functions = {spec.name: spec for spec in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)}
-    for plugin in discover(CONFIDENCE_GROUP):
-        spec = plugin.value
-        if not isinstance(spec, ConfidenceSpec):
-            raise PluginError(
-                f"confidence plugin {plugin.describe()} is not a saltbench.confidence.ConfidenceSpec "
-                f"(got {type(spec).__name__})"
-            )
-        if plugin.name in functions:
-            raise PluginError(f"confidence plugin {plugin.describe()} reuses the name of a built-in function")
-        if spec.name != plugin.name or not NAME_PATTERN.fullmatch(spec.name):
-            raise PluginError(
-                f"confidence plugin {plugin.describe()}: the entry-point name must be the spec's name, "
-                f"matching {NAME_PATTERN.pattern} (the spec says {spec.name!r})"
-            )
-        if spec.token_score is None:
-            raise PluginError(f"confidence plugin {plugin.describe()} has no token_score")
-        functions[spec.name] = spec
-        CONFIDENCE_PLUGINS[spec.name] = plugin
+    for plugin in discover(CONFIDENCE_GROUP, _check_plugin):
+        functions[plugin.name] = plugin.value
+        CONFIDENCE_PLUGINS[plugin.name] = plugin
     return functions
 
 
@@ -51,7 +65,11 @@ plugins' (docs/confidence.md §4, docs/extending.md)."""
 
 
 def confidence_spec(name: str) -> ConfidenceSpec:
-    """The function called ``name``; ``ValueError`` naming the installed ones otherwise."""
+    """The function called ``name``; ``ValueError`` naming the installed ones otherwise, the plugin's
+    :class:`~saltbench.core.plugins.PluginError` where ``name`` is an installed plugin that cannot be used."""
+    broken = broken_plugins(CONFIDENCE_GROUP)
+    if name not in CONFIDENCE_FUNCTIONS and name in broken:
+        raise broken[name]
     try:
         return CONFIDENCE_FUNCTIONS[name]
     except KeyError:

@@ -9,6 +9,7 @@ runs (so that a dry run loads only what the configuration uses).
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,8 @@ if TYPE_CHECKING:
     import polars as pl
 
     from saltbench.inference import ModelSpec
+
+log = logging.getLogger(__name__)
 
 MAX_INFERENCE_JOBS = 100_000
 """Upper bound of the inference shard jobs of a run: ``ceil(samples / inference.shard_size)`` summed over
@@ -74,6 +77,49 @@ def trial_rows(settings: WorkflowConfig, task: str) -> pl.DataFrame:
     if key not in _trials:
         _trials[key] = get_task(task).generate(TRIAL_SAMPLES, settings.seed, **params)
     return _trials[key]
+
+
+def _named_plugins(settings: WorkflowConfig) -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """``{entry-point group: [(key, names), ...]}``: where the configuration names tasks and confidence
+    functions (interventions and training only when enabled)."""
+    from saltbench.core.plugins import CONFIDENCE_GROUP, TASK_GROUP
+
+    tasks = [("tasks", settings.tasks), ("datasets.params", tuple(settings.datasets.params))]
+    if settings.interventions.enabled:
+        tasks.append(("interventions.tasks", settings.interventions.tasks))
+    if settings.training.enabled:
+        tasks.append(("training.tasks", tuple(settings.training.tasks or ())))
+    functions = [
+        ("scoring.confidence_functions", settings.scoring.confidence_functions),
+        ("metrics.default_confidence", (settings.metrics.default_confidence,)),
+    ]
+    return {TASK_GROUP: tasks, CONFIDENCE_GROUP: functions}
+
+
+def check_broken_plugins(settings: WorkflowConfig) -> None:
+    """No task or confidence function the configuration names is an installed plugin that cannot be used
+    (it fails to import, or fails its registry's checks: :func:`saltbench.core.plugins.broken_plugins`).
+    Such a plugin stops only the runs that name it, here, with the key and the plugin's error; for the
+    others it is logged as a warning (docs/extending.md §1).
+
+    Raises:
+        ConfigError: ``{key}: {the plugin's error}`` for the first broken plugin named.
+    """
+    import saltbench.confidence  # noqa: F401 — the registries record the broken plugins when built
+    import saltbench.tasks  # noqa: F401
+    from saltbench.core.plugins import broken_plugins
+
+    for group, places in _named_plugins(settings).items():
+        broken = broken_plugins(group)
+        for key, names in places:
+            for name in names:
+                if name in broken:
+                    raise ConfigError(f"{key}: {broken[name]}")
+        named = {name for _, names in places for name in names}
+        for name in sorted(set(broken) - named):
+            log.warning(
+                "saltbench: warning: %s; this configuration does not use it: the run goes on", broken[name]
+            )
 
 
 def check_plugins(settings: WorkflowConfig) -> None:
@@ -273,6 +319,7 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:
     """Every check of this module, in the order :func:`saltbench.config.resolve_config` runs them (between
     the blocks' own checks)."""
+    check_broken_plugins(settings)
     check_plugins(settings)
     check_task_params(settings)
     settings.check_datasets()

@@ -109,7 +109,7 @@ def _schema(text: str) -> dict[str, Any]:
 def _validator(path: str | None = None) -> Any:
     """The strict validator (:func:`saltbench.core.blocks.strict_validator`) of the config schema (``path``:
     of one top-level block), with the installed plugins' names in ``$defs``."""
-    schema = {**_schema(_schema_text()), "$defs": registry_defs()}  # the installed plugins' names too
+    schema = {**_schema(_schema_text()), "$defs": registry_defs(broken=True)}  # installed plugins' names too
     if path is not None:
         schema = {**schema["properties"][path], "$defs": schema["$defs"]}
     return strict_validator(schema)

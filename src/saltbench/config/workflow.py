@@ -3,7 +3,7 @@ schema (:func:`json_schema`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -153,21 +153,31 @@ class WorkflowConfig(Block):
                 )
 
 
-def registry_defs() -> dict[str, Any]:
+def registry_defs(*, broken: bool = False) -> dict[str, Any]:
     """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``),
     ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``) and ``backend``
     (``saltbench.inference.registry.backend_names``), installed plugins included.
 
     Validation uses these, not the committed file's copy, so a plugin's task or function is a valid name
-    wherever it is installed (imported here, not when this module is)."""
+    wherever it is installed (imported here, not when this module is). With ``broken``, also the names of
+    installed plugins that cannot be used (:func:`saltbench.core.plugins.broken_plugins`): validation lets
+    them through so that :func:`saltbench.config.checks.check_broken_plugins` names why they cannot run."""
     from saltbench.confidence import CONFIDENCE_FUNCTIONS
+    from saltbench.core.plugins import CONFIDENCE_GROUP, TASK_GROUP, broken_plugins
     from saltbench.inference.registry import backend_names
     from saltbench.tasks import TASK_SLUGS
 
+    def names(installed: Iterable[str], group: str) -> list[str]:
+        extra = [name for name in broken_plugins(group) if broken and name not in installed]
+        return [*installed, *extra]
+
     return {
-        "task": {"enum": list(TASK_SLUGS), "description": "A task slug (saltbench.tasks.TASK_SLUGS)."},
+        "task": {
+            "enum": names(TASK_SLUGS, TASK_GROUP),
+            "description": "A task slug (saltbench.tasks.TASK_SLUGS).",
+        },
         "confidence_function": {
-            "enum": list(CONFIDENCE_FUNCTIONS),
+            "enum": names(CONFIDENCE_FUNCTIONS, CONFIDENCE_GROUP),
             "description": "A confidence function (saltbench.confidence.CONFIDENCE_FUNCTIONS).",
         },
         "backend": {

@@ -16,14 +16,18 @@ Discovery is the standard library's (``importlib.metadata.entry_points``); the r
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
 built-ins once, when they are imported; a backend plugin is imported only when a job loads a model on it
 (:func:`load_plugin`, from :mod:`saltbench.inference.backends`). A plugin that fails to import is a
-:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin.
+:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin; the
+registries record it (:func:`broken_plugins`) instead of raising it, so that it stops only the runs whose
+configuration selects that plugin (the configuration check names it there, docs/extending.md §1).
 Standard library only.
 
 Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
-its package, version and a digest of its package's Python source (:attr:`Plugin.fingerprint`), which
-:func:`saltbench.io.provenance` records in every output and the rules take as a parameter, so that a new
-version — or an edit of an editable install's code — makes the outputs that used it stale
-(docs/extending.md §5).
+its package, version and a digest of its files (:func:`source_digest`: every file of its top-level package,
+data files and templates included, and every file its distribution installed; :attr:`Plugin.fingerprint`),
+which :func:`saltbench.io.provenance` records in every output and the rules take as a parameter, so that a
+new version — or an edit of an editable install's code or data — makes the outputs that used it stale
+(docs/extending.md §5). :func:`installed_fingerprints` gives the same fingerprints from the package metadata
+and files alone, without importing anything.
 """
 
 from __future__ import annotations
@@ -31,8 +35,9 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import importlib.util
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 TASK_GROUP = "saltbench.tasks"
@@ -51,8 +56,8 @@ class PluginError(RuntimeError):
 class Plugin:
     """One loaded entry point: its ``name``, the ``package`` (distribution) that declares it, ``target``
     (the ``module:attribute`` it points at), the loaded ``value``, the package's ``version`` and
-    ``source_sha256``, the digest of the Python source of the top-level module ``target`` lives in
-    (:func:`source_digest`)."""
+    ``source_sha256``, the digest of the files of the top-level package ``target`` lives in and of the
+    distribution (:func:`source_digest`)."""
 
     name: str
     package: str
@@ -67,11 +72,12 @@ class Plugin:
 
     @property
     def fingerprint(self) -> str:
-        """``saltbench-hex 0.1.0, source 3f2a...`` (16 hex digits): changes when the plugin's code does."""
-        return f"{self.package} {self.version}, source {self.source_sha256[:16]}"
+        """``saltbench-hex 0.1.0, source 3f2a...`` (16 hex digits): changes when the plugin's files do."""
+        return fingerprint(self.package, self.version, self.source_sha256)
 
 
 _LOADED: dict[str, Plugin] = {}
+_BROKEN: dict[str, PluginError] = {}  # "GROUP:NAME" -> why that plugin cannot be used
 
 
 def loaded_plugins() -> dict[str, str]:
@@ -79,20 +85,95 @@ def loaded_plugins() -> dict[str, str]:
     return {key: _LOADED[key].fingerprint for key in sorted(_LOADED)}
 
 
-def source_digest(module: str) -> str:
-    """SHA-256 over the Python files of the top-level package (or module) that holds ``module``: each file's
-    path relative to the package and its bytes, in path order; ``""`` where no source is found."""
-    spec = importlib.util.find_spec(module.split(".", 1)[0])
-    if spec is None or spec.origin is None:
+def fingerprint(package: str, version: str, digest: str) -> str:
+    """``'{package} {version}, source {digest[:16]}'``: how a plugin is named in provenance and parameters."""
+    return f"{package} {version}, source {digest[:16]}"
+
+
+def _counts(relative: PurePosixPath) -> bool:
+    """Whether a file at ``relative`` (within a package or a distribution) can change what the plugin does:
+    not compiled bytecode (``__pycache__``, ``.pyc``), not the distribution's own metadata (``*.dist-info``,
+    ``*.egg-info``: version and entry points are named apart), not outside the install folder (``../``:
+    scripts, whose text names the interpreter), not an editable install's path hook (``.pth``,
+    ``__editable__*``: it names the checkout's folder)."""
+    parts = relative.parts
+    if not parts or parts[0] == ".." or "__pycache__" in parts:
+        return False
+    if any(part.endswith((".dist-info", ".egg-info")) for part in parts[:-1]):
+        return False
+    name = parts[-1]
+    return not (name.endswith((".pyc", ".pyo", ".pth")) or name.startswith("__editable__"))
+
+
+def _package_files(module: str) -> dict[str, Path]:
+    """``{label: file}`` of the top-level package (every file below its folders) or single module that holds
+    ``module``, found without importing it; labels are ``{package}/{path}`` (the module's file name)."""
+    top = module.split(".", 1)[0]
+    try:
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return {}
+    if spec is None:
+        return {}
+    files: dict[str, Path] = {}
+    if spec.submodule_search_locations is not None:  # a package; a namespace package has several folders
+        for folder in map(Path, spec.submodule_search_locations):
+            for path in folder.rglob("*"):
+                relative = PurePosixPath(path.relative_to(folder).as_posix())
+                if path.is_file() and _counts(relative):
+                    files[f"{top}/{relative}"] = path
+    elif spec.origin is not None and Path(spec.origin).is_file():
+        files[Path(spec.origin).name] = Path(spec.origin)
+    return files
+
+
+def _distribution_files(dist: importlib.metadata.Distribution | None) -> dict[str, Path]:
+    """``{label: file}`` of the files ``dist`` installed (its ``RECORD``) that can change what it does
+    (:func:`_counts`); labels are the recorded paths. An editable install records only its path hook: its
+    package's folder is found by :func:`_package_files`."""
+    files: dict[str, Path] = {}
+    for entry in (dist.files or ()) if dist is not None else ():
+        relative = PurePosixPath(str(entry))
+        if _counts(relative):
+            path = Path(str(entry.locate()))
+            if path.is_file():
+                files[str(relative)] = path
+    return files
+
+
+def source_digest(module: str, dist: importlib.metadata.Distribution | None = None) -> str:
+    """SHA-256 over the files that make a plugin: every file of the top-level package (or module) that holds
+    ``module`` — Python, data files, templates — and every file the distribution ``dist`` installed (other
+    top-level packages, package data), without bytecode and metadata (:func:`_counts`). Each file counts
+    with its label (``package/relative/path``) and its bytes, in label order; ``""`` where no file is
+    found. Nothing is imported."""
+    files = {**_distribution_files(dist), **_package_files(module)}
+    if not files:
         return ""
-    origin = Path(spec.origin)
-    root = origin.parent if spec.submodule_search_locations else None
-    files = sorted(root.rglob("*.py")) if root is not None else [origin]
     digest = hashlib.sha256()
-    for path in files:
-        digest.update(str(path.relative_to(root) if root is not None else path.name).encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
+    for label in sorted(files):
+        digest.update(label.encode() + b"\0")
+        digest.update(files[label].read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+def installed_fingerprints(groups: Iterable[str]) -> dict[str, str]:
+    """``{"GROUP:NAME": fingerprint}`` (:func:`fingerprint`) of every installed entry point of ``groups``,
+    sorted, from the package metadata and files alone: nothing is imported, so a plugin that fails to
+    import has a fingerprint too."""
+    found: dict[str, str] = {}
+    digests: dict[tuple[str, str], str] = {}
+    for group in groups:
+        for point in importlib.metadata.entry_points(group=group):
+            dist = point.dist
+            package = dist.name if dist is not None else "an unknown distribution"
+            where = (package, point.module.split(".", 1)[0])
+            if where not in digests:
+                digests[where] = source_digest(point.module, dist)
+            found[f"{group}:{point.name}"] = fingerprint(
+                package, dist.version if dist else "", digests[where]
+            )
+    return dict(sorted(found.items()))
 
 
 def _load(group: str, point: importlib.metadata.EntryPoint) -> Plugin:
@@ -110,26 +191,53 @@ def _load(group: str, point: importlib.metadata.EntryPoint) -> Plugin:
             f"{type(exc).__name__}: {exc}; fix or uninstall the package (pip uninstall {package})"
         ) from None
     version = point.dist.version if point.dist is not None else ""
-    return Plugin(point.name, package, point.value, value, version, source_digest(point.module))
+    return Plugin(point.name, package, point.value, value, version, source_digest(point.module, point.dist))
 
 
-def discover(group: str) -> list[Plugin]:
-    """Load every entry point of ``group``, sorted by name.
-
-    Raises:
-        PluginError: an entry point fails to import, or two installed packages declare the same name.
-    """
-    found: dict[str, Plugin] = {}
+def discover(group: str, check: Callable[[Plugin], None] | None = None) -> list[Plugin]:
+    """Load every entry point of ``group``, sorted by name. One that cannot be used — it fails to import,
+    two installed packages declare its name, or ``check`` raises :class:`PluginError` on it (the registry's
+    rules) — is left out and recorded (:func:`refuse`), not raised: only a run that selects it fails
+    (:func:`broken_plugins`; docs/extending.md §1)."""
+    points: dict[str, dict[str, importlib.metadata.EntryPoint]] = {}
     for point in importlib.metadata.entry_points(group=group):
-        plugin = _load(group, point)
-        if point.name in found and found[point.name].package != plugin.package:
-            raise PluginError(
-                f"{group} name {point.name!r} is declared by two packages: {found[point.name].package} and "
-                f"{plugin.package}; uninstall one"
+        package = point.dist.name if point.dist is not None else "an unknown distribution"
+        points.setdefault(point.name, {}).setdefault(package, point)
+    found: dict[str, Plugin] = {}
+    for name, by_package in points.items():
+        if len(by_package) > 1:
+            first, second = sorted(by_package)[:2]
+            refuse(
+                group,
+                name,
+                PluginError(
+                    f"{group} name {name!r} is declared by two packages: {first} and {second}; uninstall one"
+                ),
             )
-        found[point.name] = plugin
+            continue
+        try:
+            plugin = _load(group, next(iter(by_package.values())))
+            if check is not None:
+                check(plugin)
+        except PluginError as exc:
+            refuse(group, name, exc)
+        else:
+            found[name] = plugin
     _LOADED.update({f"{group}:{name}": plugin for name, plugin in found.items()})
     return [found[name] for name in sorted(found)]
+
+
+def refuse(group: str, name: str, error: PluginError) -> None:
+    """Record that the plugin ``name`` of ``group`` cannot be used, and why (:func:`broken_plugins`)."""
+    _BROKEN[f"{group}:{name}"] = error
+    _LOADED.pop(f"{group}:{name}", None)
+
+
+def broken_plugins(group: str) -> dict[str, PluginError]:
+    """``{name: error}`` of the installed plugins of ``group`` that cannot be used (:func:`discover`,
+    :func:`refuse`): a configuration that selects one is refused with its error; the others run."""
+    prefix = f"{group}:"
+    return {key.removeprefix(prefix): err for key, err in sorted(_BROKEN.items()) if key.startswith(prefix)}
 
 
 def load_plugin(group: str, name: str) -> Plugin:
@@ -155,8 +263,12 @@ __all__ = [
     "TASK_GROUP",
     "Plugin",
     "PluginError",
+    "broken_plugins",
     "discover",
+    "fingerprint",
+    "installed_fingerprints",
     "load_plugin",
     "loaded_plugins",
+    "refuse",
     "source_digest",
 ]

@@ -40,8 +40,8 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
-def _human(size: int) -> str:
-    """``1536`` → ``"1.5 KiB"``."""
+def human_size(size: int) -> str:
+    """A byte count for people: ``1536`` → ``"1.5 KiB"``."""
     value = float(size)
     for unit in ("B", "KiB", "MiB", "GiB"):
         if value < 1024 or unit == "GiB":
@@ -59,7 +59,7 @@ def free_space(path: str | os.PathLike[str]) -> str:
         usage = shutil.disk_usage(probe)
     except OSError as exc:
         return f"free space unknown ({exc.strerror or exc})"
-    return f"{_human(usage.free)} free of {_human(usage.total)}"
+    return f"{human_size(usage.free)} free of {human_size(usage.total)}"
 
 
 @contextlib.contextmanager
@@ -121,6 +121,7 @@ __all__ = [
     "OutputWriteError",
     "file_sha256",
     "free_space",
+    "human_size",
     "naming_write_errors",
     "write_atomic",
 ]

