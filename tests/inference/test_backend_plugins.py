@@ -87,7 +87,32 @@ def test_an_installed_backend_is_listed_lazily_loaded_with_its_settings_and_reco
     )
 
 
-def test_a_plugin_may_not_take_a_built_in_name(tmp_path):
+SHADOW_SCRIPT = """
+import json, types
+from saltbench.config.checks import check_backend_plugins
+from saltbench.config.schema import ConfigError
+from saltbench.inference import parse_model_registry
+from saltbench.inference.registry import backend_names
+
+registry = parse_model_registry({"models": {
+    "on-hf": {"source": {"kind": "hub", "id": "o/a"}, "backend": "hf"},
+    "on-vllm": {"source": {"kind": "hub", "id": "o/b"}, "backend": "vllm"},
+}})
+seen = {"names": list(backend_names())}
+for model in registry:
+    settings = types.SimpleNamespace(models=(model,), inference=types.SimpleNamespace(backend=None))
+    try:
+        check_backend_plugins(settings, registry)
+        seen[model] = "ok"
+    except ConfigError as exc:
+        seen[model] = str(exc)
+print(json.dumps(seen))
+"""
+
+
+def test_a_plugin_that_takes_a_built_in_name_stops_only_the_runs_that_use_the_name(tmp_path):
+    """The name stays the built-in's; a run whose models use it is refused naming the plugin, the others
+    run (with a warning)."""
     root = fake_plugin(
         tmp_path,
         "saltbench-shadow",
@@ -95,11 +120,17 @@ def test_a_plugin_may_not_take_a_built_in_name(tmp_path):
         "def load(p, s):\n    return None\n",
         {"saltbench.backends": {"hf": "shadowplug:load"}},
     )
-    script = "from saltbench.inference.registry import backend_names\nbackend_names()"
     proc = subprocess.run(
-        [sys.executable, "-c", script], env=env_with(root), capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", SHADOW_SCRIPT], env=env_with(root), capture_output=True, text=True, timeout=300
     )
-    assert proc.returncode != 0 and "reuse built-in backend names ['hf']" in proc.stderr
+    assert proc.returncode == 0, proc.stderr
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["names"] == list(BACKEND_LOADERS)
+    assert seen["on-vllm"] == "ok" and "this configuration does not use it: the run goes on" in proc.stderr
+    assert seen["on-hf"] == (
+        "models: model 'on-hf' runs on backend 'hf': saltbench.backends plugin 'hf' of package "
+        "saltbench-shadow reuses a built-in backend's name; uninstall it (pip uninstall saltbench-shadow)"
+    )
 
 
 def test_each_built_in_backend_takes_only_settings_a_job_offers():

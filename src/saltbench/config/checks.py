@@ -292,7 +292,35 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
                 "not the OpenAI chat API); set api.prompt_logprobs where the server has them, or leave the "
                 "model out of interventions.models (docs/backends.md §8)"
             )
+    check_backend_plugins(settings, registry)
     check_budgets(settings, registry)
+
+
+def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
+    """No model of the run runs on a backend plugin that cannot be used (it reuses a built-in backend's
+    name: :func:`saltbench.inference.registry.backend_names`); such a plugin stops only the runs whose
+    models use that name, and is a warning for the others (docs/extending.md §1). A backend plugin that fails
+    to import fails the jobs that load it, naming it.
+
+    Raises:
+        ConfigError: ``models: model 'M' runs on backend 'B': {the plugin's error}``.
+    """
+    from saltbench.core.plugins import BACKEND_GROUP, broken_plugins
+    from saltbench.inference.registry import backend_names
+
+    backend_names()  # records the unusable backend plugins
+    broken = broken_plugins(BACKEND_GROUP)
+    used = set()
+    for name in settings.models:
+        spec = registry[name]
+        backend = None if spec.imported else settings.inference.backend or spec.backend
+        if backend in broken:
+            raise ConfigError(f"models: model {name!r} runs on backend {backend!r}: {broken[backend]}")
+        used.add(backend)
+    for backend in sorted(set(broken) - used):
+        log.warning(
+            "saltbench: warning: %s; this configuration does not use it: the run goes on", broken[backend]
+        )
 
 
 def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:

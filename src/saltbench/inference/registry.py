@@ -85,7 +85,7 @@ from saltbench.core.blocks import (
     setting,
     strict_validator,
 )
-from saltbench.core.plugins import BACKEND_GROUP, PluginError
+from saltbench.core.plugins import BACKEND_GROUP, PluginError, refuse
 from saltbench.core.vocabulary import BACKENDS, ApiEndpoint, Dtype, ImportFormat, ReasoningFormat
 from saltbench.inference.simulation.params import SimulationParams
 
@@ -577,16 +577,26 @@ def registry_reference() -> str:
 def backend_names() -> tuple[str, ...]:
     """The backends a registry entry may name: the built-in ones (:data:`saltbench.core.vocabulary.BACKENDS`),
     then the installed plugins' (entry-point group ``saltbench.backends``, sorted), read from the packages'
-    metadata without importing them (:mod:`saltbench.inference.backends` loads them).
-
-    Raises:
-        PluginError: a plugin reuses a built-in backend's name.
-    """
-    plugins = sorted({point.name for point in importlib.metadata.entry_points(group=BACKEND_GROUP)})
-    taken = [name for name in plugins if name in BACKENDS]
-    if taken:
-        raise PluginError(f"{BACKEND_GROUP} plugins reuse built-in backend names {taken}; uninstall them")
-    return (*BACKENDS, *plugins)
+    metadata without importing them (:mod:`saltbench.inference.backends` loads them). A plugin that reuses a
+    built-in backend's name is left out (the name stays the built-in's) and recorded as unusable
+    (:func:`saltbench.core.plugins.refuse`): a run whose models use that name is refused naming it, the others
+    run (:func:`saltbench.config.checks.check_backend_plugins`)."""
+    plugins: dict[str, str] = {}
+    for point in importlib.metadata.entry_points(group=BACKEND_GROUP):
+        plugins.setdefault(
+            point.name, point.dist.name if point.dist is not None else "an unknown distribution"
+        )
+    for name, package in plugins.items():
+        if name in BACKENDS:
+            refuse(
+                BACKEND_GROUP,
+                name,
+                PluginError(
+                    f"{BACKEND_GROUP} plugin {name!r} of package {package} reuses a built-in backend's name; "
+                    f"uninstall it (pip uninstall {package})"
+                ),
+            )
+    return (*BACKENDS, *sorted(name for name in plugins if name not in BACKENDS))
 
 
 @functools.cache
