@@ -45,7 +45,7 @@ Rate = Annotated[float, Keywords(minimum=0, maximum=1)]
 """A share in [0, 1]."""
 NonNegative = Annotated[float, Keywords(minimum=0)]
 TRACE_TAGS = 17
-"""Tokens of ``<think>\\n`` and ``\\n</think>``: the shortest trace (docs/simulation.md §1)."""
+"""Tokens of ``<think>\\n`` and ``\\n</think>``: the shortest trace (docs/simulation.md §8)."""
 TraceLength = Annotated[int, Keywords(minimum=TRACE_TAGS)]
 
 
