@@ -10,6 +10,10 @@ rule table_recovery:
     input:
         metrics=ANALYSIS_METRICS,
         health="results/tables/generation_health.parquet",
+        # the response columns of the simulated models' units: their reasoning traces (docs/simulation.md §4)
+        units=expand(
+            "data/units/{model}/{style}/{task}.parquet", model=SIMULATED_MODELS, style=STYLES, task=TASKS
+        ),
         tradeoff="results/tables/reasoning_tradeoff.parquet",
         interventions=("results/tables/interventions.parquet" if INTERVENTION_MODELS else []),
         intervention_rows=ANALYSIS_INTERVENTIONS,

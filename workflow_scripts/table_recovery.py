@@ -6,6 +6,7 @@ import polars as pl
 from saltbench.analysis import (
     INTERVENTIONS_SCHEMA,
     METRICS_SCHEMA,
+    RESPONSE_COLUMNS,
     SimulatedRun,
     planted_values,
     read_tables,
@@ -16,7 +17,7 @@ from saltbench.core.contracts import TABLES
 from saltbench.inference import load_model_registry
 from saltbench.inference.registry import SimulatedSource
 from saltbench.io import read_table
-from saltbench.workflow.analysis_rules import write_rule_tables
+from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging
 
 
@@ -28,6 +29,9 @@ def main(snakemake) -> None:
         m: registry[m].source.parameters for m in p.models if isinstance(registry[m].source, SimulatedSource)
     }
     tradeoff = read_table(inputs.tradeoff, "table.reasoning_tradeoff")
+    # one row per response of the simulated models (their units repeat its columns)
+    responses = pl.concat(u.unique("sample_id") for u in iter_units(list(inputs.units), RESPONSE_COLUMNS))
+    budgets = responses.group_by("model", "style", "task").agg(pl.col("max_new_tokens").max())
     run = SimulatedRun(
         params=params,
         styles=p.styles,
@@ -39,6 +43,8 @@ def main(snakemake) -> None:
         if p.intervention_models
         else None,
         comparisons=list(tradeoff.select("model_a", "style_a", "model_b", "style_b").iter_rows()),
+        thinking={m for m in params if registry[m].reasoning_format == "think"},
+        budgets={(m, s, t): b for m, s, t, b in budgets.iter_rows()},
     )
     planted = planted_values(run, seed=p.seed)
     estimates = recovery_estimates(
@@ -46,6 +52,7 @@ def main(snakemake) -> None:
         read_table(inputs.health, "table.generation_health"),
         read_table(inputs.interventions, "table.interventions") if inputs.get("interventions") else None,
         tradeoff,
+        responses,
     )
     table = recovery_table(planted, estimates, p.intervention_style)
     inside = table.filter(pl.col("inside").is_not_null())

@@ -107,3 +107,32 @@ def test_the_recovery_table_says_what_lies_inside(tmp_path):
     table = recovery_table(planted, estimates)
     inside = dict(zip(table["quantity"], table["inside"], strict=True))
     assert inside == {"atom_auroc": True, "truncated_share": False, "atom_precision": None}
+
+
+def test_a_reasoning_model_plants_its_cuts_inside_the_thinking_and_its_trace_length():
+    datasets = {
+        "dna": pl.DataFrame(
+            {"reference": ["AAA CCC"], "variant": [None]}, schema_overrides={"variant": pl.String}
+        )
+    }
+    reason = SimulationParams(
+        reasoning_rate=1.0, reasoning_tokens=300, reasoning_truncation_rate=0.1, truncation_rate=0.05
+    )
+    run = SimulatedRun(
+        params={"r": reason, "plain": SimulationParams()},
+        styles=["direct"],
+        datasets=datasets,
+        thinking={"r"},
+        budgets={("r", "direct", "dna"): 2048},
+    )
+    planted = planted_values(run, replicates=50)
+    values = {(m, q): v for m, q, v in planted.select("model", "quantity", "planted").iter_rows()}
+    assert values[("r", "truncated_share")] == pytest.approx(0.1 + 0.9 * 0.05)
+    assert values[("r", "reasoning_truncated_share")] == pytest.approx(0.1)
+    assert values[("r", "reasoning_tokens")] == pytest.approx(300.0)
+    assert ("r", "atom_precision") not in values and ("plain", "atom_precision") in values
+    assert not {q for m, q in values if m == "plain"} & {"reasoning_tokens", "reasoning_truncated_share"}
+    with pytest.raises(ValueError, match="no budget for the reasoning model 'r' in direct/dna"):
+        planted_values(
+            SimulatedRun(params={"r": reason}, styles=["direct"], datasets=datasets, thinking={"r"})
+        )

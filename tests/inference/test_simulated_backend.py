@@ -8,17 +8,23 @@ import numpy as np
 import polars as pl
 import pytest
 
+from saltbench.analysis import wilson_interval
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import GenerationRecord, load_model_registry
 from saltbench.inference.backends import load_backend
 from saltbench.inference.registry import ModelSpec, SimulatedSource, parse_model_registry
 from saltbench.inference.simulated import EOS_ID, wrong_atom
 from saltbench.inference.simulation import (
+    TRACE_TAGS,
     SimulationParams,
     atom_chain,
     planted_logit,
+    planted_thinking,
+    trace_length_cdf,
 )
-from saltbench.stages.generation import build_prompts
+from saltbench.inference.simulation.thinking import draw_trace_length, trace_text
+from saltbench.stages.generation import build_prompts, generate_rows
+from saltbench.stages.scoring import response_columns
 from saltbench.tasks import get_task
 
 TASKS = {
@@ -100,20 +106,28 @@ def test_a_response_depends_on_its_prompt_and_seed_only(datasets):
     assert other != alone
 
 
-def test_shapes_at_their_rates_reach_the_response_statuses(datasets):
+def reasoner(folder: Path, **params: object) -> object:
+    """A simulated model with ``reasoning_format: think`` and a trace before every answer."""
     spec = ModelSpec(
         name="sim",
         backend="simulated",
         chat_template="none",
         reasoning=True,
         reasoning_format="think",
-        source=SimulatedSource(
-            parameters=SimulationParams(
-                seed=5, truncation_rate=0.3, no_fence_rate=0.2, reasoning_rate=1.0, reasoning_tokens=40
-            )
-        ),
+        source=SimulatedSource(parameters=SimulationParams(reasoning_rate=1.0, **params)),
     )
-    model = load_backend(datasets, spec)
+    return load_backend(folder, spec)
+
+
+def test_shapes_at_their_rates_reach_the_response_statuses(datasets):
+    model = reasoner(
+        datasets,
+        seed=5,
+        truncation_rate=0.3,
+        no_fence_rate=0.2,
+        reasoning_tokens=40,
+        reasoning_truncation_rate=0.2,
+    )
     statuses = []
     for task in TASKS:
         prompts, _ = prompts_of(datasets, task, "direct")
@@ -121,10 +135,61 @@ def test_shapes_at_their_rates_reach_the_response_statuses(datasets):
             plan = model.plan(prompt)
             status = response_status(record.text, record.finish_reason, reasoning="think", fence_rule="line")
             assert record.text.startswith("<think>\nI must print '********'")  # the trace quotes the fence
-            expected = {"answered": "answered", "truncated": "truncated", "no_fence": "no_fence"}[plan.shape]
-            assert status == expected, (plan.shape, record.text[-120:])
+            shape = "truncated" if plan.trace_length is None else plan.shape  # cut inside the thinking
+            expected = {"answered": "answered", "truncated": "truncated", "no_fence": "no_fence"}[shape]
+            assert status == expected, (shape, record.text[-120:])
+            if plan.trace_length is None:
+                assert len(record.token_ids) == 4096 and "</think>" not in record.text
             statuses.append(status)
     assert {"answered", "truncated", "no_fence"} <= set(statuses)
+
+
+def test_trace_lengths_and_cuts_inside_the_thinking_read_back_as_planted(datasets):
+    """The scoring stage counts every planted trace length exactly; the cut share and the mean length of the
+    traces that end come out within their 95 % intervals (seeded)."""
+    params = {
+        "seed": 7,
+        "reasoning_tokens": 120,
+        "reasoning_tokens_sd": 60.0,
+        "reasoning_truncation_rate": 0.2,
+    }
+    model, budget = reasoner(datasets, **params), 200
+    cut_share, mean_length = planted_thinking(SimulationParams(reasoning_rate=1.0, **params), budget)
+    cut, ended = [], []
+    for task in TASKS:
+        for style in ("direct", "cot"):
+            prompts, rows = prompts_of(datasets, task, style)
+            gens = generate_rows(
+                model, rows, model_name="sim", style=style, n_shots=None, max_new_tokens=budget
+            )
+            status, _, generated, thinking = response_columns(gens, reasoning="think", fence_rule="line")
+            for prompt, *counts in zip(prompts, status, generated, thinking, strict=True):
+                length = model.plan(prompt).trace_length
+                if length is None or length >= budget:  # no token left for the answer
+                    assert counts == ["truncated", budget, budget]
+                else:
+                    assert counts[2] == length  # the planted length, every tag counted
+                cut.append(length is None or length >= budget)
+                ended += [] if cut[-1] else [counts[2]]
+    low, high = wilson_interval(np.array([sum(cut)]), np.array([len(cut)]))
+    assert low[0] <= cut_share <= high[0] and 0 < sum(cut) < len(cut)
+    half = 1.96 * np.std(ended, ddof=1) / np.sqrt(len(ended))
+    assert abs(np.mean(ended) - mean_length) <= half
+
+
+def test_trace_lengths_follow_their_planted_distribution():
+    params = SimulationParams(reasoning_rate=1.0, reasoning_tokens=300, reasoning_tokens_sd=100.0)
+    rng = np.random.default_rng(0)
+    lengths = np.array([draw_trace_length(params, rng) for _ in range(20000)])
+    assert lengths.min() >= TRACE_TAGS and abs(lengths.mean() - 300) < 3 * 100 / np.sqrt(20000)
+    grid = np.arange(TRACE_TAGS, 1000)
+    empirical = np.searchsorted(np.sort(lengths), grid, side="right") / len(lengths)
+    assert np.abs(empirical - trace_length_cdf(params, grid)).max() < 0.012  # Kolmogorov–Smirnov, 1 %
+    fixed = SimulationParams(reasoning_tokens=300)
+    assert {draw_trace_length(fixed, rng) for _ in range(50)} == {300}
+    assert planted_thinking(fixed, 300) == (1.0, pytest.approx(float("nan"), nan_ok=True))
+    assert planted_thinking(fixed, 301) == (0.0, 300.0)
+    assert [len(trace_text(n)) for n in (17, 18, 300)] == [17, 18, 300]
 
 
 def test_a_budget_cuts_the_response(datasets):
@@ -202,6 +267,11 @@ def test_the_chain_matches_its_formula():
         (
             {"truncation_rate": 0.6, "no_fence_rate": 0.5},
             "parameters: truncation_rate + no_fence_rate exceed 1",
+        ),
+        ({"reasoning_tokens": 16}, "parameters.reasoning_tokens: 16 is less than the minimum of 17"),
+        (
+            {"reasoning_tokens": 17, "reasoning_tokens_sd": 5},
+            "parameters: reasoning_tokens_sd > 0 needs reasoning_tokens above 17",
         ),
     ],
 )

@@ -45,6 +45,8 @@ def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow)
         "atom_auroc",
         "atom_precision",
         "truncated_share",
+        "reasoning_truncated_share",
+        "reasoning_tokens",
         "delta_precision",
         "rel_delta_auroc",
     } <= quantities
@@ -57,4 +59,11 @@ def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow)
     health = pl.read_parquet(root / "results/tables/generation_health.parquet")
     reason = health.filter(pl.col("model") == "sim-planted-reason")
     assert (reason["mean_reasoning_tokens"] > 0).all() and reason["truncated"].sum() > 0
+    # responses cut inside their thinking: truncated, every token reasoning, no answer unit
+    units = pl.read_parquet(sorted((root / "data/units/sim-planted-reason").glob("*/*.parquet")))
+    cut = units.filter(pl.col("num_reasoning_tokens") == pl.col("num_generated_tokens"))
+    assert cut.height and set(cut["answer_status"].cast(pl.String)) == {"truncated"}
+    assert (cut["num_generated_tokens"] == 2048).all() and set(cut["status"].cast(pl.String)) == {"missing"}
+    thinking = table.filter(pl.col("quantity").str.starts_with("reasoning_"))
+    assert set(thinking["model"]) == {"sim-planted-reason"} and thinking.height == 2 * 2 * 4
     assert Path(root / "results/tables/recovery.csv").is_file()

@@ -13,8 +13,19 @@ Quantities (``quantity`` column), per model, style and task unless said otherwis
 * ``atom_precision`` — atom precision, the mean over the dataset rows of ``E[correct atoms of r / n_r]``,
   the expectations from :func:`~saltbench.inference.simulation.atom_chain` by Monte Carlo (``replicates``
   answers per row); only for models whose every response is answered (no truncation, no missing fences);
-* ``truncated_share`` — the share of responses cut off: ``truncation_rate`` (interval: Wilson, from the
-  health table's counts);
+* ``truncated_share`` — the share of responses cut off: ``ρq + (1 − ρq)·truncation_rate`` for a model with
+  ``reasoning_format: think`` (``ρ = reasoning_rate``, ``q`` the share of its traces cut inside the thinking
+  under the cell's budget, :func:`~saltbench.inference.simulation.planted_thinking`), ``truncation_rate``
+  for any other (interval: Wilson, from the health table's counts). Exact when the budget leaves room for
+  the answer after every trace that ends before it;
+* ``reasoning_truncated_share`` (``think`` models) — the share of responses cut with every token reasoning
+  (``truncated`` and ``num_reasoning_tokens = num_generated_tokens``, from the units tables' response
+  columns): ``ρq + (1 − ρ)·truncation_rate`` (a response without a trace has no ``</think>``: the scoring
+  stage reads all of it as reasoning that never ended, docs/reasoning.md §1); interval: Wilson;
+* ``reasoning_tokens`` (``think`` models with ``reasoning_rate > 0``) — the mean ``num_reasoning_tokens`` of
+  the responses whose reasoning ended before the budget (``0 < num_reasoning_tokens <
+  num_generated_tokens``): ``E[L | L < B]`` of the planted trace length (``reasoning_tokens`` itself when
+  the budget cuts none); interval: normal, ``mean ± 1.96·sd/√n``;
 * ``intervention_<term>`` (interventions' style, per model and task) — the terms of the interventions'
   logistic regression (docs/interventions.md). The planted process (``η`` of
   :mod:`~saltbench.inference.simulation.params`) is that regression with the exposure ``[atom k−1 corrupted]``
@@ -30,7 +41,7 @@ Quantities (``quantity`` column), per model, style and task unless said otherwis
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +49,7 @@ import polars as pl
 
 from saltbench.core.contracts import RECOVERY_TABLE
 from saltbench.evaluation import decompose
-from saltbench.inference.simulation import SimulationParams, atom_chain, planted_logit
+from saltbench.inference.simulation import SimulationParams, atom_chain, planted_logit, planted_thinking
 from saltbench.tasks import get_task
 
 from ._common import wilson_interval
@@ -67,8 +78,9 @@ ESTIMATE_SCHEMA = {
 @dataclass(frozen=True)
 class SimulatedRun:
     """What the planted values depend on: the simulated models' parameters, the styles and datasets, the
-    interventions (models, tasks, style, and their rows: the design of the regression) and the reasoning
-    comparisons ``(model_a, style_a, model_b, style_b)`` of the run."""
+    interventions (models, tasks, style, and their rows: the design of the regression), the reasoning
+    comparisons ``(model_a, style_a, model_b, style_b)`` of the run, the models with ``reasoning_format:
+    think`` (``thinking``) and the budget of each of their ``(model, style, task)`` (``budgets``)."""
 
     params: Mapping[str, SimulationParams]
     styles: Sequence[str]
@@ -78,6 +90,8 @@ class SimulatedRun:
     intervention_style: str = "direct"
     interventions: pl.DataFrame | None = None
     comparisons: Sequence[tuple[str, str, str, str]] = ()
+    thinking: Collection[str] = ()
+    budgets: Mapping[tuple[str, str, str], int] | None = None
 
 
 def expected_precision(
@@ -108,11 +122,11 @@ def planted_values(run: SimulatedRun, *, replicates: int = 2000, seed: int = 0) 
     }
     precision: dict[tuple[str, str, str], float] = {}
     for model, p in run.params.items():
-        whole = p.truncation_rate == 0 and p.no_fence_rate == 0
         for style in run.styles:
             for task in run.datasets:
                 rows.append((model, style, task, "atom_auroc", p.planted_atom_auroc(style)))
-                rows.append((model, style, task, "truncated_share", p.truncation_rate))
+                shares, whole = _planted_shares(run, model, style, task)
+                rows += [(model, style, task, quantity, value) for quantity, value in shares.items()]
                 if whole:
                     value = expected_precision(p, task, style, lengths[task], replicates, seed)
                     precision[model, style, task] = value
@@ -133,6 +147,30 @@ def planted_values(run: SimulatedRun, *, replicates: int = 2000, seed: int = 0) 
             delta = float(np.mean(pb) - np.mean(pa))  # type: ignore[arg-type]
             rows.append((label, f"{style_a}→{style_b}", "all", "delta_precision", delta))
     return pl.DataFrame(rows, schema=PLANTED_SCHEMA, orient="row")
+
+
+def _planted_shares(run: SimulatedRun, model: str, style: str, task: str) -> tuple[dict[str, float], bool]:
+    """The planted truncation quantities of one cell (module docstring), and whether every response of it
+    is answered."""
+    p = run.params[model]
+    t = p.truncation_rate
+    whole = t == 0 and p.no_fence_rate == 0
+    if model not in run.thinking:
+        return {"truncated_share": t}, whole
+    budget = (run.budgets or {}).get((model, style, task))
+    if budget is None:
+        raise ValueError(
+            f"no budget for the reasoning model {model!r} in {style}/{task}: its planted cuts need one"
+        )
+    rho = p.reasoning_rate
+    q, mean_length = planted_thinking(p, budget)
+    shares = {
+        "truncated_share": rho * q + (1 - rho * q) * t,
+        "reasoning_truncated_share": rho * q + (1 - rho) * t,
+    }
+    if rho > 0 and not np.isnan(mean_length):
+        shares["reasoning_tokens"] = mean_length
+    return shares, whole and rho == 1 and q == 0
 
 
 def intervention_p_correct(
@@ -179,8 +217,11 @@ def recovery_estimates(
     health: pl.DataFrame,
     interventions: pl.DataFrame | None = None,
     tradeoff: pl.DataFrame | None = None,
+    responses: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
-    """The run's estimates of the planted quantities with their 95 % intervals (module docstring)."""
+    """The run's estimates of the planted quantities with their 95 % intervals (module docstring);
+    ``responses`` (one row per response, the units tables' response columns) gives those of the reasoning
+    traces (:func:`reasoning_estimates`)."""
     frames = []
     cells = ["model", "style", "task"]
     auroc = select_metric(
@@ -226,6 +267,8 @@ def recovery_estimates(
                 ci_high="ci_high",
             )
         )
+    if responses is not None and responses.height:
+        frames.append(reasoning_estimates(responses))
     if tradeoff is not None and tradeoff.height:
         label = pl.format("{}:{}→{}:{}", "model_a", "style_a", "model_b", "style_b")
         for quantity in ("delta_precision", "rel_delta_auroc"):
@@ -241,6 +284,50 @@ def recovery_estimates(
                 )
             )
     return pl.concat([f.cast(ESTIMATE_SCHEMA) for f in frames])  # type: ignore[arg-type]
+
+
+def reasoning_estimates(responses: pl.DataFrame, z: float = 1.959964) -> pl.DataFrame:
+    """Per model, style and task of ``responses`` (one row each; ``answer_status``,
+    ``num_generated_tokens``, ``num_reasoning_tokens``): ``reasoning_truncated_share`` — the share cut with
+    every token reasoning, Wilson interval — and ``reasoning_tokens`` — the mean reasoning tokens of the
+    responses whose reasoning ended before the budget, interval ``mean ± z·sd/√n`` (null below two).
+
+    Example:
+        >>> responses = pl.DataFrame({
+        ...     "model": ["m"] * 3, "style": ["cot"] * 3, "task": ["dna"] * 3,
+        ...     "answer_status": ["answered", "answered", "truncated"],
+        ...     "num_generated_tokens": [90, 95, 120], "num_reasoning_tokens": [50, 50, 120]})
+        >>> table = reasoning_estimates(responses).select("quantity", "estimate", "ci_low", "ci_high")
+        >>> [(q, round(e, 3), round(lo, 3), round(hi, 3)) for q, e, lo, hi in table.rows()]
+        [('reasoning_truncated_share', 0.333, 0.061, 0.792), ('reasoning_tokens', 50.0, 50.0, 50.0)]
+    """
+    generated, thinking = pl.col("num_generated_tokens"), pl.col("num_reasoning_tokens")
+    cut = (pl.col("answer_status").cast(pl.String) == "truncated") & (thinking == generated) & (generated > 0)
+    ended = thinking.filter((thinking > 0) & (thinking < generated)).cast(pl.Float64)
+    cells = responses.group_by("model", "style", "task", maintain_order=True).agg(
+        n=pl.len(), cut=cut.sum(), ended=ended.len(), mean=ended.mean(), sd=ended.std()
+    )
+    low, high = wilson_interval(cells["cut"].to_numpy(), cells["n"].to_numpy(), z)
+    half = z * pl.col("sd") / pl.col("ended").sqrt()
+    shares = cells.select(
+        "model",
+        "style",
+        "task",
+        quantity=pl.lit("reasoning_truncated_share"),
+        estimate=pl.col("cut") / pl.col("n"),
+        ci_low=pl.Series(low),
+        ci_high=pl.Series(high),
+    )
+    lengths = cells.filter(pl.col("ended") > 0).select(
+        "model",
+        "style",
+        "task",
+        quantity=pl.lit("reasoning_tokens"),
+        estimate="mean",
+        ci_low=pl.when(pl.col("ended") > 1).then(pl.col("mean") - half),
+        ci_high=pl.when(pl.col("ended") > 1).then(pl.col("mean") + half),
+    )
+    return pl.concat([shares, lengths]).cast(ESTIMATE_SCHEMA)  # type: ignore[arg-type]
 
 
 def recovery_table(
@@ -270,6 +357,7 @@ __all__ = [
     "expected_precision",
     "intervention_p_correct",
     "planted_values",
+    "reasoning_estimates",
     "recovery_estimates",
     "recovery_table",
 ]

@@ -15,8 +15,9 @@ distribution's (nats).
 
 **Answers.** The reference with each wrong atom replaced by :func:`wrong_atom`, between fence lines; in the
 ``cot`` style after two lines of working; for a share of responses after a ``<think>`` trace that quotes the
-fence, cut inside the answer (``finish_reason = length``) or without fences (parameters module). A budget
-shorter than the response cuts it too.
+fence (of a planted length, or never ending: :mod:`~saltbench.inference.simulation.thinking`), cut inside the
+answer (``finish_reason = length``) or without fences (parameters module). A budget shorter than the response
+cuts it too.
 
 **Interventions** (:meth:`SimulatedModel.force_and_continue`): the forced prefix is read back into atoms,
 compared with the reference, and the chain continues from it with those atoms' wrongness as its history, so
@@ -46,6 +47,7 @@ from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.registry import ModelSpec
 from saltbench.inference.simulation.chain import atom_chain, atom_confidence
 from saltbench.inference.simulation.params import STRUCTURE_PROB, SimulationParams
+from saltbench.inference.simulation.thinking import draw_trace_length, trace_text
 from saltbench.tasks import get_task
 from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
 
@@ -55,9 +57,6 @@ THINK_CLOSED = "<think>\n\n</think>\n\n"
 """What :func:`saltbench.inference.chat.answer_start` appends for a ``think`` model (stripped on lookup)."""
 COT_WORKING = "Let me work through this step by step.\nI compute every part of the answer in order.\n"
 """The working a simulated model writes before its fenced answer in the ``cot`` style."""
-TRACE_OPENING = "<think>\nI must print '********' on its own line before and after the answer. "
-"""How a simulated reasoning trace opens: it quotes the fence, as real reasoning models do."""
-TRACE_FILLER = "Let me check each part once more. "
 _POOLS = {c: pool for pool in (string.digits, string.ascii_uppercase, string.ascii_lowercase) for c in pool}
 """The characters a wrong atom's character is drawn from: digits, capitals or small letters, as the one it
 replaces (a base by another base in a DNA atom)."""
@@ -276,7 +275,7 @@ def answer_body(
 class Plan:
     """The planted draws of one response: which atoms are correct, their chosen-token probabilities, its
     shape (``answered``, ``truncated``: cut at ``cut`` of its body, ``no_fence``), whether a reasoning
-    trace comes first, and the seed of its wrong atoms."""
+    trace comes first and its length (``None``: it never ends), and the seed of its wrong atoms."""
 
     answer: Answer
     style: str
@@ -286,6 +285,7 @@ class Plan:
     cut: float
     trace: bool
     wrong_seed: int
+    trace_length: int | None = None
 
 
 @dataclass
@@ -338,16 +338,18 @@ class SimulatedModel:
         else:
             shape = "answered"
         trace = self.spec.reasoning_format == "think" and trace_draw < params.reasoning_rate
-        return Plan(answer, style, correct[0], probs, shape, float(cut_draw), trace, int(rng.integers(2**63)))
+        wrong_seed = int(rng.integers(2**63))
+        length = draw_trace_length(params, rng)  # the last draws: the others do not depend on them
+        return Plan(answer, style, correct[0], probs, shape, float(cut_draw), trace, wrong_seed, length)
 
     def _generate_one(self, prompt: str, budget: int) -> GenerationRecord:
-        plan, params = self.plan(prompt), self.params
+        plan = self.plan(prompt)
         text = _Segments()
         if plan.trace:
-            filler = (TRACE_FILLER * (params.reasoning_tokens // len(TRACE_FILLER) + 1))[
-                : params.reasoning_tokens
-            ]
-            text.add(TRACE_OPENING + filler + "\n</think>\n\n")
+            if plan.trace_length is None:  # it thinks until the budget runs out
+                thinking = trace_text(budget, closed=False)
+                return self._record(thinking, np.full(budget, STRUCTURE_PROB), False, prompt)
+            text.add(trace_text(plan.trace_length) + "\n\n")
         if plan.style == "cot":
             text.add(COT_WORKING)
         if plan.shape != "no_fence":
@@ -367,7 +369,11 @@ class SimulatedModel:
         if cut < len(byte_probs):
             full = full.encode("utf-8")[:cut].decode("utf-8", "ignore")
             byte_probs = byte_probs[: len(full.encode("utf-8"))]
-        scores, texts = token_scores(full, byte_probs, eos, self.tokenizer)
+        return self._record(full, byte_probs, eos, prompt)
+
+    def _record(self, text: str, byte_probs: np.ndarray, eos: bool, prompt: str) -> GenerationRecord:
+        """The record of a response ``text`` (``eos``: it ended by itself; else the budget cut it)."""
+        scores, texts = token_scores(text, byte_probs, eos, self.tokenizer)
         return GenerationRecord.from_scores(
             scores,
             texts,

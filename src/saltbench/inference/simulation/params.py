@@ -32,7 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 
-from saltbench.core.blocks import Block, Count, Keywords, OpenUnit, PositiveInt, setting
+from saltbench.core.blocks import Block, Count, Keywords, OpenUnit, setting
 
 P_FLOOR = 0.05
 """The least probability of a chosen token: with the rest spread over 19 alternatives it stays the most likely
@@ -43,6 +43,10 @@ STRUCTURE_PROB = 0.999
 
 Rate = Annotated[float, Keywords(minimum=0, maximum=1)]
 """A share in [0, 1]."""
+NonNegative = Annotated[float, Keywords(minimum=0)]
+TRACE_TAGS = 17
+"""Tokens of ``<think>\\n`` and ``\\n</think>``: the shortest trace (docs/simulation.md §8)."""
+TraceLength = Annotated[int, Keywords(minimum=TRACE_TAGS)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -64,9 +68,12 @@ class SimulationParams(Block):
     clean prefix (``default`` for tasks it does not name; one number is ``{default: number}``).
     ``truncation_rate``: share of responses cut by the token budget inside the answer (``finish_reason =
     length``, no closing fence); ``no_fence_rate``: share answering without fences; ``reasoning_rate``: share
-    that write a ``<think>`` trace of ``reasoning_tokens`` tokens before the answer (a model with
-    ``reasoning_format: think``). ``seed``: every response is a function of the seed and its prompt (and
-    forced prefix) only.
+    that write a ``<think>`` trace before the answer (a model with ``reasoning_format: think``), of
+    ``reasoning_tokens`` tokens on average with standard deviation ``reasoning_tokens_sd``, counted as the
+    scoring stage counts reasoning (``<think>`` through ``</think>``); ``reasoning_truncation_rate``: share of
+    traces that never end, cut by the budget inside the thinking
+    (:mod:`~saltbench.inference.simulation.thinking`). ``seed``: every response is a function of the seed
+    and its prompt (and forced prefix) only.
     """
 
     float_values = True
@@ -86,7 +93,15 @@ class SimulationParams(Block):
     truncation_rate: Rate = setting(0.0, "Share of responses cut by the token budget inside the answer.")
     no_fence_rate: Rate = setting(0.0, "Share of responses without fences.")
     reasoning_rate: Rate = setting(0.0, "Share of responses with a <think> trace before the answer.")
-    reasoning_tokens: PositiveInt = setting(200, "Tokens of a <think> trace.")
+    reasoning_tokens: TraceLength = setting(
+        200, "Mean tokens of a <think> trace, from <think> through </think> (17 are the two tags)."
+    )
+    reasoning_tokens_sd: NonNegative = setting(
+        0.0, "Standard deviation of a trace's tokens (gamma-distributed); 0: every trace has the mean."
+    )
+    reasoning_truncation_rate: Rate = setting(
+        0.0, "Share of <think> traces that never end: the budget cuts them inside the thinking."
+    )
 
     def __post_init__(self) -> None:
         """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
@@ -97,6 +112,8 @@ class SimulationParams(Block):
         """What cannot be planted: ``truncation_rate + no_fence_rate`` above 1."""
         if self.truncation_rate + self.no_fence_rate > 1:
             yield "truncation_rate + no_fence_rate exceed 1"
+        if self.reasoning_tokens_sd > 0 and self.reasoning_tokens <= TRACE_TAGS:
+            yield f"reasoning_tokens_sd > 0 needs reasoning_tokens above {TRACE_TAGS} (the two tags)"
 
     def base_logit(self, task: str, style: str) -> float:
         """``logit(accuracy[task]) + style_shift``: the intercept of ``η`` (module docstring)."""
@@ -113,4 +130,4 @@ class SimulationParams(Block):
         return 0.5 * (1.0 + math.erf(self.separation_for(style) / 2.0))
 
 
-__all__ = ["P_FLOOR", "STRUCTURE_PROB", "CotEffect", "SimulationParams"]
+__all__ = ["P_FLOOR", "STRUCTURE_PROB", "TRACE_TAGS", "CotEffect", "SimulationParams"]
