@@ -137,3 +137,24 @@ def test_a_prompt_that_cannot_fit_is_an_error_row_without_a_request(tokenizer_di
         records = model.generate(model.render(list(ANSWERS)), [30] * 3, progress=False)
         assert not server.requests
     assert all(r.finish_reason == "error" and "max_context 40" in (r.error or "") for r in records)
+
+
+def test_a_connection_refused_after_the_clients_retries_stops_the_model_too():
+    """An openai version that retries the transport's refusal ends with an ``APIConnectionError`` caused by
+    it: a refusal of the model all the same, naming the URL; the HTTP library is openai's own."""
+    import openai
+
+    from saltbench.inference.api_transport import http_library
+    from saltbench.inference.openai_api import refusal
+
+    http = http_library()
+    assert issubclass(openai.DefaultHttpxClient, http.Client)
+    request = http.Request("POST", "http://127.0.0.1:9/v1/chat/completions")
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as exc:
+            raise openai.APIConnectionError(request=request) from exc
+    except openai.APIConnectionError as error:
+        assert refusal(error) == "connection refused by http://127.0.0.1:9/v1/chat/completions"
+    assert refusal(openai.APIConnectionError(request=request)) is None  # a reset: retried, not a refusal

@@ -102,10 +102,13 @@ def refusal(exc: BaseException) -> str | None:
     """Why ``exc`` is a refusal of the model that asking again cannot fix — a :class:`WrongRoute` response
     (no log-probabilities, …), a refused connection, or an API status error 4xx outside
     :data:`RETRYABLE_STATUS` that is not about one prompt (:func:`prompt_error`) — else ``None``."""
-    from saltbench.inference.api_transport import ConnectionRefused
+    from saltbench.inference.api_transport import refused_connection
 
-    if isinstance(exc, (WrongRoute, ConnectionRefused)):
+    if isinstance(exc, WrongRoute):
         return str(exc)
+    if refused_connection(exc):
+        url = getattr(getattr(exc, "request", None), "url", "the server")
+        return str(exc) if "connection refused" in str(exc) else f"connection refused by {url}"
     status = getattr(exc, "status_code", None)
     if isinstance(status, int) and 400 <= status < 500 and status not in RETRYABLE_STATUS:
         return None if prompt_error(exc) else f"HTTP {status}: {exc}"
