@@ -283,8 +283,9 @@ class OpenAIModel:
             if self._refused is None:
                 self._refused = scrub(
                     f"model {self.spec.name!r}: the server refused a request, which asking again cannot "
-                    f"change ({why}); no further request is sent — check the model name and its API's "
-                    "support for log-probabilities (python -m saltbench.stages.preflight CONFIG), then rerun",
+                    f"change ({why}); no further request is sent — check the URL, the model name, its "
+                    "API's support for log-probabilities and the registry's route and reasoning_format "
+                    "(python -m saltbench.stages.preflight CONFIG), then rerun",
                     self.secret,
                 )
                 log.error("%s", self._refused)
