@@ -13,7 +13,7 @@ from saltbench.config import ConfigError, check_config_files, resolve_config
 from saltbench.core.plugins import PluginError
 from saltbench.core.outputs import target_files
 from saltbench.inference import load_model_registry
-from saltbench.inference.registry import SimulatedSource
+from saltbench.inference.sources import SimulatedSource
 from saltbench.interventions import InterventionOptions
 from saltbench.workflow.rule_support import report_text
 from saltbench.workflow.kept import finish_run, start_run

@@ -70,14 +70,15 @@ def main() -> None:
         load_model_registry,
         load_vllm,
     )
-    from saltbench.inference.backends import HfModel, VllmModel
+    from saltbench.inference.hf import HfModel
+    from saltbench.inference.vllm import VllmModel, VllmOptions
     from saltbench.interventions import InterventionOptions
     from saltbench.stages.interventions import run_interventions
     from saltbench.tasks import get_task
 
     torch.set_num_threads(args.threads)
     spec = get_model_spec(load_model_registry(REPO / "config/models.yaml"), "smollm2-135m")
-    spec = dataclasses.replace(spec, max_context=4096, enforce_eager=True)
+    spec = dataclasses.replace(spec, max_context=4096, backend_options=VllmOptions(enforce_eager=True))
     results: dict[str, Any] = {
         "threads": args.threads,
         "new_tokens": args.new,

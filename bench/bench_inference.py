@@ -45,8 +45,8 @@ from saltbench.inference import (
     render_prompts,
     resolve_gguf,
 )
-from saltbench.inference._logit_stats import score_logits
 from saltbench.inference.detokenize import token_texts
+from saltbench.inference.hf._logit_stats import score_logits
 from saltbench.inference.sources import SOURCE_RECORD
 
 logger = logging.getLogger("bench_inference")

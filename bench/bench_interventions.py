@@ -30,7 +30,7 @@ import torch
 from _timing import timed
 
 from saltbench.inference import LocalSource, ModelSpec, encode_prompt, load_model, render_prompts
-from saltbench.inference.backends import HfModel
+from saltbench.inference.hf import HfModel
 from saltbench.interventions import AnswerLayout, corruptor_for, plan_sample
 from saltbench.stages.interventions import SampleRun, run_sample
 from saltbench.tasks import get_task

@@ -3,7 +3,7 @@
 For each fraction (``--fractions 64 16 8``: 1/64, 1/16, 1/8), in a copy of the workflow under ``--workdir``:
 
 1. the paper configuration (``config/paper.yaml``) with its sample counts scaled and every model replaced by
-   a simulated stand-in of the same name (:mod:`saltbench.inference.simulation.stand_in`; reasoning models
+   a simulated stand-in of the same name (:mod:`saltbench.inference.simulated.stand_in`; reasoning models
    write a ``--reasoning-tokens``-token trace before every answer);
 2. **inputs**: datasets, generations and intervention runs (``snakemake --until merge_interventions
    generate_model``), their disk measured;
@@ -33,7 +33,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from saltbench.inference.simulation.stand_in import scaled_config, stand_in_registry
+from saltbench.inference.simulated.stand_in import scaled_config, stand_in_registry
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOW = ("Snakefile", "rules", "workflow_scripts", "config", "profiles", "report", "environment.yml")

@@ -4,10 +4,10 @@ each inference route (docs/performance.md §9; docs/backends.md §8.6).
 Part 1, in one run, alternating the two routes ``--repeats`` times (one route alive at a time: an idle CPU
 engine keeps polling) and keeping the minimum: greedy
 generation throughput (generated tokens / s) on SmolLM2-135M-Instruct for the same ``--prompts`` DNA prompts
-at concurrency 1, 8 and 32 — the server (:class:`saltbench.inference.serving.ServerProcess`, the workflow's
-own command, reached through the ``openai`` backend with ``api.concurrency`` requests in flight) vs the
-offline engine (:func:`saltbench.inference.load_vllm`, fed the prompts in batches of the same size); both
-with ``--threads`` OpenMP threads; and whether both produced the same tokens.
+at concurrency 1, 8 and 32 — the server (:class:`saltbench.inference.server.ServerProcess`, the workflow's
+own command, reached through the ``openai`` backend with ``backend_options.concurrency`` requests in flight)
+vs the offline engine (:func:`saltbench.inference.load_vllm`, fed the prompts in batches of the same size);
+both with ``--threads`` OpenMP threads; and whether both produced the same tokens.
 
 Part 2 (``--workflow``): the default run's SmolLM2 generations (``config/config.yaml``: 36 prompts over six
 tasks and two styles) as a Snakemake run in a fresh copy of the workflow, on each route: ``hf``
@@ -61,7 +61,7 @@ def _client(base_url: str, spec: Any, model_dir: str, concurrency: int) -> Any:
         "source": {"kind": "api", "base_url": base_url, "model": spec.name},
         "backend": "openai",
         "system_prompt": spec.system_prompt,
-        "api": api,
+        "backend_options": api,
     }
     return load_backend(
         base_url, parse_model_registry({"models": {MODEL: entry}})[MODEL], settings=LoadSettings()
@@ -85,13 +85,13 @@ def generation_throughput(args: argparse.Namespace) -> dict[str, Any]:
     it, then does the same with the offline engine; rounds alternate, and each cell keeps its minimum.
     """
     from saltbench.inference import get_model_spec, load_model_registry, load_vllm
-    from saltbench.inference.backends import VllmModel
-    from saltbench.inference.loading import load_tokenizer
-    from saltbench.inference.serving import ServerProcess
+    from saltbench.inference.chat import load_tokenizer
+    from saltbench.inference.server.serving import ServerProcess
+    from saltbench.inference.vllm import VllmModel, VllmOptions
     from saltbench.tasks import get_task
 
     local = get_model_spec(load_model_registry(REPO / "config/models.yaml"), MODEL)
-    spec = dataclasses.replace(local, max_context=4096, enforce_eager=True)
+    spec = dataclasses.replace(local, max_context=4096, backend_options=VllmOptions(enforce_eager=True))
     task = get_task("dna")
     rows = task.generate(args.prompts, seed=5, min_codons=20, max_codons=60)
     instructions = [task.prompt(x) for x in rows["input"]]

@@ -12,8 +12,9 @@ import time
 from pathlib import Path
 
 from saltbench.inference.backends import load_backend
-from saltbench.inference.registry import ModelSpec, SimulatedSource
-from saltbench.inference.simulation import SimulationParams
+from saltbench.inference.registry import ModelSpec
+from saltbench.inference.simulated import SimulationParams
+from saltbench.inference.sources import SimulatedSource
 from saltbench.stages.generation import build_prompts
 from saltbench.tasks import get_task
 

@@ -3,7 +3,7 @@
 from saltbench.core.shards import n_shards
 from saltbench.core.vocabulary import MODEL_NAME_REGEX
 from saltbench.inference import GgufPackageSource, LocalSource
-from saltbench.inference.registry import SimulatedSource
+from saltbench.inference.sources import SimulatedSource
 from saltbench.tasks import TASK_SLUGS
 from saltbench.workflow.rule_support import names_regex, plugin_versions, simulation_parameters
 

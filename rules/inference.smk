@@ -52,7 +52,7 @@ rule serve_model:
         "../environment.yml"
     shell:
         # the endpoint file at once (a consumer's inputs must exist when it starts), then the server, exec-ed
-        # so that Snakemake's signals reach it (saltbench.inference.serving.Endpoint)
+        # so that Snakemake's signals reach it (saltbench.inference.server.serving.Endpoint)
         """echo '{{"model": "{wildcards.model}", "pid": '$$'}}' > {output} && """
         "exec {params.python} -m saltbench.stages.serve {params.registry} {wildcards.model} "
         "{params.model_path} {output} --log {log} --threads {threads} 2>> {log}"

@@ -92,9 +92,10 @@ def smollm2_vllm(smollm2_dir: Path):
 
     import saltbench.evaluation._kernels  # noqa: F401 — numba (llvmlite) loaded first, as in an intervention job
     from saltbench.inference import get_model_spec, load_model_registry, load_vllm
+    from saltbench.inference.vllm import VllmOptions
 
     spec = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
-    spec = replace(spec, max_context=2048, enforce_eager=True)
+    spec = replace(spec, max_context=2048, backend_options=VllmOptions(enforce_eager=True))
     engine = load_vllm(smollm2_dir, spec, num_threads=1, prefix_caching=True, max_logprobs=TOP_K_PLUS_ONE)
     yield engine
     engine.close()

@@ -15,7 +15,7 @@ STABLE = {
     "saltbench.tasks": ["get_task", "TASK_SLUGS"],
     "saltbench.io": ["read_table", "write_table", "provenance"],
     "saltbench.inference": ["load_model_registry", "get_model_spec", "generate", "records_to_frame"],
-    "saltbench.inference.backends": ["load_backend", "LoadedModel", "BACKEND_LOADERS"],
+    "saltbench.inference.backends": ["load_backend", "LoadedModel", "builtin_backends"],
     "saltbench.config": ["resolve_config", "load_config", "WorkflowConfig", "ConfigError"],
 }
 

@@ -15,7 +15,7 @@ from saltbench.analysis import (
 )
 from saltbench.core.contracts import TABLES
 from saltbench.inference import load_model_registry
-from saltbench.inference.registry import SimulatedSource
+from saltbench.inference.sources import SimulatedSource
 from saltbench.io import read_table
 from saltbench.workflow.analysis_rules import iter_units, write_rule_tables
 from saltbench.workflow.rule_support import setup_logging

@@ -13,7 +13,7 @@ from saltbench.analysis import (
 )
 from saltbench.analysis._interventions import population_effects
 from saltbench.analysis._recovery import expected_precision, intervention_p_correct
-from saltbench.inference.simulation import SimulationParams
+from saltbench.inference.simulated import SimulationParams
 
 
 def design(n_samples: int, placements: tuple[str, ...], seed: int = 0) -> pl.DataFrame:

@@ -57,8 +57,9 @@ def test_workflow_slice_runs_through_sbatch(slurm_cluster, run_snakemake_on_slur
     assert re.search(r"TresPerJob=gres:gpu[:\w]*:1|TresPerJob=gres/gpu:1|gres:gpu:1", record), record
 
 
-SLOW_STOP = """# Loaded by every Python process of the test (PYTHONPATH): once saltbench.inference.serving is
-# imported, ServerProcess.stop first sleeps STOP_DELAY_S, as a large vLLM engine slow to shut down does.
+SLOW_STOP = """# Loaded by every Python process of the test (PYTHONPATH): once
+# saltbench.inference.server.serving is imported, ServerProcess.stop first sleeps STOP_DELAY_S, as a large
+# vLLM engine slow to shut down does.
 import importlib.abc
 import importlib.machinery
 import sys
@@ -69,7 +70,7 @@ STOP_DELAY_S = 10
 
 class _SlowStop(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != "saltbench.inference.serving":
+        if name != "saltbench.inference.server.serving":
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         run = spec.loader.exec_module

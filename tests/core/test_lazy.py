@@ -17,7 +17,7 @@ def test_importing_package_does_not_import_torch(package: str) -> None:
 
 def test_lazy_name_resolves_and_is_cached() -> None:
     import saltbench.inference as pkg
-    from saltbench.inference.generation import generate
+    from saltbench.inference.hf.generation import generate
 
     assert pkg.generate is generate
     assert vars(pkg)["generate"] is generate

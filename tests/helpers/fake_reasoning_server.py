@@ -62,13 +62,13 @@ def registry_entry(
         "source": {"kind": "api", "base_url": base_url, "model": served or shape},
         "backend": "openai",
         "max_new_tokens": 4096,
-        "api": {"concurrency": 1 if shape in ("refused", "no-logprobs") else 2, "max_retries": 3},
+        "backend_options": {"concurrency": 1 if shape in ("refused", "no-logprobs") else 2, "max_retries": 3},
         **keys,
     }
     if shape.startswith(("think", "r1", "harmony")):
         entry["reasoning_format"] = "harmony" if shape.startswith("harmony") else "think"
     if shape.startswith("harmony-ids"):
-        entry["api"] |= {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer}
+        entry["backend_options"] |= {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer}
     return entry
 
 
@@ -82,7 +82,7 @@ def harmony(thought: str, answer: str) -> str:
 
 def harmony_tokenizer(path: str) -> Any:
     """A small byte-level BPE tokenizer with harmony's special tokens and a harmony-like chat template,
-    saved at ``path`` (what ``api.tokenizer`` names)."""
+    saved at ``path`` (what ``backend_options.tokenizer`` names)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 

@@ -111,7 +111,7 @@ def recovery_sample(inputs: Inputs) -> pl.DataFrame:
     """The recovery table of the sample inputs, their models taken for simulated ones with default
     parameters (one reference per task)."""
     from saltbench.analysis import SimulatedRun, planted_values, recovery_estimates, recovery_table
-    from saltbench.inference.simulation import SimulationParams
+    from saltbench.inference.simulated import SimulationParams
 
     datasets = {
         t: pl.DataFrame(

@@ -29,7 +29,7 @@ models:
     source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
     dtype: bfloat16
     backend: vllm
-    gpu_memory_utilization: 0.85
+    backend_options: {gpu_memory_utilization: 0.85}
     thinking: false
     max_context: 32768
     max_new_tokens_scale: 1.5

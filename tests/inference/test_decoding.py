@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from saltbench.inference._decoding import force, greedy_decode, prefill
+from saltbench.inference.hf._decoding import force, greedy_decode, prefill
 
 NEW = 12
 ATOL = 1e-5
@@ -143,7 +143,7 @@ def test_visible_tokens_are_the_continuations_only_context(tiny, prompts):
 
 def test_chunking_does_not_change_forced_scores(tiny, prompts):
     """Targets longer than a chunk included: every needed column's logits must be computed."""
-    from saltbench.inference.forced import force_and_continue
+    from saltbench.inference.hf.forced import force_and_continue
 
     model, tok = tiny
     prompt = prompts[0]

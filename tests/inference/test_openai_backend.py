@@ -8,15 +8,15 @@ import pytest
 from helpers.fake_openai import ANSWER, N_ALTERNATIVES, FakeOpenAI
 
 from saltbench.inference import parse_model_registry
-from saltbench.inference.api_responses import (
+from saltbench.inference.backends import LoadSettings, load_backend
+from saltbench.inference.openai.client import RequestRefused
+from saltbench.inference.openai.responses import (
     PAD_ID,
     MalformedResponse,
     byte_token_texts,
     parse_chat,
     prompt_target_logprobs,
 )
-from saltbench.inference.backends import LoadSettings, load_backend
-from saltbench.inference.openai_api import RequestRefused
 
 KEY_ENV = "SALTBENCH_TEST_API_KEY"
 SECRET = "sk-test-5a1t-never-written"
@@ -26,7 +26,13 @@ def _spec(base_url: str, **api: object):
     entry = {
         "source": {"kind": "api", "base_url": base_url, "model": "served"},
         "backend": "openai",
-        "api": {"api_key_env": KEY_ENV, "max_retries": 4, "timeout_s": 1.0, "concurrency": 2, **api},
+        "backend_options": {
+            "api_key_env": KEY_ENV,
+            "max_retries": 4,
+            "timeout_s": 1.0,
+            "concurrency": 2,
+            **api,
+        },
     }
     return parse_model_registry({"models": {"served": entry}})["served"]
 
@@ -67,9 +73,9 @@ def test_budget_cut_is_length_and_the_budget_is_sent(server):
 
 
 def test_completions_endpoint_slices_the_text_at_the_offsets(server, monkeypatch):
-    import saltbench.inference.loading as loading
+    import saltbench.inference.chat as chat
 
-    monkeypatch.setattr(loading, "load_tokenizer", lambda name: None)
+    monkeypatch.setattr(chat, "load_tokenizer", lambda name: None)
     model = _load(server, endpoint="completions", tokenizer="unused")
     model.render = lambda instructions: list(instructions)  # type: ignore[method-assign]
     (record,) = model.generate(["raw prompt"], [100], progress=False)
@@ -133,7 +139,7 @@ def test_the_key_is_in_no_file_and_no_error(server, tmp_path, caplog):
 
 
 def test_a_missing_key_variable_is_named(monkeypatch):
-    from saltbench.inference.api_cache import ApiKeyMissing
+    from saltbench.inference.openai.cache import ApiKeyMissing
 
     monkeypatch.delenv(KEY_ENV, raising=False)
     spec = _spec("http://127.0.0.1:9/v1")
@@ -151,32 +157,32 @@ def test_a_missing_key_variable_is_named(monkeypatch):
             {
                 "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
                 "backend": "openai",
-                "api": {"api_key_env": "sk-abc def"},
+                "backend_options": {"api_key_env": "sk-abc def"},
             },
-            r"models\.m\.api\.api_key_env: expected the name of an environment variable that holds the "
-            r"API key, not the key itself$",
+            r"models\.m\.backend_options\.api_key_env: expected the name of an environment variable that "
+            r"holds the API key, not the key itself$",
         ),
         (
             {
                 "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
                 "backend": "openai",
-                "api": {"endpoint": "completions"},
+                "backend_options": {"endpoint": "completions"},
             },
-            "api.tokenizer",
+            "backend_options.tokenizer",
         ),
         (
             {
                 "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
                 "backend": "openai",
-                "api": {"secret": 1},
+                "backend_options": {"secret": 1},
             },
-            r"models\.m\.api: unknown key\(s\) 'secret'; allowed: api_key_env, ",
+            r"models\.m\.backend_options: unknown key\(s\) 'secret'; allowed: api_key_env, ",
         ),
         (
             {
                 "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
                 "backend": "openai",
-                "api": {"token_ids": True},
+                "backend_options": {"token_ids": True},
             },
             "decoded from the ids",
         ),
@@ -193,7 +199,7 @@ def test_byte_texts_keep_a_cut_character_on_the_last_token():
 
 
 def test_parse_chat_refuses_texts_that_do_not_add_up():
-    from saltbench.inference.api_responses import MalformedResponse
+    from saltbench.inference.openai.responses import MalformedResponse
 
     content = [{"token": "a", "logprob": -1.0, "bytes": [97], "top_logprobs": []}]
     response = {
@@ -221,7 +227,7 @@ def test_prompt_log_probabilities_of_a_target_are_read_by_token_id() -> None:
 
 
 def test_a_model_without_prompt_logprobs_cannot_teacher_force() -> None:
-    from saltbench.inference.openai_api import OpenAIModel
+    from saltbench.inference.openai.client import OpenAIModel
 
     model = OpenAIModel(_spec("http://127.0.0.1:9/v1"), None, None, 1, 20)
     with pytest.raises(

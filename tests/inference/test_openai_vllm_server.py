@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 from saltbench.inference import get_model_spec, load_model_registry, parse_model_registry, records_to_frame
-from saltbench.inference.backends import LoadSettings, VllmModel, load_backend
-from saltbench.inference.serving import ServerProcess
+from saltbench.inference.backends import LoadSettings, load_backend
+from saltbench.inference.server.serving import ServerProcess
+from saltbench.inference.vllm import VllmModel, VllmOptions
 from saltbench.stages.scoring import score_generations
 from saltbench.tasks import get_task
 
@@ -31,7 +32,9 @@ def server(smollm2_dir: Path, tmp_path_factory):
     """vLLM's OpenAI-compatible server (:class:`ServerProcess`, the workflow's own) on a free port."""
     pytest.importorskip("vllm", reason="vLLM is not installed")
     local = get_model_spec(load_model_registry(REPO / "config" / "models.yaml"), "smollm2-135m")
-    spec = dataclasses.replace(local, name="smollm2", max_context=2048, enforce_eager=True)
+    spec = dataclasses.replace(
+        local, name="smollm2", max_context=2048, backend_options=VllmOptions(enforce_eager=True)
+    )
     log = tmp_path_factory.mktemp("server") / "vllm-serve.log"
     with ServerProcess(smollm2_dir, spec, log, num_threads=1, startup_timeout_s=600) as process:
         yield process.base_url
@@ -45,7 +48,7 @@ def _entry(base_url: str, smollm2_dir: Path, endpoint: str, **api) -> dict:
         "backend": "openai",
         "system_prompt": local.system_prompt,
         "chat_template": local.chat_template,
-        "api": {
+        "backend_options": {
             "endpoint": endpoint,
             "token_ids": True,
             "tokenizer": str(smollm2_dir),
@@ -178,7 +181,7 @@ def test_faults_between_client_and_server_leave_the_records_unchanged(server, sm
         assert proxy.requests == len(prompts) and clean.usage.retries == 0
         proxy.faults = list(faults)
         faulty = load_backend(proxy.base_url, spec, settings=LoadSettings())
-        with caplog.at_level(logging.INFO, logger="saltbench.inference.openai_api"):
+        with caplog.at_level(logging.INFO, logger="saltbench.inference.openai.client"):
             records = faulty.generate(prompts, [BUDGET] * len(prompts), progress=False)
         assert proxy.requests == 2 * len(prompts) + len(faults)  # each fault cost one more request
     assert faulty.usage.retries == len(faults) and faulty.usage.failed == 0

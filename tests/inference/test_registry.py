@@ -22,6 +22,7 @@ from saltbench.inference import (
     prepare_model,
     resolve_gguf,
 )
+from saltbench.inference.vllm import VllmOptions
 
 
 @pytest.fixture()
@@ -42,13 +43,12 @@ def test_example_registry_parses(tmp_path, registry_yaml):
     assert qwen.source == HubSource(id="Qwen/Qwen3-4B-Instruct-2507", revision="main")
     assert (qwen.dtype, qwen.thinking, qwen.revision) == ("bfloat16", False, "main")
     assert qwen.generation_budget(512) == 768
-    assert (qwen.backend, qwen.gpu_memory_utilization, qwen.enforce_eager, qwen.tensor_parallel_size) == (
+    assert (qwen.backend, qwen.backend_options, qwen.tensor_parallel_size) == (
         "vllm",
-        0.85,
-        False,
+        VllmOptions(gpu_memory_utilization=0.85, enforce_eager=False),
         1,
     )
-    assert (smol.backend, smol.tensor_parallel_size) == ("hf", 1)  # defaults; 0 GPUs -> one CPU engine
+    assert (smol.backend, smol.backend_options, smol.tensor_parallel_size) == ("hf", None, 1)  # defaults
     tiny = registry["salt-tiny"]  # defaults
     assert tiny.source == LocalSource(path="data/models/salt-tiny/final")
     assert (tiny.dtype, tiny.system_prompt, tiny.chat_template) == ("float32", DEFAULT_SYSTEM_PROMPT, "none")
@@ -67,7 +67,8 @@ def test_shipped_registry_parses():
     assert {spec.tensor_parallel_size for spec in hub} >= {1, 2}  # multi-GPU models shard over their GPUs
     local = [spec for spec in registry.values() if isinstance(spec.source, LocalSource)]
     assert local and all(spec.backend == "hf" for spec in local)  # the tiny families: transformers
-    assert (registry["smollm2-135m"].backend, registry["smollm2-135m"].enforce_eager) == ("vllm", True)
+    smol = registry["smollm2-135m"]
+    assert (smol.backend, smol.backend_options) == ("vllm", VllmOptions(enforce_eager=True))
 
 
 @pytest.mark.parametrize(
@@ -146,18 +147,48 @@ def test_shipped_registry_parses():
         ),
         (
             "qwen3-4b-instruct",
-            lambda s: s.update(gpu_memory_utilization=1.5),
-            r"models\.qwen3-4b-instruct\.gpu_memory_utilization: 1\.5 is greater than the maximum of 1",
+            lambda s: s["backend_options"].update(gpu_memory_utilization=1.5),
+            r"models\.qwen3-4b-instruct\.backend_options\.gpu_memory_utilization: 1\.5 is greater than the "
+            "maximum of 1",
         ),
         (
             "qwen3-4b-instruct",
-            lambda s: s.update(gpu_memory_utilization=0),
-            r"models\.qwen3-4b-instruct\.gpu_memory_utilization: 0 is less than or equal to the",
+            lambda s: s["backend_options"].update(gpu_memory_utilization=0),
+            r"models\.qwen3-4b-instruct\.backend_options\.gpu_memory_utilization: 0 is less than or equal to",
         ),
         (
             "qwen3-4b-instruct",
-            lambda s: s.update(enforce_eager="no"),
-            r"models\.qwen3-4b-instruct\.enforce_eager: 'no' is not of type 'boolean'",
+            lambda s: s["backend_options"].update(enforce_eager="no"),
+            r"models\.qwen3-4b-instruct\.backend_options\.enforce_eager: 'no' is not of type 'boolean'",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s["backend_options"].update(endpoint="chat"),
+            r"models\.qwen3-4b-instruct\.backend_options: unknown key\(s\) 'endpoint'; allowed: "
+            "enforce_eager, gpu_memory_utilization",
+        ),
+        (
+            "smollm2-135m",
+            lambda s: s.update(backend_options={"enforce_eager": True}),
+            r"models\.smollm2-135m\.backend_options: backend 'hf' takes no options \(its loader declares "
+            r"none\)",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(enforce_eager=True),
+            r"models\.qwen3-4b-instruct\.enforce_eager: this key moved to "
+            r"models\.qwen3-4b-instruct\.backend_options\.enforce_eager",
+        ),
+        (
+            "qwen3-4b-instruct",
+            lambda s: s.update(gpu_memory_utilization=0.5),
+            r"models\.qwen3-4b-instruct\.gpu_memory_utilization: this key moved to "
+            r"models\.qwen3-4b-instruct\.backend_options\.gpu_memory_utilization",
+        ),
+        (
+            "salt-tiny",
+            lambda s: s.update(api={"endpoint": "chat"}),
+            r"models\.salt-tiny\.api: this key moved to models\.salt-tiny\.backend_options \(the same keys",
         ),
     ],
 )
@@ -304,7 +335,7 @@ def test_the_reference_lists_every_key_with_the_codes_default():
 def _entries_with_every_key() -> dict:
     """One registry entry per source kind, together setting every key of the registry (checked against
     docs/registry.md's rows by the test below); simulation parameters written out with their defaults."""
-    from saltbench.inference.simulation.params import SimulationParams
+    from saltbench.inference.simulated.params import SimulationParams
 
     common = {
         "dtype": "bfloat16",
@@ -338,8 +369,7 @@ def _entries_with_every_key() -> dict:
             **common,
             "source": {"kind": "hub", "id": "o/n", "revision": "main"},
             "backend": "vllm",
-            "gpu_memory_utilization": 0.8,
-            "enforce_eager": True,
+            "backend_options": {"gpu_memory_utilization": 0.8, "enforce_eager": True},
         },
         "gguf": {**common, "source": {"kind": "gguf_package", "package": "p", "file": "f.gguf"}},
         "local": {**common, "source": {"kind": "local", "path": "d"}},
@@ -347,7 +377,7 @@ def _entries_with_every_key() -> dict:
             **common,
             "source": {"kind": "api", "base_url": "http://h/v1", "model": "m"},
             "backend": "openai",
-            "api": api,
+            "backend_options": api,
         },
         "simulated": {
             "source": {"kind": "simulated", "parameters": SimulationParams().to_dict(), "datasets": "d"},
@@ -357,15 +387,24 @@ def _entries_with_every_key() -> dict:
     }
 
 
+OPTIONS_LABEL = {"vllm": "vllm,vllm_server", "openai": "openai"}
+"""How docs/registry.md labels the options of a backend (backends that share a block listed together)."""
+
+
 def _key_paths(value, prefix: str) -> set[str]:
-    """Every key path of plain data, as docs/registry.md writes them (``source[kind=K]`` for a source)."""
+    """Every key path of plain data, as docs/registry.md writes them (``source[kind=K]`` for a source,
+    ``backend_options[backend=B]`` for a backend's options)."""
     paths: set[str] = set()
     if isinstance(value, dict):
         for key, item in value.items():
             if key == "kind":
                 continue
             path = f"{prefix}.{key}"
-            nested = f"{path}[kind={item['kind']}]" if key == "source" else path
+            nested = path
+            if key == "source":
+                nested = f"{path}[kind={item['kind']}]"
+            elif key == "backend_options":
+                nested = f"{path}[backend={OPTIONS_LABEL[value['backend']]}]"
             paths |= {path} | _key_paths(item, nested)
     return paths
 

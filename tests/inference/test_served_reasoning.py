@@ -17,7 +17,7 @@ from helpers.fake_reasoning_server import (
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import parse_model_registry
 from saltbench.inference.backends import LoadSettings, load_backend
-from saltbench.inference.openai_api import RequestRefused
+from saltbench.inference.openai.client import RequestRefused
 from saltbench.tasks import FENCE
 
 ANSWERS = {f"Complement of AGA GCT, number {i}.": f"{FENCE}\nTCT CGA\n{FENCE}" for i in range(3)}
@@ -34,7 +34,7 @@ def _model(server, shape: str, tokenizer_dir=None, budget: int = 4096, max_conte
     entry = registry_entry(
         shape, server.base_url, str(tokenizer_dir), max_new_tokens=budget, max_context=max_context
     )
-    entry["api"] |= api
+    entry["backend_options"] |= api
     spec = parse_model_registry({"models": {shape: entry}})[shape]
     return load_backend(server.base_url, spec, settings=LoadSettings(top_k=20))
 
@@ -113,13 +113,13 @@ def test_reasoning_apart_from_a_model_without_a_format_is_refused():
 def test_a_refused_connection_fails_at_once_naming_the_url():
     """Nothing listens at the URL: no retry with back-off (the client's six would take ~22 s), the model
     stops naming the address, and the attempt is counted."""
-    from saltbench.inference.serving import free_port
+    from saltbench.inference.server.serving import free_port
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     entry = {
         "source": {"kind": "api", "base_url": url, "model": "m"},
         "backend": "openai",
-        "api": {"max_retries": 6},
+        "backend_options": {"max_retries": 6},
     }
     model = load_backend(
         url, parse_model_registry({"models": {"m": entry}})["m"], settings=LoadSettings(top_k=20)
@@ -144,8 +144,8 @@ def test_a_connection_refused_after_the_clients_retries_stops_the_model_too():
     it: a refusal of the model all the same, naming the URL; the HTTP library is openai's own."""
     import openai
 
-    from saltbench.inference.api_transport import http_library
-    from saltbench.inference.openai_api import refusal
+    from saltbench.inference.openai.client import refusal
+    from saltbench.inference.openai.transport import http_library
 
     http = http_library()
     assert issubclass(openai.DefaultHttpxClient, http.Client)

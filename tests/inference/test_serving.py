@@ -12,11 +12,12 @@ import pytest
 from helpers.fake_openai import FakeOpenAI
 
 from saltbench.inference import parse_model_registry
-from saltbench.inference.serving import (
+from saltbench.inference.openai import ApiSettings
+from saltbench.inference.server.serving import (
     Endpoint,
     ServerError,
     connect,
-    load_managed,
+    load,
     serve_command,
     served_spec,
 )
@@ -29,7 +30,7 @@ LOCAL = parse_model_registry(
                 "backend": "vllm_server",
                 "dtype": "bfloat16",
                 "max_context": 4096,
-                "enforce_eager": True,
+                "backend_options": {"enforce_eager": True},
                 "resources": {"gpus": 2},
             }
         }
@@ -57,7 +58,7 @@ def test_the_endpoint_file_round_trips_and_a_placeholder_reads(tmp_path):
 
 
 def test_connect_waits_for_a_live_server_and_names_what_went_wrong(tmp_path, monkeypatch):
-    from saltbench.inference import serving
+    from saltbench.inference.server import serving
 
     path = tmp_path / "m.json"
     with FakeOpenAI() as fake:
@@ -86,9 +87,10 @@ def test_connect_waits_for_a_live_server_and_names_what_went_wrong(tmp_path, mon
 def test_the_client_spec_and_the_server_command():
     spec = served_spec(LOCAL, Endpoint("m", 1, "http://127.0.0.1:5/v1"), "models/m")
     assert spec.backend == "openai" and spec.source.base_url == "http://127.0.0.1:5/v1"
-    assert spec.source.model == "m" and spec.api is not None and spec.api.api_key_env is None
-    assert (spec.api.endpoint, spec.api.token_ids, spec.api.prompt_logprobs) == ("completions", True, True)
-    assert spec.api.tokenizer == "models/m" and spec.system_prompt == LOCAL.system_prompt
+    api = spec.backend_options
+    assert spec.source.model == "m" and isinstance(api, ApiSettings) and api.api_key_env is None
+    assert (api.endpoint, api.token_ids, api.prompt_logprobs) == ("completions", True, True)
+    assert api.tokenizer == "models/m" and spec.system_prompt == LOCAL.system_prompt
     cmd = serve_command("models/m", LOCAL, 8123)
     flags = dict(zip(cmd[3::2], cmd[4::2]))
     assert cmd[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
@@ -99,15 +101,24 @@ def test_the_client_spec_and_the_server_command():
 
 
 def test_the_managed_client_fails_the_job_when_its_server_is_gone(tmp_path, monkeypatch):
-    import saltbench.inference.loading as loading
+    import saltbench.inference.chat as chat
 
-    monkeypatch.setattr(loading, "load_tokenizer", lambda name: None)
+    monkeypatch.setattr(chat, "load_tokenizer", lambda name: None)
+    options = LOCAL.backend_options
     with pytest.raises(ServerError, match="needs the server the workflow's rule serve_model starts"):
-        load_managed("models/m", LOCAL, None, batch_size=1, top_k=20, cache_dir=None)
+        load("models/m", LOCAL, batch_size=1, top_k=20, cache_dir=None, server=None, options=options)
     path = tmp_path / "m.json"
     with FakeOpenAI() as fake:
         Endpoint("m", os.getpid(), fake.base_url, log="logs/servers/m.log").write(path)
-        model = load_managed("models/m", LOCAL, path, batch_size=1, top_k=20, cache_dir=tmp_path / "cache")
+        model = load(
+            "models/m",
+            LOCAL,
+            batch_size=1,
+            top_k=20,
+            cache_dir=tmp_path / "cache",
+            server=path,
+            options=options,
+        )
         assert model.backend == "vllm_server" and model.cache_origin == "vllm_server:m"
         fake.faults = ["500"] * 10
         fake.healthy = False

@@ -12,9 +12,9 @@ from saltbench.analysis import wilson_interval
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import GenerationRecord, load_model_registry
 from saltbench.inference.backends import load_backend
-from saltbench.inference.registry import ModelSpec, SimulatedSource, parse_model_registry
-from saltbench.inference.simulated import EOS_ID, wrong_atom
-from saltbench.inference.simulation import (
+from saltbench.inference.registry import ModelSpec, parse_model_registry
+from saltbench.inference.simulated import (
+    EOS_ID,
     TRACE_TAGS,
     SimulationParams,
     atom_chain,
@@ -22,7 +22,9 @@ from saltbench.inference.simulation import (
     planted_thinking,
     trace_length_cdf,
 )
-from saltbench.inference.simulation.thinking import draw_trace_length, trace_text
+from saltbench.inference.simulated.model import wrong_atom
+from saltbench.inference.simulated.thinking import draw_trace_length, trace_text
+from saltbench.inference.sources import SimulatedSource
 from saltbench.stages.generation import build_prompts, generate_rows
 from saltbench.stages.scoring import response_columns
 from saltbench.tasks import get_task
@@ -310,8 +312,23 @@ def test_the_planted_atom_auroc_is_the_normal_separation():
 
 
 def test_a_character_of_several_bytes_belongs_to_the_token_that_completes_it():
-    from saltbench.inference.simulated import build_tokenizer, token_scores
+    from saltbench.inference.simulated.model import build_tokenizer, token_scores
 
     scores, texts = token_scores("é a", np.full(4, 0.9), True, build_tokenizer())
     assert texts == ("", "é", " ", "a", "") and len(scores) == 5
     assert scores.token_ids.tolist() == [*"é a".encode(), EOS_ID]
+
+
+def test_the_simulated_backend_passes_the_backend_conformance_checks(datasets):
+    """The backend conformance check (docs/extending.md §6) on the simulated backend, given prompts it can
+    answer (its dataset rows'): every check passes."""
+    from saltbench.conformance import backend_failures
+
+    spec = ModelSpec(
+        name="sim",
+        source=SimulatedSource(parameters=SimulationParams(seed=2)),
+        backend="simulated",
+        chat_template="none",
+    )
+    prompts, _ = prompts_of(datasets, "dna", "direct")
+    assert backend_failures(spec, datasets, instructions=prompts[:2], budget=64) == []

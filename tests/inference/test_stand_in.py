@@ -8,7 +8,7 @@ import yaml
 
 from saltbench.config.loading import validate_config
 from saltbench.inference import parse_model_registry
-from saltbench.inference.simulation.stand_in import scaled_config, stand_in_registry
+from saltbench.inference.simulated.stand_in import scaled_config, stand_in_registry
 
 REPO = Path(__file__).resolve().parents[2]
 

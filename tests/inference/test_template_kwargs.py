@@ -12,7 +12,7 @@ import json
 import pytest
 
 from saltbench.inference import parse_model_registry, render_prompts
-from saltbench.inference.openai_api import EXTRA_BODY, OpenAIModel
+from saltbench.inference.openai.client import EXTRA_BODY, OpenAIModel
 
 OPENS_THINK = (  # the generation prompt ends inside an opened <think>: the output starts in the reasoning
     "{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{% endfor %}"
@@ -80,7 +80,7 @@ def test_the_chat_route_sends_the_template_arguments_to_the_server() -> None:
         "thinking": True,
         "reasoning_format": "think",
         "chat_template_kwargs": {"reasoning_effort": "low"},
-        "api": {"api_key_env": "UNUSED_KEY", "endpoint": "chat"},
+        "backend_options": {"api_key_env": "UNUSED_KEY", "endpoint": "chat"},
     }
     spec = parse_model_registry({"models": {"served": entry}})["served"]
     model = OpenAIModel(spec, None, None, 1, 20)
@@ -134,9 +134,9 @@ SERVED = {"kind": "api", "base_url": "http://127.0.0.1:9/v1", "model": "served"}
                 "source": SERVED,
                 "backend": "openai",
                 "reasoning_format": "harmony",
-                "api": {"endpoint": "completions", "tokenizer": "x"},
+                "backend_options": {"endpoint": "completions", "tokenizer": "x"},
             },
-            r"models\.m\.api\.token_ids: gpt-oss's harmony channels are special tokens",
+            r"models\.m\.backend_options\.token_ids: gpt-oss's harmony channels are special tokens",
         ),
     ],
 )
@@ -155,7 +155,7 @@ def test_reasoning_settings_that_cannot_work_are_refused(entry, message) -> None
     ],
 )
 def test_a_served_reasoning_model_takes_both_routes(api) -> None:
-    entry = {"source": SERVED, "backend": "openai", "reasoning_format": "think", "api": api}
+    entry = {"source": SERVED, "backend": "openai", "reasoning_format": "think", "backend_options": api}
     assert parse_model_registry({"models": {"served": entry}})["served"].reasoning_format == "think"
 
 

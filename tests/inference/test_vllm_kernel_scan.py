@@ -1,10 +1,10 @@
 """vLLM's start-up reads ``vars()`` of every module-level value; llvmlite's library wrapper must answer it
-with a dict once :func:`saltbench.inference.vllm_engine._prepare_kernel_scan` ran (docs/reliability.md §5)."""
+with a dict once :func:`saltbench.inference.vllm.engine._prepare_kernel_scan` ran (docs/reliability.md §5)."""
 
 import sys
 
 import saltbench.evaluation._kernels  # noqa: F401 — imports numba, hence llvmlite.binding
-from saltbench.inference.vllm_engine import _prepare_kernel_scan
+from saltbench.inference.vllm.engine import _prepare_kernel_scan
 
 
 def test_every_module_value_answers_vars_with_a_mapping_after_the_preparation():

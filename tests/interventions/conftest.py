@@ -64,7 +64,7 @@ def smollm2_spec(repo_root: Path):
 @pytest.fixture(scope="session")
 def smollm2_loaded(smollm2_model, repo_root: Path):
     """:data:`smollm2_model` behind the transformers backend (what the intervention stage runs on)."""
-    from saltbench.inference.backends import HfModel
+    from saltbench.inference.hf import HfModel
 
     model, tokenizer = smollm2_model
     return HfModel(smollm2_spec(repo_root), tokenizer, model, batch_size=16, top_k=20)

@@ -64,7 +64,7 @@ def _own_index(record, fence_ids, prefix_ids) -> int:
 
 def test_clean_prefix_reproduces_free_generation(smollm2_model, smollm2_loaded, free):
     from saltbench.inference import encode_prompt_cache, greedy_continue_many
-    from saltbench.inference.forced import force_and_continue
+    from saltbench.inference.hf.forced import force_and_continue
 
     model, tok = smollm2_model
     prompt_ids, fence_ids, record, answer = free

@@ -7,7 +7,8 @@ import pytest
 
 from saltbench.confidence import PAPER_CONFIDENCE_NAMES as CONFIDENCE_NAMES
 from saltbench.inference import get_model_spec, load_model_registry
-from saltbench.inference.backends import HfModel, VllmModel
+from saltbench.inference.hf import HfModel
+from saltbench.inference.vllm import VllmModel
 from saltbench.interventions import InterventionOptions
 from saltbench.stages.interventions import INTERVENTION_FILE_COLUMNS, run_interventions
 from saltbench.tasks import get_task
@@ -81,7 +82,7 @@ def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smoll
     import logging
 
     from saltbench.inference import encode_prompt, render_prompts, teacher_force
-    from saltbench.inference.vllm_forced import vllm_force_and_continue
+    from saltbench.inference.vllm.forced import vllm_force_and_continue
 
     model, tokenizer = smollm2_model
     block = smollm2_vllm.llm.llm_engine.vllm_config.cache_config.block_size
@@ -93,7 +94,7 @@ def test_target_covered_by_the_prefix_cache_is_scored_again(smollm2_model, smoll
     vllm_force_and_continue(
         smollm2_vllm, prompt_ids, [(prefix + target + filler[:block], [])], max_new_tokens=1
     )
-    with caplog.at_level(logging.DEBUG, logger="saltbench.inference.vllm_forced"):
+    with caplog.at_level(logging.DEBUG, logger="saltbench.inference.vllm.forced"):
         (row,) = vllm_force_and_continue(smollm2_vllm, prompt_ids, [(prefix, target)], max_new_tokens=0)
     assert "run again without it" in caplog.text
     forced = teacher_force(model, tokenizer, prompt_ids + prefix, target)

@@ -16,8 +16,9 @@ from saltbench.analysis import findings_markdown
 from saltbench.data import load_paper_datasets
 from saltbench.inference.backends import load_backend
 from saltbench.inference.imports import GenerationsFileError, write_jsonl
-from saltbench.inference.registry import ModelSpec, SimulatedSource
-from saltbench.inference.simulation import SimulationParams
+from saltbench.inference.registry import ModelSpec
+from saltbench.inference.simulated import SimulationParams
+from saltbench.inference.sources import SimulatedSource
 from saltbench.io import provenance, write_table
 from saltbench.stages.export import export_generations
 from saltbench.stages.generation import build_prompts, generate_rows

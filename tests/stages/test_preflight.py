@@ -20,7 +20,7 @@ def _config(tmp_path, base_url: str, top_k: int):
                     "served": {
                         "source": {"kind": "api", "base_url": base_url, "model": "fake"},
                         "backend": "openai",
-                        "api": {"api_key_env": KEY_ENV, "max_retries": 0, "timeout_s": 5},
+                        "backend_options": {"api_key_env": KEY_ENV, "max_retries": 0, "timeout_s": 5},
                     }
                 }
             }

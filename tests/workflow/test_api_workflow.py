@@ -28,7 +28,7 @@ def _registry(path: Path, base_url: str, **api) -> Path:
                     "served": {
                         "source": {"kind": "api", "base_url": base_url, "model": "fake"},
                         "backend": "openai",
-                        "api": {
+                        "backend_options": {
                             "api_key_env": KEY_ENV,
                             "concurrency": 2,
                             "timeout_s": 5,
@@ -93,8 +93,8 @@ def test_an_unreachable_server_fails_the_shard_naming_the_model_and_the_url(
     tmp_path, copy_workflow, repo_root
 ):
     """Nothing listens at the URL: the shard's job fails at once naming the model and the address — no
-    retries with back-off (api.max_retries is 6 here), no shard of error rows."""
-    from saltbench.inference.serving import free_port
+    retries with back-off (backend_options.max_retries is 6 here), no shard of error rows."""
+    from saltbench.inference.server.serving import free_port
 
     (tmp_path / "workflow").mkdir()
     workdir = copy_workflow(tmp_path / "workflow")
@@ -141,8 +141,9 @@ def test_interventions_and_backend_overrides_are_refused_for_a_served_model(tmp_
 
 
 def test_a_server_with_prompt_log_probabilities_runs_the_interventions(tmp_path, repo_root):
-    """api.prompt_logprobs (completions endpoint, token ids) admits a served model to the interventions;
-    without the completions endpoint and token ids the registry refuses the key, naming what it needs."""
+    """backend_options.prompt_logprobs (completions endpoint, token ids) admits a served model to the
+    interventions; without the completions endpoint and token ids the registry refuses the key, naming what it
+    needs."""
     tokenizer = str(repo_root / "data" / "models" / "converted" / "smollm2-135m")
     api = {"endpoint": "completions", "token_ids": True, "tokenizer": tokenizer, "prompt_logprobs": True}
     registry = _registry(tmp_path / "served.yaml", "http://127.0.0.1:9/v1", **api)

@@ -343,7 +343,7 @@ def test_the_paper_stand_ins_plan_the_papers_analysis_jobs(workdir):
     """bench/bench_paper_size.py's configuration (docs/performance.md §5): the paper roster as simulated
     stand-ins at 1/64 of the samples plans the same analysis jobs as the paper configuration, plus the
     recovery table of its planted values, with one generation job per model."""
-    from saltbench.inference.simulation.stand_in import scaled_config, stand_in_registry
+    from saltbench.inference.simulated.stand_in import scaled_config, stand_in_registry
 
     paper = yaml.safe_load((workdir / "config/paper.yaml").read_text(encoding="utf-8"))
     registry = yaml.safe_load((workdir / paper["model_registry"]).read_text(encoding="utf-8"))["models"]

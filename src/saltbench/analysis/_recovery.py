@@ -2,7 +2,7 @@
 the run recovered it (docs/simulation.md §4).
 
 :func:`planted_values` turns the parameters of the run's simulated models
-(:class:`~saltbench.inference.simulation.SimulationParams`) and its datasets into one planted value per
+(:class:`~saltbench.inference.simulated.SimulationParams`) and its datasets into one planted value per
 quantity; :func:`recovery_estimates` reads the same quantities, with their intervals, from the run's tables;
 :func:`recovery_table` joins them (``inside``: the planted value lies in the interval).
 
@@ -11,11 +11,11 @@ Quantities (``quantity`` column), per model, style and task unless said otherwis
 * ``atom_auroc`` — pooled atom-level AUROC of ``mean_probability`` (top-k flavour, uncalibrated; every
   confidence function but ``log_probability_sum`` ranks the atoms alike): ``Φ(d/√2)``;
 * ``atom_precision`` — atom precision, the mean over the dataset rows of ``E[correct atoms of r / n_r]``,
-  the expectations from :func:`~saltbench.inference.simulation.atom_chain` by Monte Carlo (``replicates``
+  the expectations from :func:`~saltbench.inference.simulated.atom_chain` by Monte Carlo (``replicates``
   answers per row); only for models whose every response is answered (no truncation, no missing fences);
 * ``truncated_share`` — the share of responses cut off: ``ρq + (1 − ρq)·truncation_rate`` for a model with
   ``reasoning_format: think`` (``ρ = reasoning_rate``, ``q`` the share of its traces cut inside the thinking
-  under the cell's budget, :func:`~saltbench.inference.simulation.planted_thinking`), ``truncation_rate``
+  under the cell's budget, :func:`~saltbench.inference.simulated.planted_thinking`), ``truncation_rate``
   for any other (interval: Wilson, from the health table's counts). Exact when the budget leaves room for
   the answer after every trace that ends before it;
 * ``reasoning_truncated_share`` (``think`` models) — the share of responses cut with every token reasoning
@@ -28,7 +28,7 @@ Quantities (``quantity`` column), per model, style and task unless said otherwis
   the budget cuts none); interval: normal, ``mean ± 1.96·sd/√n``;
 * ``intervention_<term>`` (interventions' style, per model and task) — the terms of the interventions'
   logistic regression (docs/interventions.md). The planted process (``η`` of
-  :mod:`~saltbench.inference.simulation.params`) is that regression with the exposure ``[atom k−1 corrupted]``
+  :mod:`~saltbench.inference.simulated.params`) is that regression with the exposure ``[atom k−1 corrupted]``
   in place of the placement labels; the two agree for ``clean``, ``local`` and ``distant`` rows, but a
   ``random`` placement corrupts atom ``k−1`` with probability ``c/(k−1)`` — the corrupted fraction — so the
   regression cannot separate its terms as planted. Their planted values are therefore the regression's
@@ -49,7 +49,7 @@ import polars as pl
 
 from saltbench.core.contracts import RECOVERY_TABLE
 from saltbench.evaluation import decompose
-from saltbench.inference.simulation import SimulationParams, atom_chain, planted_logit, planted_thinking
+from saltbench.inference.simulated import SimulationParams, atom_chain, planted_logit, planted_thinking
 from saltbench.tasks import get_task
 
 from ._common import wilson_interval

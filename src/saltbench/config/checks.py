@@ -240,6 +240,7 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     if settings.interventions.enabled:
         named.append(("interventions.models", settings.interventions.models))
     from saltbench.inference import load_model_registry
+    from saltbench.inference.openai import api_settings
 
     registry_path = Path(settings.model_registry)
     if not registry_path.exists():
@@ -282,15 +283,15 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
         served = [
             n
             for n in settings.interventions.models or settings.models
-            if registry[n].served and not (registry[n].api and registry[n].api.prompt_logprobs)  # type: ignore[union-attr]
+            if registry[n].served and not api_settings(registry[n]).prompt_logprobs
         ]
         if served:
             raise ConfigError(
                 f"interventions.models: {', '.join(served)} run(s) on backend openai without "
-                "api.prompt_logprobs: the interventions teacher-force an answer prefix, which needs the "
-                "completions endpoint with token-id prompts and prompt log-probabilities (vLLM, SGLang, TGI; "
-                "not the OpenAI chat API); set api.prompt_logprobs where the server has them, or leave the "
-                "model out of interventions.models (docs/backends.md §8)"
+                "backend_options.prompt_logprobs: the interventions teacher-force an answer prefix, which "
+                "needs the completions endpoint with token-id prompts and prompt log-probabilities (vLLM, "
+                "SGLang, TGI; not the OpenAI chat API); set backend_options.prompt_logprobs where the server "
+                "has them, or leave the model out of interventions.models (docs/backends.md §8)"
             )
     check_backend_plugins(settings, registry)
     check_budgets(settings, registry)
@@ -298,7 +299,7 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
 
 def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """No model of the run runs on a backend plugin that cannot be used (it reuses a built-in backend's
-    name: :func:`saltbench.inference.registry.backend_names`); such a plugin stops only the runs whose
+    name: :func:`saltbench.inference.backends.backend_names`); such a plugin stops only the runs whose
     models use that name, and is a warning for the others (docs/extending.md §1). A backend plugin that fails
     to import fails the jobs that load it, naming it.
 
@@ -306,7 +307,7 @@ def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, Model
         ConfigError: ``models: model 'M' runs on backend 'B': {the plugin's error}``.
     """
     from saltbench.core.plugins import BACKEND_GROUP, broken_plugins
-    from saltbench.inference.registry import backend_names
+    from saltbench.inference.backends import backend_names
 
     backend_names()  # records the unusable backend plugins
     broken = broken_plugins(BACKEND_GROUP)

@@ -156,7 +156,7 @@ class WorkflowConfig(Block):
 def registry_defs(*, broken: bool = False) -> dict[str, Any]:
     """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``),
     ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``) and ``backend``
-    (``saltbench.inference.registry.backend_names``), installed plugins included.
+    (``saltbench.inference.backends.backend_names``), installed plugins included.
 
     Validation uses these, not the committed file's copy, so a plugin's task or function is a valid name
     wherever it is installed (imported here, not when this module is). With ``broken``, also the names of
@@ -164,7 +164,7 @@ def registry_defs(*, broken: bool = False) -> dict[str, Any]:
     them through so that :func:`saltbench.config.checks.check_broken_plugins` names why they cannot run."""
     from saltbench.confidence import CONFIDENCE_FUNCTIONS
     from saltbench.core.plugins import CONFIDENCE_GROUP, TASK_GROUP, broken_plugins
-    from saltbench.inference.registry import backend_names
+    from saltbench.inference.backends import backend_names
     from saltbench.tasks import TASK_SLUGS
 
     def names(installed: Iterable[str], group: str) -> list[str]:
@@ -182,7 +182,7 @@ def registry_defs(*, broken: bool = False) -> dict[str, Any]:
         },
         "backend": {
             "enum": list(backend_names()),
-            "description": "An inference backend (saltbench.inference.registry.backend_names).",
+            "description": "An inference backend (saltbench.inference.backends.backend_names).",
         },
     }
 

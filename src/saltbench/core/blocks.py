@@ -78,7 +78,7 @@ ModelName = Annotated[str, Keywords(pattern=f"^{MODEL_NAME_REGEX}$")]
 """A registry model name (:data:`saltbench.core.vocabulary.MODEL_NAME_REGEX`)."""
 BackendName = Annotated[str, Ref("backend")]
 """An inference backend: the schema's ``$defs/backend``, the names of
-``saltbench.inference.registry.backend_names`` (built-in and installed plugins')."""
+``saltbench.inference.backends.backend_names`` (built-in and installed plugins')."""
 
 
 # -- fields ---------------------------------------------------------------------------------------------

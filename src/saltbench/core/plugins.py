@@ -45,7 +45,11 @@ TASK_GROUP = "saltbench.tasks"
 CONFIDENCE_GROUP = "saltbench.confidence"
 """Entry-point group of confidence-function plugins: name = function name, value = a ``ConfidenceSpec``."""
 BACKEND_GROUP = "saltbench.backends"
-"""Entry-point group of inference-backend plugins: name = backend name, value = its loader."""
+"""Entry-point group of inference backends: name = backend name, value = its loader. saltbench declares its
+built-in backends here too (:data:`OWN_DISTRIBUTION`); they are not plugins."""
+OWN_DISTRIBUTION = "saltbench"
+"""saltbench's own distribution: its entry points are built-ins, whose version and commit the provenance
+records apart, not plugins."""
 
 
 class PluginError(RuntimeError):
@@ -160,11 +164,13 @@ def source_digest(module: str, dist: importlib.metadata.Distribution | None = No
 def installed_fingerprints(groups: Iterable[str]) -> dict[str, str]:
     """``{"GROUP:NAME": fingerprint}`` (:func:`fingerprint`) of every installed entry point of ``groups``,
     sorted, from the package metadata and files alone: nothing is imported, so a plugin that fails to
-    import has a fingerprint too."""
+    import has a fingerprint too. saltbench's own entry points (its built-in backends) are left out."""
     found: dict[str, str] = {}
     digests: dict[tuple[str, str], str] = {}
     for group in groups:
         for point in importlib.metadata.entry_points(group=group):
+            if point.dist is not None and point.dist.name == OWN_DISTRIBUTION:
+                continue  # a built-in (saltbench's version and commit are recorded apart)
             dist = point.dist
             package = dist.name if dist is not None else "an unknown distribution"
             where = (package, point.module.split(".", 1)[0])
@@ -240,8 +246,9 @@ def broken_plugins(group: str) -> dict[str, PluginError]:
     return {key.removeprefix(prefix): err for key, err in sorted(_BROKEN.items()) if key.startswith(prefix)}
 
 
-def load_plugin(group: str, name: str) -> Plugin:
-    """Load the one entry point ``name`` of ``group`` (recorded as loaded, :func:`loaded_plugins`).
+def load_plugin(group: str, name: str, *, record: bool = True) -> Plugin:
+    """Load the one entry point ``name`` of ``group`` (recorded as loaded, :func:`loaded_plugins`, unless
+    ``record`` is false: the backend registry reads a plugin's options block without using it).
 
     Raises:
         PluginError: none or two packages declare it, or it fails to import.
@@ -253,13 +260,15 @@ def load_plugin(group: str, name: str) -> Plugin:
             f"{group} name {name!r} is declared by {len(packages)} packages ({', '.join(packages) or 'none'})"
         )
     plugin = _load(group, points[0])
-    _LOADED[f"{group}:{name}"] = plugin
+    if record:
+        _LOADED[f"{group}:{name}"] = plugin
     return plugin
 
 
 __all__ = [
     "BACKEND_GROUP",
     "CONFIDENCE_GROUP",
+    "OWN_DISTRIBUTION",
     "TASK_GROUP",
     "Plugin",
     "PluginError",

@@ -21,7 +21,7 @@ import polars as pl
 from saltbench.confidence import confidence_spec
 from saltbench.core.contracts import is_confidence_column
 from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
-from saltbench.inference.api_responses import PAD_ID
+from saltbench.inference.records import PAD_ID
 from saltbench.stages.metrics import response_accuracy
 
 DIGITS = 4
@@ -121,7 +121,7 @@ def _json_logprob(value: pl.Expr) -> pl.Expr:
 def _answer_tokens(generations: pl.DataFrame, responses: pl.DataFrame, top_k: int) -> pl.DataFrame:
     """The tokens overlapping each response's fenced answer: offset, text, chosen log-probability and the
     ``top_k`` alternatives (ids and log-probabilities), one list per response (``r`` order). Padding
-    alternatives (id :data:`~saltbench.inference.api_responses.PAD_ID`: a server or file that gave fewer
+    alternatives (id :data:`~saltbench.inference.records.PAD_ID`: a server or file that gave fewer
     than ``k``) are left out; an absent log-probability is ``null`` (:func:`_json_logprob`)."""
     exploded = (
         generations.select(

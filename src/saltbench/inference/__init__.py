@@ -1,8 +1,13 @@
 """Inference with real models, recording per-token log-probabilities (docs/generation.md).
 
-Two backends write the same records: transformers forward passes (:func:`generate`) and the vLLM
-engine (:func:`load_vllm`, :func:`generate_vllm`; full-vocabulary entropy stored as NaN there). The
-model registry's ``backend`` key chooses per model (:mod:`saltbench.inference.registry`).
+One package per backend, each with its loader and model class (docs/backends.md §7): :mod:`.hf`
+(transformers forward passes, :func:`generate`), :mod:`.vllm` (the vLLM engine, :func:`load_vllm`,
+:func:`generate_vllm`; full-vocabulary entropy stored as NaN there), :mod:`.openai` (served and hosted
+models), :mod:`.server` (a workflow-managed vLLM server) and :mod:`.simulated` (planted effects). They
+write the same records (:mod:`.records`) and share the torch-free contract of :mod:`.base`; the registry
+of backends is :mod:`.backends`, the model registry :mod:`.registry` (its ``backend`` key chooses per
+model), the sources of the weights :mod:`.sources`, and generations made elsewhere are read by
+:mod:`.imports`.
 
 Typical use::
 
@@ -40,55 +45,72 @@ from saltbench.inference.records import (
 )
 from saltbench.inference.registry import (
     DEFAULT_SYSTEM_PROMPT,
-    GenerationsSource,
-    GgufPackageSource,
-    HubSource,
-    LocalSource,
-    ModelSource,
     ModelSpec,
     RegistryError,
     Resources,
     get_model_spec,
     load_model_registry,
     parse_model_registry,
-    prepare_model,
 )
-from saltbench.inference.sources import SOURCE_RECORD, convert_gguf_to_safetensors, file_sha256, resolve_gguf
+from saltbench.inference.sources import (
+    GenerationsSource,
+    GgufPackageSource,
+    HubSource,
+    LocalSource,
+    ModelSource,
+)
 
-# Names whose modules import torch are loaded on first access, so that reading the registry
-# (e.g. from the Snakefile) stays fast.
+# Names whose modules import torch (or convert files) are loaded on first access, so that reading the
+# registry (e.g. from the Snakefile) stays fast.
 _LAZY = {
-    "eos_token_ids": "generation",
-    "generate": "generation",
-    "greedy_decode": "_decoding",
-    "load_model": "loading",
-    "load_tokenizer": "loading",
-    "generate_vllm": "vllm_engine",
-    "load_vllm": "vllm_engine",
-    "VllmEngine": "vllm_engine",
-    "load_model_from_spec": "loading",
-    "Continuation": "teacher",
-    "PromptCache": "_decoding",
-    "continue_from_cache": "teacher",
-    "encode_prompt_cache": "_decoding",
-    "greedy_continue_many": "teacher",
-    "teacher_force": "teacher",
+    "eos_token_ids": "base",
+    "load_tokenizer": "chat",
+    "SOURCE_RECORD": "sources",
+    "convert_gguf_to_safetensors": "sources",
+    "file_sha256": "sources",
+    "prepare_model": "sources",
+    "resolve_gguf": "sources",
+    "generate": "hf",
+    "greedy_decode": "hf",
+    "load_model": "hf",
+    "load_model_from_spec": "hf",
+    "Continuation": "hf",
+    "PromptCache": "hf",
+    "continue_from_cache": "hf",
+    "encode_prompt_cache": "hf",
+    "greedy_continue_many": "hf",
+    "teacher_force": "hf",
+    "generate_vllm": "vllm",
+    "load_vllm": "vllm",
+    "VllmEngine": "vllm",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY)
 
 
 if TYPE_CHECKING:
-    from saltbench.inference._decoding import PromptCache, encode_prompt_cache, greedy_decode
-    from saltbench.inference.generation import eos_token_ids, generate
-    from saltbench.inference.loading import load_model, load_model_from_spec, load_tokenizer
-    from saltbench.inference.teacher import (
+    from saltbench.inference.base import eos_token_ids
+    from saltbench.inference.chat import load_tokenizer
+    from saltbench.inference.hf import (
         Continuation,
+        PromptCache,
         continue_from_cache,
+        encode_prompt_cache,
+        generate,
         greedy_continue_many,
+        greedy_decode,
+        load_model,
+        load_model_from_spec,
         teacher_force,
     )
-    from saltbench.inference.vllm_engine import VllmEngine, generate_vllm, load_vllm
+    from saltbench.inference.sources import (
+        SOURCE_RECORD,
+        convert_gguf_to_safetensors,
+        file_sha256,
+        prepare_model,
+        resolve_gguf,
+    )
+    from saltbench.inference.vllm import VllmEngine, generate_vllm, load_vllm
 
 __all__ = [
     "BACKENDS",

@@ -1,289 +1,201 @@
-"""Inference backends behind one small protocol: load a registry model once, generate, teacher-force and
-continue.
+"""The registry of inference backends: which exist, how each is loaded and which options it takes
+(docs/backends.md §7).
 
-A stage never asks which backend it runs on: it calls :func:`load_backend` (the model registry's
-``backend`` key, or an override) and gets a :class:`LoadedModel`, whose methods are the whole contract:
+Every backend — built-in or another package's — is an entry point of the group ``saltbench.backends``: name
+= the backend's name in the model registry, value = its loader. The built-in ones are saltbench's own
+(``pyproject.toml``: ``hf``, ``vllm``, ``openai``, ``vllm_server``, ``simulated``, each one package of
+:mod:`saltbench.inference`); an editable install whose metadata predates them reads them from the
+checkout's ``pyproject.toml`` (:func:`builtin_backends`). Names are read from the packages' metadata without
+importing anything (:func:`backend_names`); a backend plugin is imported when a job loads a model on it
+(:func:`backend_loader`, recorded in the outputs' provenance as every plugin is) or when a registry entry
+naming it is read (:func:`options_class`, not recorded). The engines themselves (torch, transformers, vLLM,
+the ``openai`` client) are imported on first use.
 
-* :meth:`~LoadedModel.render` — instructions as the model sees them (the registry's chat template, system
-  prompt and thinking flag);
-* :meth:`~LoadedModel.generate` — one greedy :class:`~saltbench.inference.GenerationRecord` per prompt,
-  with a token budget per prompt (capped by the registry's ``max_new_tokens`` rule);
-* :meth:`~LoadedModel.prompt_cache` and :meth:`~LoadedModel.force_and_continue` — the interventions'
-  batched pass: teacher-force ``prefix + target`` after one prompt and continue greedily after the prefix
-  (docs/interventions.md §5.2).
-
-Attributes a caller may read: ``continuous_batching`` (the engine schedules any number of requests at once,
-so callers pass all of them in one call; otherwise in groups of ``batch_size``) and ``full_entropy``
-(whether the generations carry the full-vocabulary entropy; vLLM returns only the top-k, so
-``full.mean_entropy`` / ``full.max_entropy`` are NaN there, docs/generation.md §3.1).
-
-Backends are registered like tasks and confidence functions (docs/extending.md): the built-in ones in
-:data:`BACKEND_LOADERS`, other packages' through the entry-point group ``saltbench.backends`` (name = the
-backend's name in the model registry, value = its loader), listed by
-:func:`~saltbench.inference.registry.backend_names` without being imported and imported only when a job
-loads a model on them (recorded in the outputs' provenance as every
-plugin is). A loader is ``loader(model_path, spec, **settings)`` returning a :class:`LoadedModel`; its
-keyword parameters are its settings, taken by name from what the job offers (:class:`LoadSettings`), so each
-backend states the settings it uses (``hf``: ``batch_size``, ``top_k``; ``vllm``: also ``num_threads`` and
-``prefix_caching``; ``openai``: also ``cache_dir``; ``vllm_server``: also ``server``). The engines themselves
-are imported on first use (torch, transformers, vLLM).
+A loader is ``loader(model_path, spec, **settings)`` returning a
+:class:`~saltbench.inference.base.LoadedModel`. Its keyword parameters are its settings, taken by name from
+what the job offers (:class:`LoadSettings`), so each backend states the settings it uses (``hf`` and
+``simulated``: ``batch_size``, ``top_k``; ``vllm``: also ``num_threads`` and ``prefix_caching``; ``openai``:
+also ``cache_dir``; ``vllm_server``: also ``cache_dir`` and ``server``). A keyword parameter ``options``
+annotated with a :class:`~saltbench.core.blocks.Block` declares the backend's options: a registry entry's
+``backend_options`` are validated against that block when the registry is read and handed to the loader
+(``vllm`` and ``vllm_server``: :class:`~saltbench.inference.vllm.options.VllmOptions`; ``openai``:
+:class:`~saltbench.inference.openai.options.ApiSettings`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.metadata
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any
 
-from saltbench.core.plugins import BACKEND_GROUP, PluginError, load_plugin
+import saltbench
+from saltbench.core.blocks import Block, is_block
+from saltbench.core.plugins import BACKEND_GROUP, OWN_DISTRIBUTION, PluginError, load_plugin, refuse
 from saltbench.core.vocabulary import BACKENDS
-from saltbench.inference.registry import backend_names
+from saltbench.inference.base import LoadedModel
 
 if TYPE_CHECKING:
-    from saltbench.inference.forced import ForcedContinuation, StopRule
-    from saltbench.inference.records import GenerationRecord
     from saltbench.inference.registry import ModelSpec
 
 log = logging.getLogger(__name__)
 
-Pair = tuple[Sequence[int], Sequence[int]]
-"""``(prefix_ids, target_ids)`` of one teacher-forced row."""
+
+def _checkout_entry_points() -> dict[str, importlib.metadata.EntryPoint]:
+    """The built-in backends as the ``pyproject.toml`` of the checkout this package is imported from
+    declares them (``{}`` where there is none, as in an installed wheel)."""
+    import tomllib
+
+    pyproject = Path(saltbench.__file__).resolve().parents[2] / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    project = tomllib.loads(pyproject.read_text(encoding="utf-8")).get("project", {})
+    if project.get("name") != OWN_DISTRIBUTION:
+        return {}
+    declared = project.get("entry-points", {}).get(BACKEND_GROUP, {})
+    return {
+        name: importlib.metadata.EntryPoint(name, value, BACKEND_GROUP) for name, value in declared.items()
+    }
 
 
-class LoadedModel(Protocol):
-    """A registry model loaded once for many prompt sets (module docstring)."""
-
-    backend: ClassVar[str]
-    continuous_batching: ClassVar[bool]
-    full_entropy: ClassVar[bool]
-    spec: ModelSpec
-    tokenizer: Any
-    batch_size: int
-    top_k: int
-
-    def render(self, instructions: Sequence[str]) -> list[str]: ...
-
-    def generate(
-        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
-    ) -> list[GenerationRecord]: ...
-
-    def prompt_cache(self, prompt_ids: Sequence[int]) -> Any: ...
-
-    def force_and_continue(
-        self,
-        prompt_ids: Sequence[int],
-        rows: Sequence[Pair],
-        *,
-        max_new_tokens: int,
-        cache: Any = None,
-        stop: StopRule | None = None,
-    ) -> list[ForcedContinuation]: ...
-
-
-@dataclass
-class _Loaded:
-    """What every backend shares: the registry entry, the tokenizer, the engine and the decoding settings."""
-
-    spec: ModelSpec
-    tokenizer: Any
-    engine: Any
-    batch_size: int
-    top_k: int
-
-    def render(self, instructions: Sequence[str]) -> list[str]:
-        """The prompts as the model sees them (the registry's chat template, system prompt, thinking flag)."""
-        from saltbench.inference.chat import render_prompts
-
-        return render_prompts(
-            self.tokenizer,
-            instructions,
-            system_prompt=self.spec.system_prompt,
-            chat_template=self.spec.chat_template,
-            template_kwargs=self.spec.template_kwargs,
+@functools.cache
+def _entry_points() -> tuple[dict[str, importlib.metadata.EntryPoint], dict[str, str]]:
+    """``(built-in entry points by name, {plugin name: its distribution})`` of the group, read from the
+    installed metadata without importing anything; the built-ins from the checkout's ``pyproject.toml``
+    where saltbench's metadata declares none (an editable install older than them)."""
+    builtin: dict[str, importlib.metadata.EntryPoint] = {}
+    plugins: dict[str, str] = {}
+    for point in importlib.metadata.entry_points(group=BACKEND_GROUP):
+        package = point.dist.name if point.dist is not None else "an unknown distribution"
+        if package == OWN_DISTRIBUTION:
+            builtin.setdefault(point.name, point)
+        else:
+            plugins.setdefault(point.name, package)
+    builtin = builtin or _checkout_entry_points()
+    if not builtin:
+        raise RuntimeError(
+            f"saltbench declares no entry points of {BACKEND_GROUP} (its built-in backends): reinstall it "
+            "(pip install -e .)"
         )
-
-    def _capped(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[int]:
-        if len(budgets) != len(prompts):
-            raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
-        return [self.spec.generation_budget(b) for b in budgets]
+    return builtin, plugins
 
 
-@dataclass
-class HfModel(_Loaded):
-    """transformers in-process: batches of ``batch_size`` prompts per budget; an encoded prompt's key/value
-    cache is shared by the rows of an intervention batch."""
+def builtin_backends() -> dict[str, importlib.metadata.EntryPoint]:
+    """The built-in backends' entry points by name, in the order of
+    :data:`saltbench.core.vocabulary.BACKENDS` (any other that saltbench declares after them)."""
+    builtin = _entry_points()[0]
+    order = [name for name in BACKENDS if name in builtin] + [
+        name for name in builtin if name not in BACKENDS
+    ]
+    return {name: builtin[name] for name in order}
 
-    backend: ClassVar[str] = "hf"
-    continuous_batching: ClassVar[bool] = False
-    full_entropy: ClassVar[bool] = True
 
-    def generate(
-        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
-    ) -> list[GenerationRecord]:
-        """One greedy record per prompt, in order (batches of one budget each)."""
-        from saltbench.inference.generation import generate
-
-        capped = self._capped(prompts, budgets)
-        records: list[Any] = [None] * len(prompts)
-        for budget in sorted(set(capped)):
-            index = [i for i, b in enumerate(capped) if b == budget]
-            out = generate(
-                self.engine,
-                self.tokenizer,
-                [prompts[i] for i in index],
-                max_new_tokens=budget,
-                batch_size=self.batch_size,
-                top_k=self.top_k,
-                max_context=self.spec.max_context,
-                progress=progress,
+@functools.cache
+def backend_names() -> tuple[str, ...]:
+    """The backends a registry entry may name: the built-in ones (:func:`builtin_backends`), then the
+    installed plugins' (sorted), read from the packages' metadata without importing them. A plugin that
+    reuses a built-in backend's name is left out (the name stays the built-in's) and recorded as unusable
+    (:func:`saltbench.core.plugins.refuse`): a run whose models use that name is refused naming it, the others
+    run (:func:`saltbench.config.checks.check_backend_plugins`)."""
+    builtin = builtin_backends()
+    plugins = _entry_points()[1]
+    for name, package in plugins.items():
+        if name in builtin:
+            refuse(
+                BACKEND_GROUP,
+                name,
+                PluginError(
+                    f"{BACKEND_GROUP} plugin {name!r} of package {package} reuses a built-in backend's name; "
+                    f"uninstall it (pip uninstall {package})"
+                ),
             )
-            for i, record in zip(index, out, strict=True):
-                records[i] = record
-        return records
-
-    def prompt_cache(self, prompt_ids: Sequence[int]) -> Any:
-        """The prompt encoded once (:class:`~saltbench.inference.PromptCache`)."""
-        from saltbench.inference._decoding import encode_prompt_cache
-
-        return encode_prompt_cache(self.engine, prompt_ids)
-
-    def force_and_continue(
-        self,
-        prompt_ids: Sequence[int],
-        rows: Sequence[Pair],
-        *,
-        max_new_tokens: int,
-        cache: Any = None,
-        stop: StopRule | None = None,
-    ) -> list[ForcedContinuation]:
-        """:func:`saltbench.inference.forced.force_and_continue` on this model."""
-        from saltbench.inference.forced import force_and_continue
-
-        return force_and_continue(
-            self.engine,
-            self.tokenizer,
-            prompt_ids,
-            rows,
-            max_new_tokens=max_new_tokens,
-            cache=cache,
-            top_k=self.top_k,
-            stop=stop,
-        )
+    return (*builtin, *sorted(name for name in plugins if name not in builtin))
 
 
-@dataclass
-class VllmModel(_Loaded):
-    """One vLLM engine: every request in one continuous batch, a budget per request; the prompt's prefix is
-    cached by the engine (``prefix_caching``), so :meth:`prompt_cache` has nothing to do."""
+Loader = Callable[..., LoadedModel]
+"""``loader(model_path, spec, **settings) -> LoadedModel`` (module docstring)."""
 
-    backend: ClassVar[str] = "vllm"
-    continuous_batching: ClassVar[bool] = True
-    full_entropy: ClassVar[bool] = False
 
-    def generate(
-        self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
-    ) -> list[GenerationRecord]:
-        """One greedy record per prompt, in order (one continuous batch)."""
-        from saltbench.inference.vllm_engine import generate_vllm
+def backend_loader(name: str, *, record: bool = True) -> Loader:
+    """The loader of backend ``name``, imported now: a built-in one, or a plugin's (recorded in the
+    provenance of this process's outputs, :func:`saltbench.core.plugins.loaded_plugins`, unless ``record``
+    is false).
 
-        return generate_vllm(
-            self.engine,
-            prompts,
-            max_new_tokens=self._capped(prompts, budgets),
-            top_k=self.top_k,
-            max_context=self.spec.max_context,
-            progress=progress,
-        )
+    Raises:
+        ValueError: no backend of that name is installed.
+        PluginError: the plugin fails to import or is not callable.
+    """
+    builtin = builtin_backends()
+    if name in builtin:
+        loader = builtin[name].load()
+    elif name in backend_names():
+        loader = load_plugin(BACKEND_GROUP, name, record=record).value
+    else:
+        raise ValueError(f"backend {name!r} is not one of {', '.join(backend_names())}")
+    if not callable(loader):
+        raise PluginError(f"{BACKEND_GROUP} plugin {name!r} is {loader!r}, not a loader function")
+    typed: Loader = loader
+    return typed
 
-    def prompt_cache(self, prompt_ids: Sequence[int]) -> None:
-        """Nothing: the engine caches shared prefixes itself."""
+
+def declared_options(name: str, loader: Loader) -> type[Block] | None:
+    """The options block the loader of backend ``name`` declares: the annotation of its keyword parameter
+    ``options`` (module docstring); ``None`` without one.
+
+    Raises:
+        PluginError: the annotation cannot be resolved or is not a :class:`~saltbench.core.blocks.Block`.
+    """
+    parameter = inspect.signature(loader).parameters.get("options")
+    if parameter is None:
         return None
-
-    def force_and_continue(
-        self,
-        prompt_ids: Sequence[int],
-        rows: Sequence[Pair],
-        *,
-        max_new_tokens: int,
-        cache: Any = None,
-        stop: StopRule | None = None,
-    ) -> list[ForcedContinuation]:
-        """:func:`saltbench.inference.vllm_forced.vllm_force_and_continue` on this engine."""
-        from saltbench.inference.vllm_forced import vllm_force_and_continue
-
-        return vllm_force_and_continue(
-            self.engine, prompt_ids, rows, max_new_tokens=max_new_tokens, top_k=self.top_k, stop=stop
+    annotation = parameter.annotation
+    if isinstance(annotation, str):  # ``from __future__ import annotations``: resolved in the loader's module
+        try:
+            annotation = eval(annotation, getattr(inspect.unwrap(loader), "__globals__", {}))  # noqa: S307
+        except Exception as exc:  # a name the module imports only for type checkers, or a typo
+            raise PluginError(
+                f"backend {name!r}: its loader's options annotation {parameter.annotation!r} cannot be "
+                f"resolved ({type(exc).__name__}: {exc}); import the options block in the loader's module"
+            ) from None
+    if not is_block(annotation):
+        raise PluginError(
+            f"backend {name!r}: its loader's parameter options is annotated {annotation!r}, not a "
+            "saltbench.core.blocks.Block (the block of its options)"
         )
+    typed: type[Block] = annotation
+    return typed
 
 
-def _load_hf(model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int) -> HfModel:
-    from saltbench.inference.loading import load_model
+@functools.cache
+def options_class(name: str) -> type[Block] | None:
+    """The options block of backend ``name`` (:func:`declared_options` of its loader, imported without being
+    recorded); ``None`` when it declares none. A plugin that cannot be used is recorded as unusable
+    (:func:`saltbench.core.plugins.refuse`), so that the runs whose models use it are refused, and raised.
 
-    model, tokenizer = load_model(
-        model_path, spec.dtype, revision=spec.revision, num_gpus=spec.resources.gpus
-    )
-    return HfModel(spec, tokenizer, model, batch_size, top_k)
-
-
-def _load_vllm(
-    model_path: str | Path,
-    spec: ModelSpec,
-    *,
-    batch_size: int,
-    top_k: int,
-    num_threads: int | None,
-    prefix_caching: bool,
-) -> VllmModel:
-    from saltbench.inference.vllm_engine import load_vllm
-
-    engine = load_vllm(
-        model_path, spec, num_threads=num_threads, prefix_caching=prefix_caching, max_logprobs=top_k
-    )
-    return VllmModel(spec, engine.tokenizer, engine, batch_size, top_k)
+    Raises:
+        ValueError: no backend of that name is installed.
+        PluginError: the plugin fails to import, is not callable or declares an unusable options block.
+    """
+    try:
+        return declared_options(name, backend_loader(name, record=False))
+    except PluginError as exc:
+        refuse(BACKEND_GROUP, name, exc)
+        raise
 
 
-def _load_openai(
-    model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str | Path | None
-) -> LoadedModel:
-    from saltbench.inference.openai_api import load_openai
-
-    return load_openai(spec, batch_size=batch_size, top_k=top_k, cache_dir=cache_dir)
-
-
-def _load_vllm_server(
-    model_path: str | Path,
-    spec: ModelSpec,
-    *,
-    batch_size: int,
-    top_k: int,
-    cache_dir: str | Path | None,
-    server: str | Path | None,
-) -> LoadedModel:
-    from saltbench.inference.serving import load_managed
-
-    return load_managed(model_path, spec, server, batch_size=batch_size, top_k=top_k, cache_dir=cache_dir)
-
-
-def _load_simulated(model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int) -> LoadedModel:
-    from saltbench.inference.simulated import load_simulated
-
-    return load_simulated(model_path, spec, batch_size=batch_size, top_k=top_k)
-
-
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class LoadSettings:
     """What a job offers the backend that loads its model; each backend's loader takes the ones its keyword
     parameters name (module docstring): ``batch_size`` (transformers' decoding batches), ``top_k``
     (log-probabilities kept per token), ``num_threads`` (a CPU vLLM engine's threads; transformers uses
     torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
-    interventions), ``cache_dir`` (the ``openai`` backend's on-disk cache of completed requests, so that a
-    rerun after a kill sends only the unfinished ones; ``None``: none), ``server`` (``vllm_server``: the
-    endpoint file of the model's workflow-managed server)."""
+    interventions), ``cache_dir`` (the ``openai`` and ``vllm_server`` backends' on-disk cache of completed
+    requests, so that a rerun after a kill sends only the unfinished ones; ``None``: none), ``server``
+    (``vllm_server``: the endpoint file of the model's workflow-managed server)."""
 
     batch_size: int = 8
     top_k: int = 20
@@ -293,45 +205,9 @@ class LoadSettings:
     server: str | Path | None = None
 
 
-Loader = Callable[..., LoadedModel]
-"""``loader(model_path, spec, **settings) -> LoadedModel`` (module docstring)."""
-
-BACKEND_LOADERS: Mapping[str, Loader] = MappingProxyType(
-    {
-        "hf": _load_hf,
-        "vllm": _load_vllm,
-        "openai": _load_openai,
-        "vllm_server": _load_vllm_server,
-        "simulated": _load_simulated,
-    }
-)
-"""The loader of each built-in backend (:data:`saltbench.core.vocabulary.BACKENDS`)."""
-
-if tuple(BACKEND_LOADERS) != BACKENDS:  # the vocabulary and this registry name the same built-in backends
-    raise RuntimeError(f"backend loaders {tuple(BACKEND_LOADERS)} differ from BACKENDS {BACKENDS}")
-
-
-def backend_loader(name: str) -> Loader:
-    """The loader of backend ``name``: a built-in one, or the plugin's, imported now (first use).
-
-    Raises:
-        ValueError: no backend of that name is installed.
-        PluginError: the plugin fails to import or is not callable.
-    """
-    if name in BACKEND_LOADERS:
-        return BACKEND_LOADERS[name]
-    if name not in backend_names():
-        raise ValueError(f"backend {name!r} is not one of {', '.join(backend_names())}")
-    loader = load_plugin(BACKEND_GROUP, name).value
-    if not callable(loader):
-        raise PluginError(f"{BACKEND_GROUP} plugin {name!r} is {loader!r}, not a loader function")
-    typed: Loader = loader
-    return typed
-
-
 def loader_settings(name: str, loader: Loader, settings: LoadSettings) -> dict[str, Any]:
-    """The settings ``loader`` of backend ``name`` takes: its keyword parameters, each taken by name from
-    ``settings`` (module docstring).
+    """The settings ``loader`` of backend ``name`` takes: its keyword parameters (but ``options``), each
+    taken by name from ``settings`` (module docstring).
 
     Raises:
         PluginError: the loader asks for a setting no job offers (and gives it no default).
@@ -341,15 +217,26 @@ def loader_settings(name: str, loader: Loader, settings: LoadSettings) -> dict[s
     for parameter in list(inspect.signature(loader).parameters.values())[2:]:
         if parameter.name in offered:
             taken[parameter.name] = offered[parameter.name]
-        elif parameter.default is inspect.Parameter.empty and parameter.kind not in (
-            inspect.Parameter.VAR_KEYWORD,
-            inspect.Parameter.VAR_POSITIONAL,
+        elif (
+            parameter.name != "options"
+            and parameter.default is inspect.Parameter.empty
+            and (parameter.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL))
         ):
             raise PluginError(
                 f"backend {name!r}: its loader asks for the setting {parameter.name!r}, which no job offers "
                 f"(offered: {', '.join(offered)})"
             )
     return taken
+
+
+def options_for(options: type[Block] | None, spec: ModelSpec) -> Block | None:
+    """The options a backend whose block is ``options`` runs ``spec`` with: the entry's ``backend_options``
+    when they are of that block (the entry names this backend, or one that shares its block, as ``vllm``
+    and ``vllm_server`` do), else the block's defaults (a run's ``inference.backend`` put the entry on
+    another backend)."""
+    if options is None:
+        return None
+    return spec.backend_options if isinstance(spec.backend_options, options) else options()
 
 
 def load_backend(
@@ -360,22 +247,29 @@ def load_backend(
     settings: LoadSettings = LoadSettings(),
 ) -> LoadedModel:
     """Load the registry model ``spec`` (its files at ``model_path``) on ``backend`` (default: the entry's
-    ``backend`` key).
+    ``backend`` key), with the settings its loader takes (:func:`loader_settings`) and its options
+    (:func:`options_for`, also the ``backend_options`` of the spec it is handed).
 
     The files at ``model_path`` are checked against their digest manifest first
-    (:func:`~saltbench.inference.registry.verify_model_files`).
+    (:func:`~saltbench.inference.sources.verify_model_files`).
 
     Raises:
         ValueError: no backend called ``backend`` is installed (:func:`backend_names`).
         PluginError: a plugin backend fails to import, or asks for a setting no job offers.
         saltbench.io.CorruptFileError: a model file differs from the manifest (the message names it).
     """
-    from saltbench.inference.registry import verify_model_files
+    from saltbench.inference.sources import verify_model_files
 
     name = backend or spec.backend
     loader = backend_loader(name)
     verify_model_files(model_path, spec)
-    loaded = loader(model_path, spec, **loader_settings(name, loader, settings))
+    kwargs = loader_settings(name, loader, settings)
+    options = declared_options(name, loader)
+    if options is not None:
+        kwargs["options"] = options_for(options, spec)
+        if kwargs["options"] is not spec.backend_options:
+            spec = dataclasses.replace(spec, backend_options=kwargs["options"])
+    loaded = loader(model_path, spec, **kwargs)
     if spec.reasoning_format == "harmony" and loaded.tokenizer is not None:
         from saltbench.inference.detokenize import keep_special_tokens
 
@@ -385,14 +279,15 @@ def load_backend(
 
 
 __all__ = [
-    "BACKEND_LOADERS",
-    "HfModel",
     "LoadSettings",
     "LoadedModel",
     "Loader",
-    "VllmModel",
     "backend_loader",
     "backend_names",
+    "builtin_backends",
+    "declared_options",
     "load_backend",
     "loader_settings",
+    "options_class",
+    "options_for",
 ]

@@ -1,4 +1,5 @@
-"""Chat-template rendering and prompt tokenisation (docs/generation.md §1).
+"""Chat-template rendering and prompt tokenisation (docs/generation.md §1), and the tokenizer every backend
+that renders prompts here loads (:func:`load_tokenizer`).
 
 Rendering rule (compatible with the authors' ``render_hf_prompts``):
 
@@ -24,9 +25,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from saltbench.inference.registry import DEFAULT_SYSTEM_PROMPT
-
 logger = logging.getLogger(__name__)
+
+DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
+"""The system text used when a chat template mentions ``system`` (docs/generation.md §1.2); a registry
+entry's default ``system_prompt``."""
 
 
 class MissingChatTemplateError(ValueError):
@@ -148,3 +151,14 @@ def encode_prompt(tokenizer: Any, prompt: str) -> list[int]:
     bos = getattr(tokenizer, "bos_token", None)
     add_special = not (isinstance(bos, str) and bos and prompt.startswith(bos))
     return list(tokenizer(prompt, add_special_tokens=add_special)["input_ids"])
+
+
+def load_tokenizer(path: str | Path, *, revision: str | None = None) -> Any:
+    """The model's tokenizer, padding on the left, with EOS as pad token when it has none."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
+    if tokenizer.pad_token is None and tokenizer.eos_token is not None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return tokenizer

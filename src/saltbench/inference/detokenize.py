@@ -15,10 +15,14 @@ Characters still pending after the last token (a generation cut inside a charact
 Decoding starts from the last few prompt tokens (``context_ids``), so SentencePiece tokenizers keep
 the leading space of the first generated word, as in vLLM. For byte-level BPE tokenizers the
 result equals ``tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)``.
+
+Where a server or an imported file gives each token's UTF-8 bytes instead of ids, :func:`byte_token_texts`
+applies the same rule to the bytes.
 """
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -85,3 +89,17 @@ def encode_exactly(tokenizer: Any, text: str) -> tuple[list[int], list[str]] | N
     ids = [int(t) for t in tokenizer(text, add_special_tokens=False)["input_ids"]]
     texts = token_texts(tokenizer, ids)
     return (ids, texts) if "".join(texts) == text else None
+
+
+def byte_token_texts(byte_lists: Sequence[Sequence[int] | None], tokens: Sequence[str]) -> list[str]:
+    """The text of each token from its UTF-8 ``bytes`` (the token string where a server sends none): a
+    character split over several tokens belongs to the one that completes it; bytes still pending after the
+    last token (a generation cut inside a character) go to the last token, as U+FFFD."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    texts = [
+        decoder.decode(bytes(raw)) if raw is not None else token for raw, token in zip(byte_lists, tokens)
+    ]
+    tail = decoder.decode(b"", final=True)
+    if tail and texts:
+        texts[-1] += tail
+    return texts

@@ -18,7 +18,7 @@ such a response into the record's token texts:
    the markers are written into the texts of the tokens at the reasoning's start and end, so every token
    keeps its log-probability and the token count stays the model's.
 
-Anything else is a :class:`~saltbench.inference.api_responses.MalformedResponse` naming both texts.
+Anything else is a :class:`~saltbench.inference.openai.responses.MalformedResponse` naming both texts.
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ from saltbench.core.vocabulary import FINISH_REASONS, FinishReason
 TOP_K = 20
 """Number of top log-probabilities kept per token (the OpenAI/Gemini API limit, docs/generation.md §2.3)."""
 
+PAD_ID = -(2**31)
+"""The id of a padding alternative (a server or file gave fewer than ``k``); its log-probability is NaN."""
+
 
 @dataclass(frozen=True, eq=False)
 class TokenScores:

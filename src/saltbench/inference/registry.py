@@ -4,7 +4,7 @@ The registry is a YAML file (``config/models.yaml``) with a single top-level key
 name (a slug used in file paths: letters, digits, ``.``, ``_``, ``-``) to its spec. Every key except
 ``source`` is optional; every key, its type, bounds, default and description is listed in docs/registry.md,
 generated from the blocks of this module (:class:`ModelSpec`, :class:`Resources`, :class:`ApiSettings`, the
-source kinds and :class:`~saltbench.inference.simulation.SimulationParams`), and the JSON schema
+source kinds and :class:`~saltbench.inference.simulated.SimulationParams`), and the JSON schema
 ``saltbench/schema/models.schema.json`` is generated from them too (``python -m saltbench.config
 --write-schema``). Three entries::
 
@@ -33,7 +33,7 @@ Source kinds:
   served ``model`` name; with ``backend: openai`` and an ``api`` block (:class:`ApiSettings`). Nothing is
   loaded here (docs/backends.md §8).
 * ``simulated`` — a simulated model with planted effects (``backend: simulated``): ``parameters``
-  (:class:`~saltbench.inference.simulation.SimulationParams`) and the ``datasets`` folder it answers from;
+  (:class:`~saltbench.inference.simulated.SimulationParams`) and the ``datasets`` folder it answers from;
   no weights (docs/simulation.md).
 * ``generations`` — generations made elsewhere, imported instead of generated: ``format`` (``salt_cache``:
   the authors' release's generation cache; ``jsonl``: the documented JSONL schema; ``inspect``: an inspect_ai
@@ -55,12 +55,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import importlib.metadata
 import logging
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import yaml
 
@@ -69,7 +69,7 @@ from saltbench.core.blocks import (
     BackendName,
     Block,
     Count,
-    Fraction,
+    FrozenMapping,
     Keywords,
     ModelName,
     PositiveInt,
@@ -85,14 +85,20 @@ from saltbench.core.blocks import (
     setting,
     strict_validator,
 )
-from saltbench.core.plugins import BACKEND_GROUP, PluginError, refuse
-from saltbench.core.vocabulary import BACKENDS, ApiEndpoint, Dtype, ImportFormat, ReasoningFormat
-from saltbench.inference.simulation.params import SimulationParams
+from saltbench.core.plugins import PluginError
+from saltbench.core.vocabulary import BACKENDS, Dtype, ReasoningFormat
+from saltbench.inference.chat import DEFAULT_SYSTEM_PROMPT
+from saltbench.inference.sources.kinds import (
+    OWN_BACKENDS,
+    ApiSource,
+    GenerationsSource,
+    HubSource,
+    ModelSource,
+    SimulatedSource,
+)
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SYSTEM_PROMPT = "You are a helpful AI assistant."
-"""The system text used when a chat template mentions ``system`` (docs/generation.md §1.2)."""
 
 Text = Annotated[str, Keywords(pattern=r"\S")]
 """A string with at least one non-blank character."""
@@ -102,136 +108,7 @@ class RegistryError(ValueError):
     """The model registry is invalid; the message names the key (``models.NAME.KEY``)."""
 
 
-# -- source kinds ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class GgufPackageSource(Block):
-    """A GGUF file ``file`` inside the installed distribution ``package``."""
-
-    package: Text = required("The installed Python distribution that ships the GGUF file.")
-    file: Text = required("The GGUF file's name inside the distribution.")
-    kind: Literal["gguf_package"] = setting("gguf_package", "Source kind.")
-
-
-@dataclass(frozen=True, kw_only=True)
-class HubSource(Block):
-    """A Hugging Face Hub repository ``id`` at ``revision``."""
-
-    id: Text = required("The hub repository id (owner/name).")
-    revision: Text = setting("main", "A branch, tag or commit of the repository.")
-    kind: Literal["hub"] = setting("hub", "Source kind.")
-
-
-@dataclass(frozen=True, kw_only=True)
-class LocalSource(Block):
-    """A ``save_pretrained`` directory on disk."""
-
-    path: Text = required("A save_pretrained directory, relative to the workflow root.")
-    kind: Literal["local"] = setting("local", "Source kind.")
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiSource(Block):
-    """A model behind an OpenAI-compatible HTTP API: ``base_url`` (``.../v1``, a trailing ``/`` dropped) and
-    the served ``model`` name (``backend: openai``; no weights are loaded here)."""
-
-    base_url: Annotated[str, Keywords(pattern=r"^https?://\S")] = required(
-        "The server's OpenAI-compatible base URL, http(s)://.../v1."
-    )
-    model: Text = required("The model name the server serves.")
-    kind: Literal["api"] = setting("api", "Source kind.")
-
-    def __post_init__(self) -> None:
-        """The base URL without a trailing ``/``."""
-        object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
-
-
-@dataclass(frozen=True, kw_only=True)
-class SimulatedSource(Block):
-    """A simulated model (``backend: simulated``, docs/simulation.md): the planted process with
-    ``parameters``, answering the dataset rows in the folder ``datasets``."""
-
-    parameters: SimulationParams = setting(SimulationParams, "The planted process (docs/simulation.md §2).")
-    datasets: Text = setting("data/datasets", "The folder of the dataset rows it answers.")
-    kind: Literal["simulated"] = setting("simulated", "Source kind.")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GenerationsSource(Block):
-    """Generations made elsewhere (docs/backends.md §9): the file at ``path`` in the import ``format``."""
-
-    format: ImportFormat = required("salt_cache, jsonl or inspect (docs/backends.md §9).")
-    path: Text = required("The file, relative to the workflow root.")
-    kind: Literal["generations"] = setting("generations", "Source kind.")
-
-
-ModelSource = GgufPackageSource | HubSource | LocalSource | ApiSource | SimulatedSource | GenerationsSource
-OWN_BACKENDS = {"api": "openai", "simulated": "simulated"}
-"""Source kinds that run only on one backend (which runs no other source kind)."""
-
-
 # -- per-model settings -----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class ApiSettings(Block):
-    """The ``api`` block of a ``backend: openai`` entry (docs/backends.md §8); each key's meaning is its
-    description (docs/registry.md)."""
-
-    float_values = True
-
-    api_key_env: Annotated[str, Keywords(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = setting(
-        None,
-        "The environment variable holding the API key (never the key itself); null: no key, as for a local "
-        "server.",
-    )
-    endpoint: ApiEndpoint = setting("chat", "chat or completions.")
-    concurrency: PositiveInt = setting(8, "Requests in flight.")
-    timeout_s: Annotated[float, Keywords(exclusiveMinimum=0)] = setting(600.0, "Seconds per request.")
-    max_retries: Count = setting(
-        6, "The client's retries (429 honouring Retry-After, 5xx, timeouts, dropped connections)."
-    )
-    token_ids: bool = setting(
-        False, "Ask for token ids (vLLM's return_tokens_as_token_ids; otherwise ids are recorded as -1)."
-    )
-    tokenizer: Text | None = setting(
-        None,
-        "A local directory or hub id: renders the chat template for the completions endpoint, decodes token "
-        "ids and counts prompt tokens for cost estimates.",
-    )
-    prompt_logprobs: bool = setting(
-        False,
-        "The server returns prompt log-probabilities and takes token-id prompts (vLLM), so the interventions "
-        "can teacher-force a prefix through it (needs endpoint: completions and token_ids).",
-    )
-    price_prompt_per_mtok: Annotated[float, Keywords(minimum=0)] | None = setting(
-        None, "Price per million prompt tokens (null: unknown)."
-    )
-    price_completion_per_mtok: Annotated[float, Keywords(minimum=0)] | None = setting(
-        None, "Price per million completion tokens (null: unknown)."
-    )
-
-    def problems(self) -> Iterator[tuple[str, str]]:
-        """``(key, message)`` of each combination of keys that cannot work."""
-        if self.token_ids and self.tokenizer is None:
-            yield (
-                "tokenizer",
-                "with api.token_ids the token texts are decoded from the ids: name the tokenizer (a local "
-                "directory or hub id)",
-            )
-        if self.prompt_logprobs and (self.endpoint != "completions" or not self.token_ids):
-            yield (
-                "prompt_logprobs",
-                "teacher-forcing through the server sends token-id prompts to the completions endpoint and "
-                "reads token ids back: set api.endpoint: completions and api.token_ids: true",
-            )
-        if self.endpoint == "completions" and self.tokenizer is None:
-            yield (
-                "tokenizer",
-                "the completions endpoint takes a rendered prompt: name the tokenizer whose chat template "
-                "renders it (a local directory or hub id)",
-            )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -284,20 +161,23 @@ class ModelSpec(Block):
         None, "The model it is compared with in the reasoning trade-off (docs/reasoning.md)."
     )
     backend: BackendName = setting("hf", "The inference backend (docs/backends.md).")
-    gpu_memory_utilization: Fraction = setting(
-        0.9, "vllm: the share of each GPU's memory the engine may take."
-    )
-    enforce_eager: bool = setting(
-        False, "vllm: skip CUDA graphs and torch.compile (a faster start, slower decoding)."
-    )
-    api: ApiSettings | None = setting(
-        None, "backend: openai only: the client's settings (defaults for a served model without one)."
+    backend_options: Annotated[Any, Keywords(type="object")] = setting(
+        {},
+        "The backend's own settings: the keys of the options block its loader declares (below, per built-in "
+        "backend; docs/backends.md §7); a key not given takes its default.",
     )
 
     def __post_init__(self) -> None:
-        """A served model without an ``api`` block gets the default :class:`ApiSettings`."""
-        if self.api is None and isinstance(self.source, ApiSource):
-            object.__setattr__(self, "api", ApiSettings())
+        """``backend_options`` as the options block of the entry's backend (:func:`backend_options_block`:
+        validated, defaults filled in; ``None`` for a backend that declares none). An imported entry runs on
+        no backend: its options stay as written (:meth:`check` refuses any)."""
+        if isinstance(self.backend_options, Block):
+            return
+        if self.imported:
+            object.__setattr__(self, "backend_options", FrozenMapping(self.backend_options or {}))
+            return
+        block = backend_options_block(self.backend, self.backend_options or {}, self.name)
+        object.__setattr__(self, "backend_options", block)
 
     def check(self) -> None:
         """The checks between keys (the schema has checked each key alone).
@@ -329,22 +209,16 @@ class ModelSpec(Block):
                 )
         if isinstance(self.source, SimulatedSource):
             yield from (("source.parameters", m) for m in self.source.parameters.problems())
-        if "api" in self._keys and not self.served:
-            yield "api", "only a backend: openai entry takes an api block"
+        if self.imported and self.backend_options:
+            yield (
+                "backend_options",
+                "a source of kind 'generations' is imported, not generated: it runs on no backend, so it "
+                "takes no options (remove the key)",
+            )
         yield from self._reasoning_problems()
-        if self.api is not None and self.served:
-            yield from ((f"api.{key}", message) for key, message in self.api.problems())
-            if (
-                self.reasoning_format == "harmony"
-                and self.api.endpoint == "completions"
-                and not self.api.token_ids
-            ):
-                yield (
-                    "api.token_ids",
-                    "gpt-oss's harmony channels are special tokens, which a server's completions text and "
-                    "token strings drop: set api.token_ids: true (with api.tokenizer), so that the token "
-                    "texts are decoded here with the channel markers (docs/reasoning.md §4)",
-                )
+        problems = getattr(self.backend_options, "problems", None)
+        if isinstance(self.backend_options, Block) and callable(problems):
+            yield from ((f"backend_options.{key}", message) for key, message in problems(self))
 
     def _reasoning_problems(self) -> Iterator[tuple[str, str]]:
         """Reasoning settings that contradict each other (docs/reasoning.md §1): the answer would never be
@@ -378,23 +252,11 @@ class ModelSpec(Block):
         return max(1, self.resources.gpus)
 
     def resolve_path(self, cache_dir: str | Path) -> str | Path:
-        """Where ``from_pretrained`` finds this model (no side effects).
-
-        ``gguf_package`` → ``cache_dir / name`` (the converted directory, which may not exist yet);
-        ``local`` → the source path; ``hub`` → the repository id (a string, not a path).
-        """
-        src = self.source
-        if isinstance(src, GgufPackageSource):
-            return Path(cache_dir) / self.name
-        if isinstance(src, LocalSource):
-            return Path(src.path)
-        if isinstance(src, ApiSource):
-            return src.base_url
-        if isinstance(src, SimulatedSource):
-            return Path(src.datasets)
-        if isinstance(src, GenerationsSource):
-            return Path(src.path)
-        return src.id
+        """Where the backend finds this model (no side effects): the source's
+        :meth:`~saltbench.inference.sources.kinds.GgufPackageSource.location` — a converted ``gguf_package``
+        directory ``cache_dir / name`` (which may not exist yet), a ``local`` path, a ``hub`` id (a string,
+        not a path), an ``api`` base URL, a ``simulated`` model's datasets folder, a ``generations`` file."""
+        return self.source.location(self.name, cache_dir)
 
     @property
     def served(self) -> bool:
@@ -424,7 +286,7 @@ class ModelSpec(Block):
             }
         )
         if model_dir is not None:
-            from saltbench.inference.sources import read_source_record
+            from saltbench.inference.sources.gguf import read_source_record
 
             record = read_source_record(model_dir)
             if record is not None and "sha256" in record:
@@ -447,65 +309,6 @@ class ModelRegistry(Block):
     models: Mapping[ModelName, ModelSpec] = required(
         "Model name (a slug used in file paths: letters, digits, '.', '_', '-') -> its spec.", minProperties=1
     )
-
-
-def prepare_model(spec: ModelSpec, cache_dir: str | Path) -> str | Path:
-    """Make ``spec`` loadable and return what :func:`~saltbench.inference.load_model` takes.
-
-    Converts a ``gguf_package`` source once into ``cache_dir / spec.name`` (reused while the
-    recorded sha256 of the GGUF file matches); checks that a ``local`` directory exists
-    (``FileNotFoundError`` otherwise); returns a ``hub`` id unchanged (downloads happen in
-    ``from_pretrained``).
-    """
-    from saltbench.inference.sources import convert_gguf_to_safetensors, resolve_gguf
-
-    src = spec.source
-    target = spec.resolve_path(cache_dir)
-    if isinstance(src, GgufPackageSource):
-        gguf_path = resolve_gguf(src.package, src.file)
-        return convert_gguf_to_safetensors(gguf_path, Path(target))  # verified when reused
-    if isinstance(src, LocalSource):
-        path = Path(target)
-        if not (path / "config.json").is_file():
-            raise FileNotFoundError(
-                f"model {spec.name!r}: source.path {str(path)!r} is not a saved model directory "
-                f"(no config.json there{'' if path.exists() else '; the path does not exist'}); "
-                "train or copy the model first, or fix config/models.yaml"
-            )
-        verify_model_files(path, spec)
-        return path
-    return target
-
-
-def verify_model_files(model_path: str | Path, spec: ModelSpec) -> None:
-    """Check a model directory against its digest manifest before it is loaded (docs/reliability.md §2.1).
-
-    A ``gguf_package`` conversion must carry a manifest (the conversion writes one); a ``local`` directory
-    is checked when it has one (the workflow's trained checkpoints do; a directory of your own may not);
-    hub ids and served models have no local directory to check. A directory that fails is moved aside
-    (:func:`saltbench.io.quarantine`) when the workflow built it, so that the next run rebuilds it.
-
-    Raises:
-        saltbench.io.CorruptFileError: a listed file is missing, of another size or with other bytes (or the
-            conversion's manifest is missing); the message names the file, the rule that rebuilds the
-            directory and where the directory was moved.
-    """
-    from saltbench.io import CorruptDirectoryError, CorruptFileError, quarantine, verify_manifest
-
-    path = Path(model_path)
-    if isinstance(spec.source, (ApiSource, SimulatedSource, GenerationsSource)) or not path.is_dir():
-        return
-    try:
-        verify_manifest(path, required=isinstance(spec.source, GgufPackageSource))
-    except CorruptDirectoryError as exc:
-        rule = exc.rule or ("convert_gguf_model" if isinstance(spec.source, GgufPackageSource) else "")
-        if not rule:  # not built by the workflow: left where it is
-            raise
-        moved = quarantine(path)
-        raise CorruptFileError(
-            f"model {spec.name!r}: {exc}; the directory was moved to {moved}, so the next run of the "
-            "workflow rebuilds it"
-        ) from None
 
 
 def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
@@ -539,11 +342,112 @@ def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
         raise RegistryError(f"{path}: {exc}") from None
 
 
+MOVED_KEYS = {
+    "gpu_memory_utilization": "backend_options.gpu_memory_utilization (the vLLM engine's options)",
+    "enforce_eager": "backend_options.enforce_eager (the vLLM engine's options)",
+    "api": "backend_options (the same keys: backend_options: {api_key_env: ..., endpoint: ...})",
+}
+"""Keys of a registry entry that moved into its ``backend_options`` (docs/registry.md), and where."""
+
+
+def _refuse_moved_keys(raw: Any) -> None:
+    """Refuse a registry entry that still writes a key of :data:`MOVED_KEYS`, naming where it moved.
+
+    Raises:
+        RegistryError: ``models.NAME.KEY: ... moved to models.NAME.backend_options...``.
+    """
+    models = raw.get("models") if isinstance(raw, Mapping) else None
+    for name, entry in models.items() if isinstance(models, Mapping) else ():
+        for key in [k for k in MOVED_KEYS if isinstance(entry, Mapping) and k in entry]:
+            raise RegistryError(
+                f"models.{name}.{key}: this key moved to models.{name}.{MOVED_KEYS[key]}, the options of the "
+                "entry's backend (docs/registry.md)"
+            )
+
+
+NO_OPTIONS = re.compile(r"^Backend (\S+) takes no options")
+"""The description of ``backend_options`` for a backend without options (:func:`_options_schemas`), as
+:func:`_describe` recognises it."""
+
+
+def _no_options(where: str, backend: str) -> str:
+    """The error of options given to a backend without any."""
+    return f"{where}: backend {backend!r} takes no options (its loader declares none); remove the key"
+
+
+_OPTIONS_VALIDATORS: dict[type[Block], Any] = {}
+
+
+def _options_validator(options: type[Block]) -> Any:
+    """The strict validator of the options block ``options`` (made once)."""
+    if options not in _OPTIONS_VALIDATORS:
+        _OPTIONS_VALIDATORS[options] = strict_validator(object_schema(options))
+    return _OPTIONS_VALIDATORS[options]
+
+
+def backend_options_block(backend: str, raw: Mapping[str, Any], name: str = "") -> Any:
+    """A registry entry's ``backend_options`` (``raw``, as written) as the options block that the loader of
+    ``backend`` declares (:func:`saltbench.inference.backends.options_class`): validated against its schema,
+    defaults filled in; ``None`` for a backend that declares no options. A backend plugin that cannot be
+    imported keeps ``raw`` as written: it is recorded as unusable, and a run whose models use it is refused
+    (:func:`saltbench.config.checks.check_backend_plugins`).
+
+    Raises:
+        RegistryError: naming ``models.NAME.backend_options.KEY``, or saying that the backend takes none.
+    """
+    from saltbench.inference.backends import options_class
+
+    try:
+        options = options_class(backend)
+    except (PluginError, ValueError):  # a plugin that fails to import (recorded), or no such backend
+        return FrozenMapping(raw)
+    where = ("models", name or "?", "backend_options")
+    if options is None:
+        if raw:
+            raise RegistryError(_no_options(".".join(where), backend))
+        return None
+    check_schema(
+        _options_validator(options),
+        dict(raw),
+        error=RegistryError,
+        what="model registry",
+        prefix=where,
+        describe=_describe,
+    )
+    return build(options, raw)
+
+
+def _options_schemas(backends: Iterable[str]) -> list[dict[str, Any]]:
+    """``if``/``then`` schemas giving the entries of each of ``backends`` the ``backend_options`` that its
+    loader declares (no key for a backend without options); an entry without ``backend`` runs on the
+    default one."""
+    from saltbench.inference.backends import options_class
+
+    default = ModelSpec.__dataclass_fields__["backend"].default
+    schemas = []
+    for backend in backends:
+        options = options_class(backend)
+        condition: dict[str, Any] = {"properties": {"backend": {"const": backend}}, "required": ["backend"]}
+        if backend == default:
+            condition = {"anyOf": [condition, {"not": {"required": ["backend"]}}]}
+        then = (
+            object_schema(options)
+            if options is not None
+            else {
+                "type": "object",
+                "additionalProperties": False,
+                "description": f"Backend {backend} takes no options (its loader declares none).",
+            }
+        )
+        schemas.append({"if": condition, "then": {"properties": {"backend_options": then}}})
+    return schemas
+
+
 def registry_schema() -> dict[str, Any]:
     """The JSON schema (Draft 2020-12) of a registry file, generated from :class:`ModelRegistry`, with the
-    names of the built-in backends in ``$defs/backend`` (validation uses the installed ones,
-    :func:`_validator`)."""
-    return {
+    names of the built-in backends in ``$defs/backend`` and each one's ``backend_options``
+    (:func:`_options_schemas`; validation uses the installed ones, :func:`_validator`)."""
+    schema = {
         "$schema": SCHEMA_ID,
         "title": "saltbench model registry",
         "description": (
@@ -553,6 +457,8 @@ def registry_schema() -> dict[str, Any]:
         **object_schema(ModelRegistry),
         "$defs": {"backend": {"enum": list(BACKENDS), "description": "An inference backend."}},
     }
+    schema["properties"]["models"]["additionalProperties"]["allOf"] = _options_schemas(BACKENDS)
+    return schema
 
 
 REFERENCE_INTRO = """# The model registry's keys
@@ -560,79 +466,90 @@ REFERENCE_INTRO = """# The model registry's keys
 Generated from `saltbench.inference.registry` (`python -m saltbench.config --write-schema` writes this page
 and `src/saltbench/schema/models.schema.json`; a test fails when either differs from the code). The registry
 (`config/models.yaml`, the config key `model_registry`) maps each model name to its spec; `NAME` below is a
-model name, `source[kind=hub]` the keys of a source of that kind. What the backends and source kinds do:
-[backends.md](backends.md); how a registry error reads and where validation happens:
-[architecture.md §5](architecture.md#5-configuration).
+model name, `source[kind=hub]` the keys of a source of that kind, `backend_options[backend=vllm]` the options
+of that backend (a backend plugin declares its own, [backends.md §7](backends.md#7-adding-a-backend)). What
+the backends and source kinds do: [backends.md](backends.md); how a registry error reads and where
+validation happens: [architecture.md §5](architecture.md#5-configuration).
 
 """
 
 
 def registry_reference() -> str:
     """The text of docs/registry.md: every key of a registry entry with its type, default and description
-    (:func:`saltbench.core.blocks.key_reference`)."""
-    return REFERENCE_INTRO + reference_markdown(key_reference(ModelSpec, "models.NAME"))
+    (:func:`saltbench.core.blocks.key_reference`), the ``backend_options`` of each built-in backend after
+    the key itself (backends that share an options block listed together)."""
+    from saltbench.inference.backends import options_class
 
-
-@functools.cache
-def backend_names() -> tuple[str, ...]:
-    """The backends a registry entry may name: the built-in ones (:data:`saltbench.core.vocabulary.BACKENDS`),
-    then the installed plugins' (entry-point group ``saltbench.backends``, sorted), read from the packages'
-    metadata without importing them (:mod:`saltbench.inference.backends` loads them). A plugin that reuses a
-    built-in backend's name is left out (the name stays the built-in's) and recorded as unusable
-    (:func:`saltbench.core.plugins.refuse`): a run whose models use that name is refused naming it, the others
-    run (:func:`saltbench.config.checks.check_backend_plugins`)."""
-    plugins: dict[str, str] = {}
-    for point in importlib.metadata.entry_points(group=BACKEND_GROUP):
-        plugins.setdefault(
-            point.name, point.dist.name if point.dist is not None else "an unknown distribution"
-        )
-    for name, package in plugins.items():
-        if name in BACKENDS:
-            refuse(
-                BACKEND_GROUP,
-                name,
-                PluginError(
-                    f"{BACKEND_GROUP} plugin {name!r} of package {package} reuses a built-in backend's name; "
-                    f"uninstall it (pip uninstall {package})"
-                ),
-            )
-    return (*BACKENDS, *sorted(name for name in plugins if name not in BACKENDS))
+    shared: dict[type[Block], list[str]] = {}
+    for backend in BACKENDS:
+        options = options_class(backend)
+        if options is not None:
+            shared.setdefault(options, []).append(backend)
+    rows = []
+    for row in key_reference(ModelSpec, "models.NAME"):
+        rows.append(row)
+        if row[0] == "models.NAME.backend_options":
+            for options, backends in shared.items():
+                rows += key_reference(options, f"{row[0]}[backend={','.join(backends)}]")
+    return REFERENCE_INTRO + reference_markdown(rows)
 
 
 @functools.cache
 def _validator() -> Any:
     """The strict validator of :func:`registry_schema` whose ``$defs/backend`` lists the installed backends
-    (plugins included, :func:`backend_names`)."""
+    (plugins included, :func:`saltbench.inference.backends.backend_names`); the options of a plugin's
+    entries are checked by :func:`backend_options_block`."""
+    from saltbench.inference.backends import backend_names
+
     schema = registry_schema()
     schema["$defs"]["backend"]["enum"] = list(backend_names())
     return strict_validator(schema)
 
 
 def _describe(error: Any, prefix: tuple[str, ...] = ()) -> str:
-    """:func:`saltbench.core.blocks.describe_error`, with a model name that is not a slug told as such and a
-    bad ``api.api_key_env`` not repeated (it may be a key)."""
+    """:func:`saltbench.core.blocks.describe_error`, with a model name that is not a slug told as such, a
+    bad ``backend_options.api_key_env`` not repeated (it may be a key) and options given to a backend that
+    takes none said so."""
+    path = [*prefix, *map(str, error.absolute_path)]
     if "propertyNames" in error.schema_path:
         return (
             f"models: model name {error.instance!r} is not a slug (letters, digits, '.', '_', '-', '@', '+'; "
             "it is used in file paths)"
         )
-    if list(error.absolute_path)[-2:] == ["api", "api_key_env"] and error.validator == "pattern":
+    if path[-1:] == ["api_key_env"] and "backend_options" in path and error.validator == "pattern":
         return (  # the value is not repeated: it may be the key itself, written where its variable belongs
             f"{key_path(error, prefix)}: expected the name of an environment variable that holds the API "
             "key, not the key itself"
         )
+    said = (
+        NO_OPTIONS.match(str(error.schema.get("description", ""))) if isinstance(error.schema, dict) else None
+    )
+    if path[-1:] == ["backend_options"] and said is not None:
+        return _no_options(key_path(error, prefix), said.group(1))
     return describe_error(error, prefix)
 
 
+def _check_backend_options(raw: Mapping[str, Any]) -> None:
+    """Each generated entry's ``backend_options`` against its backend's options block, with the entry's name
+    in the message (:func:`backend_options_block`; the schema has checked the built-in backends' already)."""
+    default = ModelSpec.__dataclass_fields__["backend"].default
+    for name, entry in raw["models"].items():
+        if entry["source"]["kind"] != "generations":  # an imported entry runs on no backend
+            backend_options_block(entry.get("backend", default), entry.get("backend_options", {}), name)
+
+
 def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:
-    """Validate an already-parsed registry mapping (``{"models": {name: spec}}``): the schema, then each
+    """Validate an already-parsed registry mapping (``{"models": {name: spec}}``): keys that moved
+    (:data:`MOVED_KEYS`), the schema, each entry's ``backend_options`` against its backend's block, then each
     spec's :meth:`ModelSpec.check`.
 
     Raises:
         RegistryError: the problems found (up to five schema errors, or the first check), each naming
             ``models.NAME.KEY``.
     """
+    _refuse_moved_keys(raw)
     check_schema(_validator(), raw, error=RegistryError, what="model registry", describe=_describe)
+    _check_backend_options(raw)
     models = build(ModelRegistry, raw).models
     for spec in models.values():
         spec.check()
@@ -641,25 +558,15 @@ def parse_model_registry(raw: Any) -> dict[str, ModelSpec]:
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
-    "OWN_BACKENDS",
-    "ApiSettings",
-    "ApiSource",
-    "GenerationsSource",
-    "GgufPackageSource",
-    "HubSource",
-    "LocalSource",
+    "MOVED_KEYS",
     "ModelRegistry",
-    "ModelSource",
     "ModelSpec",
     "RegistryError",
     "Resources",
-    "SimulatedSource",
-    "backend_names",
+    "backend_options_block",
     "get_model_spec",
     "load_model_registry",
     "parse_model_registry",
-    "prepare_model",
     "registry_reference",
     "registry_schema",
-    "verify_model_files",
 ]

@@ -3,9 +3,9 @@
 For every model of ``models`` on ``backend: openai``, every prompt style and task: the prompts the inference
 stage will send (the same datasets, ``inference.max_samples`` and prompt rendering), their prompt tokens and
 an upper bound on their completion tokens (the generation budget of each request), and, when the registry
-entry sets both prices, the cost. Prompt tokens are counted with ``api.tokenizer`` when the entry names one
-(exact for the ``completions`` endpoint; for ``chat`` the server's template adds a few tokens per message),
-and estimated as characters / 4 otherwise (marked ``~``). Run::
+entry sets both prices, the cost. Prompt tokens are counted with ``backend_options.tokenizer`` when the entry
+names one (exact for the ``completions`` endpoint; for ``chat`` the server's template adds a few tokens per
+message), and estimated as characters / 4 otherwise (marked ``~``). Run::
 
     python -m saltbench.stages.cost config/hosted.yaml
 
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from saltbench.config import WorkflowConfig
+from saltbench.inference.openai.options import api_settings
 from saltbench.inference.registry import ModelSpec
 
 log = logging.getLogger(__name__)
@@ -85,12 +86,13 @@ def estimate(settings: WorkflowConfig) -> list[RequestEstimate]:
 
 
 def _tokenizer(spec: ModelSpec) -> Any:
-    """The entry's ``api.tokenizer``, loaded once per model (``None`` when it names none)."""
-    if spec.api is None or spec.api.tokenizer is None:
+    """The entry's ``backend_options.tokenizer``, loaded once per model (``None`` when it names none)."""
+    tokenizer = api_settings(spec).tokenizer
+    if tokenizer is None:
         return None
-    from saltbench.inference.loading import load_tokenizer
+    from saltbench.inference.chat import load_tokenizer
 
-    return load_tokenizer(spec.api.tokenizer)
+    return load_tokenizer(tokenizer)
 
 
 def _counter(tokenizer: Any) -> Callable[[str], int]:
@@ -101,7 +103,7 @@ def _counter(tokenizer: Any) -> Callable[[str], int]:
 
 def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> list[str]:
     """The text of each request: the rendered prompt (``completions``) or system prompt + instruction."""
-    if spec.api is not None and spec.api.endpoint == "completions":
+    if api_settings(spec).endpoint == "completions":
         from saltbench.inference.chat import render_prompts
 
         return render_prompts(
@@ -115,8 +117,8 @@ def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> l
 
 
 def _cost(spec: ModelSpec, prompt_tokens: int, completion_tokens: int) -> float | None:
-    api = spec.api
-    if api is None or api.price_prompt_per_mtok is None or api.price_completion_per_mtok is None:
+    api = api_settings(spec)
+    if api.price_prompt_per_mtok is None or api.price_completion_per_mtok is None:
         return None
     return (
         prompt_tokens * api.price_prompt_per_mtok + completion_tokens * api.price_completion_per_mtok

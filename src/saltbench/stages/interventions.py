@@ -3,7 +3,7 @@
 Per sample: the prompt is rendered exactly as in the inference stage (task prompt → chat template) and
 encoded **once** (:func:`saltbench.inference.encode_prompt_cache`); its key/value cache is copied into
 every batch of answer prefixes. Identical prefixes (e.g. ``local`` and ``distant`` when ``c = k - 1``)
-run once. For each prefix, in one batched pass (:func:`~saltbench.inference.forced.force_and_continue`):
+run once. For each prefix, in one batched pass (:func:`~saltbench.inference.hf.forced.force_and_continue`):
 
 1. the prefix and the *target* (the separator and the reference atom ``a_k``) are teacher-forced, and
    the model continues greedily from the prefix (the target masked out) until the scored atoms
@@ -55,7 +55,7 @@ from saltbench.stages.generation import build_prompts
 from saltbench.stages.scoring import confidence_columns, token_unit_pairs
 
 if TYPE_CHECKING:
-    from saltbench.inference.forced import ForcedContinuation, StopRule
+    from saltbench.inference.base import ForcedContinuation, StopRule
 
 log = logging.getLogger(__name__)
 

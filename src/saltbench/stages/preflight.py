@@ -23,16 +23,16 @@ from typing import TYPE_CHECKING
 from saltbench.config import WorkflowConfig
 
 if TYPE_CHECKING:
-    from saltbench.inference.openai_api import Probe
+    from saltbench.inference.openai.client import Probe
 
 log = logging.getLogger(__name__)
 
 
 def preflight(settings: WorkflowConfig) -> list[Probe]:
-    """The :class:`saltbench.inference.openai_api.Probe` of every served model of a resolved configuration."""
+    """The :class:`saltbench.inference.openai.Probe` of every served model of a resolved configuration."""
     from saltbench.inference import load_model_registry
     from saltbench.inference.backends import LoadSettings, load_backend
-    from saltbench.inference.openai_api import OpenAIModel
+    from saltbench.inference.openai.client import OpenAIModel
 
     registry = load_model_registry(settings.model_registry)
     probes: list[Probe] = []

@@ -5,7 +5,7 @@ Run by the workflow as a Snakemake service job (``exec``-ed, so Snakemake's SIGT
     python -m saltbench.stages.serve REGISTRY MODEL MODEL_PATH ENDPOINT_FILE --log LOG --threads N
 
 The rule's shell writes ``{"model", "pid"}`` to ``ENDPOINT_FILE`` first. This starts the server
-(:class:`saltbench.inference.serving.ServerProcess`, its output appended to ``LOG``), writes
+(:class:`saltbench.inference.server.serving.ServerProcess`, its output appended to ``LOG``), writes
 ``ENDPOINT_FILE`` once ``/health`` answers, and waits. SIGTERM or SIGINT (Snakemake, when the last
 consumer is done) stops the server and exits 0; a server that exits by itself exits with its code (its
 consumers, finding no live server, fail naming the log). A server that cannot start writes the reason into
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import FrameType
 
 from saltbench.inference import get_model_spec, load_model_registry
-from saltbench.inference.serving import Endpoint, ServerError, ServerProcess
+from saltbench.inference.server.serving import Endpoint, ServerError, ServerProcess
 
 log = logging.getLogger("saltbench.rule.serve_model")
 

@@ -116,7 +116,7 @@ def simulation_parameters(spec: Any) -> str | _Untracked:
     import dataclasses
     import json
 
-    from saltbench.inference.registry import SimulatedSource
+    from saltbench.inference.sources import SimulatedSource
 
     if not isinstance(spec.source, SimulatedSource):
         return NOT_SIMULATED

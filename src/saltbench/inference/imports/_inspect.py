@@ -70,7 +70,7 @@ def _sample(sample: Any, path: Path) -> ImportedResponse:
         return base
     entries = choice.logprobs.content
     if all(e.bytes is not None for e in entries):
-        from saltbench.inference.api_responses import byte_token_texts
+        from saltbench.inference.detokenize import byte_token_texts
 
         tokens = byte_token_texts([e.bytes for e in entries], [e.token for e in entries])
     else:

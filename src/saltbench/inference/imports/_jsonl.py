@@ -116,7 +116,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
     if obj.get("token_bytes") is not None:
         if tokens is not None:
             raise refuse("both 'tokens' and 'token_bytes': give one of them")
-        from saltbench.inference.api_responses import byte_token_texts
+        from saltbench.inference.detokenize import byte_token_texts
 
         raw = obj["token_bytes"]
         if not all(isinstance(b, list) and all(isinstance(v, int) and 0 <= v < 256 for v in b) for b in raw):

@@ -11,8 +11,9 @@ Every format reader returns :class:`ImportedResponse` objects; :func:`to_record`
   row) get ``-(n + 1)``, ``n`` their order of first appearance — so the chosen token is recognised among its
   alternatives (``topk_ids == token_ids``, docs/confidence.md §2.1).
 * **Alternatives.** Each token's alternatives are kept in the order given (most likely first), truncated to
-  ``k`` and padded to ``k`` with id :data:`PAD_ID` and log-probability NaN ("absent"), as the ``openai``
-  backend pads. The authors' normaliser puts the chosen token first among them; that order is kept.
+  ``k`` and padded to ``k`` with id :data:`~saltbench.inference.records.PAD_ID` (also the id of a token
+  without an id of its own: the reasoning put back in front) and log-probability NaN ("absent"), as the
+  ``openai`` backend pads. The authors' normaliser puts the chosen token first among them; that order is kept.
 * **No log-probabilities.** ``logprobs is None``: every chosen log-probability is NaN, and the scoring stage
   gives every unit of the response a NaN confidence (accuracy only).
 * **Reasoning apart.** ``reasoning`` (the reasoning a harness returned apart from the answer) is put back in
@@ -37,11 +38,7 @@ import polars as pl
 
 from saltbench.core.vocabulary import FINISH_REASONS, FinishReason, ReasoningFormat
 from saltbench.inference.reasoning_apart import REASONING_WRAPPERS, wrap_reasoning
-from saltbench.inference.records import TOP_K, GenerationRecord
-
-PAD_ID = -(2**31)
-"""The id of a padding alternative and of a token without an id of its own (the reasoning put back in
-front); the ``openai`` backend's padding id."""
+from saltbench.inference.records import PAD_ID, TOP_K, GenerationRecord
 
 REASONING_MARKERS: dict[ReasoningFormat, tuple[str, ...]] = {
     "think": ("<think>", "</think>"),

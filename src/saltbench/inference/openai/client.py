@@ -2,30 +2,30 @@
 
 One request per prompt, greedy (``temperature 0``), with per-token log-probabilities and the top ``k``
 alternatives (``k`` <= 20, the OpenAI limit SALT chose its top-20 for). The generations table is the one the
-``hf`` and ``vllm`` backends write, built from the response (:mod:`saltbench.inference.api_responses`:
+``hf`` and ``vllm`` backends write, built from the response (:mod:`saltbench.inference.openai.responses`:
 token texts, server or negative string ids, padding; docs/backends.md §8.1):
 
 * ``chat`` endpoint: messages are sent (the system prompt of the registry entry when it is not empty, then
   the instruction) and the server applies the chat template; the ``prompt`` column records the messages
   as JSON;
-* ``completions`` endpoint: the prompt is rendered here with the chat template of ``api.tokenizer`` and sent
-  raw.
+* ``completions`` endpoint: the prompt is rendered here with the chat template of
+  ``backend_options.tokenizer`` and sent raw.
 
 This module holds the client, :class:`OpenAIModel` (made by :func:`load_openai`), and the preflight's
 :class:`Probe`. Reliability (docs/backends.md §8.2, §8.8): the ``openai`` client retries 429 (honouring
-``Retry-After``), 5xx, timeouts and dropped connections with backoff (``api.max_retries``; its machinery is
-used as is, under the HTTP client of :mod:`saltbench.inference.api_transport`, which fails a refused
-connection at once and counts every attempt). What asking again cannot change is asked once: a response
-without what a record needs, or whose texts do not add up (:class:`MalformedResponse`), and a request the
-server refuses for this prompt alone (:func:`prompt_error`: a prompt beyond the model's context) become that
-prompt's error row (``finish_reason = "error"``), never a shortened generation; a refusal of the model itself
-(:func:`refusal`) stops every request of the model. A prompt that cannot fit ``max_context`` with its budget
-is an error row before any request, where the entry names a tokenizer. Every completed response is kept in
-the on-disk request cache (:class:`saltbench.inference.api_cache.RequestCache`), so a killed shard, when
+``Retry-After``), 5xx, timeouts and dropped connections with backoff (``backend_options.max_retries``; its
+machinery is used as is, under the HTTP client of :mod:`saltbench.inference.openai.transport`, which fails a
+refused connection at once and counts every attempt). What asking again cannot change is asked once: a
+response without what a record needs, or whose texts do not add up (:class:`MalformedResponse`), and a request
+the server refuses for this prompt alone (:func:`prompt_error`: a prompt beyond the model's context) become
+that prompt's error row (``finish_reason = "error"``), never a shortened generation; a refusal of the model
+itself (:func:`refusal`) stops every request of the model. A prompt that cannot fit ``max_context`` with its
+budget is an error row before any request, where the entry names a tokenizer. Every completed response is kept
+in the on-disk request cache (:class:`saltbench.inference.openai.cache.RequestCache`), so a killed shard, when
 rerun, sends only the requests that had not completed. The API key is read from the environment variable
-``api.api_key_env`` when the client is made and is never logged, hashed or written; error messages are
-scrubbed of it (:mod:`saltbench.inference.api_cache`). Tokens, requests, attempts, cache hits and cost are
-counted in :class:`saltbench.inference.api_usage.Usage` (docs/backends.md §8.3).
+``backend_options.api_key_env`` when the client is made and is never logged, hashed or written; error messages
+are scrubbed of it (:mod:`saltbench.inference.openai.cache`). Tokens, requests, attempts, cache hits and cost
+are counted in :class:`saltbench.inference.openai.usage.Usage` (docs/backends.md §8.3).
 """
 
 from __future__ import annotations
@@ -44,8 +44,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 from tqdm.auto import tqdm
 
-from saltbench.inference.api_cache import RequestCache, api_key, scrub
-from saltbench.inference.api_responses import (
+from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation, generation_config_eos_ids
+from saltbench.inference.openai.cache import RequestCache, api_key, scrub
+from saltbench.inference.openai.options import ApiSettings, api_settings
+from saltbench.inference.openai.responses import (
     FINISH,
     MalformedResponse,
     ParsedChoice,
@@ -57,16 +59,15 @@ from saltbench.inference.api_responses import (
     record_from,
     scores_from,
 )
-from saltbench.inference.api_usage import Usage
+from saltbench.inference.openai.usage import Usage
 from saltbench.inference.records import GenerationRecord, TokenScores
-from saltbench.inference.registry import ApiSource
+from saltbench.inference.sources import ApiSource
 
 T = TypeVar("T")
 
 if TYPE_CHECKING:
-    from saltbench.inference.forced import FinishReason as ForcedFinish
-    from saltbench.inference.forced import ForcedContinuation, StopRule
-    from saltbench.inference.registry import ApiSettings, ModelSpec
+    from saltbench.inference.base import FinishReason as ForcedFinish
+    from saltbench.inference.registry import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -102,7 +103,7 @@ def refusal(exc: BaseException) -> str | None:
     """Why ``exc`` is a refusal of the model that asking again cannot fix — a :class:`WrongRoute` response
     (no log-probabilities, …), a refused connection, or an API status error 4xx outside
     :data:`RETRYABLE_STATUS` that is not about one prompt (:func:`prompt_error`) — else ``None``."""
-    from saltbench.inference.api_transport import refused_connection
+    from saltbench.inference.openai.transport import refused_connection
 
     if isinstance(exc, WrongRoute):
         return str(exc)
@@ -133,7 +134,7 @@ class Probe:
 @dataclass
 class OpenAIModel:
     """A registry model behind an OpenAI-compatible API: the
-    :class:`~saltbench.inference.backends.LoadedModel` of ``backend: openai`` (module docstring)."""
+    :class:`~saltbench.inference.base.LoadedModel` of ``backend: openai`` (module docstring)."""
 
     backend: ClassVar[str] = "openai"
     continuous_batching: ClassVar[bool] = True
@@ -157,8 +158,8 @@ class OpenAIModel:
 
     @property
     def settings(self) -> ApiSettings:
-        assert self.spec.api is not None  # a backend: openai entry always has its api block
-        return self.spec.api
+        """The client settings: the entry's ``backend_options`` (:class:`ApiSettings`)."""
+        return api_settings(self.spec)
 
     @property
     def api_source(self) -> ApiSource:
@@ -168,8 +169,8 @@ class OpenAIModel:
 
     def render(self, instructions: Sequence[str]) -> list[str]:
         """``chat``: the messages as JSON (the server renders them, the registry's template arguments sent as
-        ``chat_template_kwargs``); ``completions``: the prompt rendered with ``api.tokenizer``'s chat template
-        (the registry's system prompt, template and template arguments)."""
+        ``chat_template_kwargs``); ``completions``: the prompt rendered with ``backend_options.tokenizer``'s
+        chat template (the registry's system prompt, template and template arguments)."""
         if self.settings.endpoint == "completions":
             from saltbench.inference.chat import render_prompts
 
@@ -224,8 +225,8 @@ class OpenAIModel:
         )
 
     def decoder(self, context: Sequence[int]) -> TokenDecoder | None:
-        """The :class:`~saltbench.inference.api_responses.TokenDecoder` of ``api.tokenizer`` for a generation
-        after the prompt tokens ``context`` (``None`` without a tokenizer)."""
+        """The :class:`~saltbench.inference.openai.responses.TokenDecoder` of ``backend_options.tokenizer``
+        for a generation after the prompt tokens ``context`` (``None`` without a tokenizer)."""
         if self.tokenizer is None:
             return None
         from saltbench.inference.detokenize import encode_exactly, token_texts
@@ -322,10 +323,10 @@ class OpenAIModel:
     def generate(
         self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
     ) -> list[GenerationRecord]:
-        """One greedy record per prompt, in order: ``api.concurrency`` requests in flight; budgets capped by
-        the registry's ``max_new_tokens`` rule; a prompt that cannot fit (:meth:`screen`) is an error row
-        without a request. Logs the requests, retries, cache hits, tokens and cost used — also when a refusal
-        stops the model."""
+        """One greedy record per prompt, in order: ``backend_options.concurrency`` requests in flight; budgets
+        capped by the registry's ``max_new_tokens`` rule; a prompt that cannot fit (:meth:`screen`) is an
+        error row without a request. Logs the requests, retries, cache hits, tokens and cost used — also when
+        a refusal stops the model."""
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
         capped = [self.spec.generation_budget(b) for b in budgets]
@@ -347,12 +348,13 @@ class OpenAIModel:
 
     def screen(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[GenerationRecord | None]:
         """An error record for each prompt that cannot fit the entry's ``max_context`` with its budget,
-        counted with ``api.tokenizer`` (the completions route, whose prompt is rendered here), as the offline
-        backends screen theirs; ``None`` for the others (and for every prompt on the chat route, where the
-        server renders the prompt: its own refusal is then that prompt's error row, :func:`prompt_error`)."""
+        counted with ``backend_options.tokenizer`` (the completions route, whose prompt is rendered here), as
+        the offline backends screen theirs; ``None`` for the others (and for every prompt on the chat route,
+        where the server renders the prompt: its own refusal is then that prompt's error row,
+        :func:`prompt_error`)."""
         if self.tokenizer is None or self.spec.max_context is None or self.settings.endpoint != "completions":
             return [None] * len(prompts)
-        from saltbench.inference.generation import screen_prompts
+        from saltbench.inference.base import screen_prompts
 
         _, screened = screen_prompts(
             self.tokenizer,
@@ -393,21 +395,21 @@ class OpenAIModel:
         cache: Any = None,
         stop: StopRule | None = None,
     ) -> list[ForcedContinuation]:
-        """:func:`saltbench.inference.forced.force_and_continue` through the completions endpoint of a server
-        with prompt log-probabilities (``api.prompt_logprobs``; docs/backends.md §8.5): per row, the
-        continuation of ``prompt + x`` (token-id prompt, greedy, top-k, cut by ``stop`` afterwards as for
-        vLLM) and the target's teacher-forced log-probabilities, the prompt log-probabilities of
-        ``prompt + x + y`` (``max_tokens`` 1). ``api.concurrency`` requests in flight; the request cache lets
-        a rerun skip the finished ones.
+        """The interventions' forced pass (:func:`saltbench.inference.hf.forced.force_and_continue`) through
+        the completions endpoint of a server with prompt log-probabilities
+        (``backend_options.prompt_logprobs``; docs/backends.md §8.5): per row, the continuation of
+        ``prompt + x`` (token-id prompt, greedy, top-k, cut by ``stop`` afterwards as for vLLM) and the
+        target's teacher-forced log-probabilities, the prompt log-probabilities of ``prompt + x + y``
+        (``max_tokens`` 1). ``backend_options.concurrency`` requests
+        in flight; the request cache lets a rerun skip the finished ones.
 
         Raises:
-            NotImplementedError: the entry does not declare ``api.prompt_logprobs`` (the configuration
-                refuses such a model for the interventions before any job runs).
+            NotImplementedError: the entry does not declare ``backend_options.prompt_logprobs`` (the
+                configuration refuses such a model for the interventions before any job runs).
             RuntimeError: a request failed after its retries (naming it): an intervention shard is all or
                 nothing, and a rerun sends only the requests that had not completed.
         """
         from saltbench.inference.detokenize import token_texts
-        from saltbench.inference.forced import ForcedContinuation
 
         self._require_prompt_logprobs(max_new_tokens)
         prompt = [int(token) for token in prompt_ids]
@@ -437,12 +439,12 @@ class OpenAIModel:
         return results
 
     def _require_prompt_logprobs(self, max_new_tokens: int) -> None:
-        """Refuse teacher forcing when the entry does not declare ``api.prompt_logprobs``, or for a negative
-        budget."""
+        """Refuse teacher forcing when the entry does not declare ``backend_options.prompt_logprobs``, or for
+        a negative budget."""
         if not self.settings.prompt_logprobs:
             raise NotImplementedError(
                 f"model {self.spec.name!r} (backend openai): teacher-forced prefixes need a completions "
-                "endpoint with prompt log-probabilities (api.prompt_logprobs)"
+                "endpoint with prompt log-probabilities (backend_options.prompt_logprobs)"
             )
         if max_new_tokens < 0:
             raise ValueError(f"max_new_tokens must be >= 0, got {max_new_tokens}")
@@ -456,7 +458,7 @@ class OpenAIModel:
         stop: StopRule | None,
     ) -> tuple[list[tuple[TokenScores, ForcedFinish, int] | str], list[np.ndarray | str]]:
         """Every row's continuation (:meth:`_continue_row`), then every row's target log-probabilities
-        (:meth:`_target_logprobs`), ``api.concurrency`` requests in flight."""
+        (:meth:`_target_logprobs`), ``backend_options.concurrency`` requests in flight."""
         with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
             continued = list(
                 pool.map(
@@ -481,8 +483,6 @@ class OpenAIModel:
     ) -> tuple[TokenScores, ForcedFinish, int] | str:
         """The greedy continuation of one row's ``context`` (cut by EOS or ``stop``), its finish reason and
         prompt tokens; what went wrong when the request failed."""
-        from saltbench.inference.forced import cut_continuation
-
         if not max_new_tokens:
             return TokenScores.empty(self.top_k), "length", 0
         body = {**base, "prompt": context, "max_tokens": max_new_tokens, "logprobs": self.top_k}
@@ -511,10 +511,9 @@ class OpenAIModel:
         return self._fetch(body, lambda response: prompt_target_logprobs(response, len(context), target_ids))
 
     def _eos_ids(self) -> list[int]:
-        """The EOS ids of ``api.tokenizer``'s generation config (its tokenizer's EOS when it has none)."""
+        """The EOS ids of ``backend_options.tokenizer``'s generation config (its tokenizer's EOS when it has
+        none)."""
         if self.eos_ids is None:
-            from saltbench.inference.generation import generation_config_eos_ids
-
             config = None
             try:
                 from transformers import GenerationConfig
@@ -527,8 +526,9 @@ class OpenAIModel:
 
 
 def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str | Path | None) -> OpenAIModel:
-    """The client of a ``backend: openai`` entry (no request is sent): the key from ``api.api_key_env``, the
-    client's retries and timeout, the tokenizer of ``api.tokenizer`` when named, the request cache.
+    """The client of a ``backend: openai`` entry (no request is sent): the key from
+    ``backend_options.api_key_env``, the client's retries and timeout, the tokenizer of
+    ``backend_options.tokenizer`` when named, the request cache.
 
     Raises:
         ApiKeyMissing: the named environment variable is not set.
@@ -536,12 +536,12 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
     """
     from openai import OpenAI
 
-    settings, source = spec.api, spec.source
-    if settings is None or not isinstance(source, ApiSource):
+    settings, source = api_settings(spec), spec.source
+    if not isinstance(source, ApiSource):
         raise ValueError(f"model {spec.name!r}: backend openai needs a source of kind 'api'")
     if not 1 <= top_k <= MAX_TOP_LOGPROBS:
         raise ValueError(f"top_k {top_k} outside 1..{MAX_TOP_LOGPROBS} (the OpenAI API's top_logprobs limit)")
-    from saltbench.inference.api_transport import http_client
+    from saltbench.inference.openai.transport import http_client
 
     secret = api_key(settings, spec.name)
     usage = Usage()
@@ -554,7 +554,7 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
     )
     tokenizer = None
     if settings.tokenizer is not None:
-        from saltbench.inference.loading import load_tokenizer
+        from saltbench.inference.chat import load_tokenizer
 
         tokenizer = load_tokenizer(settings.tokenizer)
     cache = RequestCache(Path(cache_dir)) if cache_dir is not None else None
@@ -570,12 +570,29 @@ def load_openai(spec: ModelSpec, *, batch_size: int, top_k: int, cache_dir: str 
     return OpenAIModel(spec, tokenizer, client, batch_size, top_k, cache, secret, usage)
 
 
+def load(
+    model_path: str | Path,
+    spec: ModelSpec,
+    *,
+    batch_size: int,
+    top_k: int,
+    cache_dir: str | Path | None,
+    options: ApiSettings,
+) -> OpenAIModel:
+    """The ``openai`` backend's loader (entry point ``saltbench.backends:openai``): :func:`load_openai`, the
+    client of the entry's served model (``model_path`` is its base URL, which the source names too). The
+    ``options`` (:class:`~saltbench.inference.openai.options.ApiSettings`) are the entry's
+    ``backend_options``, which the client reads from the entry (:func:`~.options.api_settings`)."""
+    return load_openai(spec, batch_size=batch_size, top_k=top_k, cache_dir=cache_dir)
+
+
 __all__ = [
     "MAX_TOP_LOGPROBS",
     "PROMPT_TOO_LONG",
     "Probe",
     "RequestRefused",
     "OpenAIModel",
+    "load",
     "load_openai",
     "prompt_error",
     "refusal",

@@ -72,7 +72,7 @@ class SimulationParams(Block):
     ``reasoning_tokens`` tokens on average with standard deviation ``reasoning_tokens_sd``, counted as the
     scoring stage counts reasoning (``<think>`` through ``</think>``); ``reasoning_truncation_rate``: share of
     traces that never end, cut by the budget inside the thinking
-    (:mod:`~saltbench.inference.simulation.thinking`). ``seed``: every response is a function of the seed
+    (:mod:`~saltbench.inference.simulated.thinking`). ``seed``: every response is a function of the seed
     and its prompt (and forced prefix) only.
     """
 

@@ -23,8 +23,8 @@ finished rows leave the batch (their cache rows are dropped), so the cost follow
 With a :class:`~saltbench.inference.PromptCache` the prompt is encoded once and its key/value cache
 copied into the B rows; without one the prompt is encoded for every row (the benchmark baseline).
 The passes are those of the decoding core shared with generation and teacher forcing
-(:mod:`saltbench.inference._decoding`, docs/generation.md §6): :func:`~saltbench.inference._decoding.force`
-with ``align="end"``, then :func:`~saltbench.inference._decoding.greedy_decode` with finished rows dropped.
+(:mod:`saltbench.inference.hf._decoding`, docs/generation.md §6): :func:`~._decoding.force` with
+``align="end"``, then :func:`~._decoding.greedy_decode` with finished rows dropped.
 Log-probabilities are float32 ``log_softmax`` over the full vocabulary; the greedy continuation carries
 the same statistics as the inference stage (top-k, entropy; :class:`~saltbench.inference.GenerationRecord`).
 """
@@ -32,53 +32,20 @@ the same statistics as the inference stage (top-k, entropy; :class:`~saltbench.i
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from saltbench.inference import GenerationRecord, PromptCache, TokenScores, eos_token_ids, token_texts
-from saltbench.inference._decoding import Finish, StopRule, force, greedy_decode, prefill
-from saltbench.inference.generation import pad_token_id
-
-FinishReason = Finish
-"""``eos``, ``stop`` (the stop rule) or ``length`` (the budget)."""
+from saltbench.inference.base import ForcedContinuation, StopRule, eos_token_ids
+from saltbench.inference.detokenize import token_texts
+from saltbench.inference.hf._decoding import PromptCache, force, greedy_decode, prefill
+from saltbench.inference.hf.generation import pad_token_id
+from saltbench.inference.records import GenerationRecord
 
 CHUNK_TOKENS = 256
 """Block columns per forward call (bounds the attention scores of one call); the last call covers at least
 the ``max(t) + 1`` columns whose logits are kept."""
-
-
-@dataclass(frozen=True, eq=False)
-class ForcedContinuation:
-    """Teacher-forced log-probabilities of one row's target, and the greedy continuation of its prefix.
-
-    ``target_logprobs[j]`` = ``log p(y_j | prompt, x, y_<j)``; ``generation`` continues after
-    ``prompt + x`` (``y`` not in its context).
-    ``finish_reason``: ``eos``, ``stop`` (the stop rule) or ``length`` (the budget); the record itself says
-    ``length`` for ``stop`` (its schema knows no other reason).
-    """
-
-    target_logprobs: np.ndarray
-    generation: GenerationRecord
-    finish_reason: FinishReason
-
-
-def cut_continuation(
-    scores: TokenScores, eos_ids: Sequence[int], row: int, stop: StopRule | None
-) -> tuple[int, FinishReason]:
-    """Length and finish reason of a continuation decoded with per-token stopping (EOS, then the rule),
-    for engines that cannot ask the rule after every token (vLLM, a server): the continuation is decoded to
-    its budget and cut here, which gives the same tokens and finish reason as stopping there."""
-    ids = scores.token_ids.tolist()
-    eos = set(eos_ids)
-    for t, token in enumerate(ids, start=1):
-        if token in eos:
-            return t, "eos"
-        if stop is not None and stop(row, ids[:t]):
-            return t, "stop"
-    return len(ids), "length"
 
 
 def force_and_continue(
@@ -152,11 +119,4 @@ def force_and_continue(
     return results
 
 
-__all__ = [
-    "CHUNK_TOKENS",
-    "FinishReason",
-    "ForcedContinuation",
-    "StopRule",
-    "cut_continuation",
-    "force_and_continue",
-]
+__all__ = ["CHUNK_TOKENS", "force_and_continue"]

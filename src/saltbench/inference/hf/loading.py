@@ -1,14 +1,18 @@
-"""Loading a causal language model and its tokenizer for inference."""
+"""Loading a causal language model and its tokenizer for inference with transformers (the ``hf`` backend)."""
 
 from __future__ import annotations
 
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from saltbench.core.vocabulary import Dtype
-from saltbench.inference.registry import ModelSpec, prepare_model
+from saltbench.inference.chat import load_tokenizer
+from saltbench.inference.sources import prepare_model
+
+if TYPE_CHECKING:
+    from saltbench.inference.registry import ModelSpec
 
 logger = logging.getLogger(__name__)
 
@@ -65,17 +69,6 @@ def load_model(
         time.perf_counter() - started,
     )
     return model, tokenizer
-
-
-def load_tokenizer(path: str | Path, *, revision: str | None = None) -> Any:
-    """The model's tokenizer, padding on the left, with EOS as pad token when it has none."""
-    from transformers import AutoTokenizer
-
-    tokenizer = AutoTokenizer.from_pretrained(path, revision=revision)
-    if tokenizer.pad_token is None and tokenizer.eos_token is not None:
-        tokenizer.pad_token = tokenizer.eos_token
-    tokenizer.padding_side = "left"
-    return tokenizer
 
 
 def load_model_from_spec(

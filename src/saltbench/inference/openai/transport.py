@@ -10,11 +10,11 @@ package's own client and retries, with two additions.
   Other connection faults (a reset, a timeout, a truncated body) are retried by the client as before.
 * **Every HTTP attempt is counted** by the HTTP client's request hook (``on_attempt``), retries included, so
   a job's summary counts the attempts of a request that the client finally gave up on
-  (:class:`saltbench.inference.api_usage.Usage`).
+  (:class:`saltbench.inference.openai.usage.Usage`).
 
 The HTTP library is the one the installed openai package is built on (``httpx2`` in openai 3, ``httpx``
 before): the package of the base class of its ``DefaultHttpxClient`` (:func:`http_library`). Imported by
-:func:`saltbench.inference.openai_api.load_openai` only (it imports ``openai``).
+:func:`saltbench.inference.openai.client.load_openai` only (it imports ``openai``).
 """
 
 from __future__ import annotations

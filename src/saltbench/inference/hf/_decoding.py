@@ -20,7 +20,7 @@ column, so when only the last columns are scored the language-model head runs on
     align="end"     prompt   pad pad x x x y y      (decoding sees prompt + x; y masked out)
     align="start"   prompt   x x x x pad pad pad    (every forced token scored)
 
-Scores. Every position's statistics come from :func:`~saltbench.inference._logit_stats.score_logits`
+Scores. Every position's statistics come from :func:`~saltbench.inference.hf._logit_stats.score_logits`
 (float32 ``log_softmax`` of the raw logits); the full-vocabulary logits of a step are dropped once scored.
 """
 
@@ -35,14 +35,9 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import torch
 
-from saltbench.inference._logit_stats import StepScores, score_logits
+from saltbench.inference.base import Finish, StopRule
+from saltbench.inference.hf._logit_stats import StepScores, score_logits
 from saltbench.inference.records import TokenScores
-
-Finish = Literal["eos", "stop", "length"]
-"""Why a row stopped: an EOS id, the stop rule, or the token budget."""
-
-StopRule = Callable[[int, Sequence[int]], bool]
-"""``stop(row, generated_token_ids)`` → ``True`` once the row has generated enough."""
 
 Align = Literal["start", "end"]
 

@@ -4,7 +4,8 @@
 sent, HTTP attempts (every send, the client's retries included, counted by the HTTP client's own request
 hook, so the attempts of a request the client finally gave up on count too), request-cache hits and failed
 requests; each inference job logs the difference over its batch. With both prices of the registry entry
-set (``api.price_prompt_per_mtok``, ``api.price_completion_per_mtok``, per million tokens):
+set (``backend_options.price_prompt_per_mtok``, ``backend_options.price_completion_per_mtok``, per million
+tokens):
 
     cost = (prompt_tokens * price_prompt_per_mtok + completion_tokens * price_completion_per_mtok) / 1e6
 
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from saltbench.inference.registry import ApiSettings
+    from saltbench.inference.openai.options import ApiSettings
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """The planted process itself: which atoms are correct and how confident each is (docs/simulation.md §2).
 
 :func:`atom_chain` draws atom correctness left to right with the logit ``η_k`` of
-:mod:`~saltbench.inference.simulation.params`, for many answers of one length at once (one numpy step per
+:mod:`~saltbench.inference.simulated.params`, for many answers of one length at once (one numpy step per
 position); :func:`atom_confidence` draws the latent scores and the chosen-token probabilities. Both the
 simulated backend and the planted-truth computations use them, so what a run recovers is compared with the
 process that produced its data.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numba  # type: ignore[import-untyped]
 import numpy as np
 
-from saltbench.inference.simulation.params import P_FLOOR, SimulationParams
+from saltbench.inference.simulated.params import P_FLOOR, SimulationParams
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

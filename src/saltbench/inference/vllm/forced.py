@@ -1,4 +1,5 @@
-"""The interventions' forced-prefix pass through vLLM (same results as :mod:`.forced`, other engine).
+"""The interventions' forced-prefix pass through vLLM (same results as :mod:`saltbench.inference.hf.forced`,
+other engine).
 
 For one prompt (``P`` tokens) and rows ``(x_r, y_r)`` — an answer prefix and the target (separator and
 reference atom) — one engine call serves every row with two requests each:
@@ -30,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from saltbench.inference import GenerationRecord, TokenScores, token_texts
-from saltbench.inference.forced import ForcedContinuation, StopRule, cut_continuation
-from saltbench.inference.vllm_engine import (
+from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation
+from saltbench.inference.detokenize import token_texts
+from saltbench.inference.records import GenerationRecord, TokenScores
+from saltbench.inference.vllm.engine import (
     VllmEngine,
     completion_scores,
     prompt_token_logprobs,
@@ -51,7 +53,7 @@ def vllm_force_and_continue(
     top_k: int = 20,
     stop: StopRule | None = None,
 ) -> list[ForcedContinuation]:
-    """:func:`saltbench.inference.forced.force_and_continue` through vLLM (module docstring)."""
+    """:func:`saltbench.inference.hf.forced.force_and_continue` through vLLM (module docstring)."""
     from vllm.inputs import TokensPrompt
 
     if max_new_tokens < 0:

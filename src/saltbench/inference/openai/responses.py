@@ -7,24 +7,26 @@ record; :func:`prompt_target_logprobs` reads the teacher-forced log-probabilitie
 Token texts:
 
 * ``chat`` endpoint: from each token's ``bytes`` through an incremental UTF-8 decoder
-  (:func:`byte_token_texts`: a character split over several byte tokens belongs to the token that completes
-  it, the earlier ones get ``""``), so they concatenate to the generated text;
+  (:func:`~saltbench.inference.detokenize.byte_token_texts`: a character split over several byte tokens
+  belongs to the token that completes it, the earlier ones get ``""``), so they concatenate to the generated
+  text;
 * ``completions`` endpoint: the slices of the returned text at the returned ``text_offset``.
 
-Token ids: with ``api.token_ids`` (vLLM's ``return_tokens_as_token_ids``) the server's ids are recorded and
-the token texts decoded from them with ``api.tokenizer`` (from the prompt's last tokens, as the offline
-engines do; vLLM's offsets and byte lists then describe the ``token_id:N`` strings). Otherwise the API returns
-only token strings, and ids are recorded as *negative string ids*: within one generation, equal token strings
-get the same id ``-(n + 1)``, ``n`` their order of first appearance — so the scoring stage still recognises
-the chosen token among its alternatives (``topk_ids == token_ids``, docs/confidence.md §2.1), and nothing
-takes them for vocabulary ids; what needs real ids (teacher forcing, the interventions) is refused for such a
-model before any job runs.
+Token ids: with ``backend_options.token_ids`` (vLLM's ``return_tokens_as_token_ids``) the server's ids are
+recorded and the token texts decoded from them with ``backend_options.tokenizer`` (from the prompt's last
+tokens, as the offline engines do; vLLM's offsets and byte lists then describe the ``token_id:N`` strings).
+Otherwise the API returns only token strings, and ids are recorded as *negative string ids*: within one
+generation, equal token strings get the same id ``-(n + 1)``, ``n`` their order of first appearance — so the
+scoring stage still recognises the chosen token among its alternatives (``topk_ids == token_ids``,
+docs/confidence.md §2.1), and nothing takes them for vocabulary ids; what needs real ids (teacher forcing, the
+interventions) is refused for such a model before any job runs.
 
-Fewer than ``k`` alternatives ("may be fewer than requested") are padded with id :data:`PAD_ID` and
-log-probability NaN: the confidence functions treat NaN alternatives as absent (the ``topk`` flavour
-renormalises over the alternatives that were returned; the chosen token's own log-probability and every
-``full``-flavour function are unaffected). The full-vocabulary entropy is not returned: NaN, as for vLLM.
-Finish reasons map through :data:`FINISH` (``stop`` -> ``eos``, ``length``; any other is an error row).
+Fewer than ``k`` alternatives ("may be fewer than requested") are padded with id
+:data:`~saltbench.inference.records.PAD_ID` and log-probability NaN: the confidence functions treat NaN
+alternatives as absent (the ``topk`` flavour renormalises over the alternatives that were returned; the chosen
+token's own log-probability and every ``full``-flavour function are unaffected). The full-vocabulary entropy
+is not returned: NaN, as for vLLM. Finish reasons map through :data:`FINISH` (``stop`` -> ``eos``, ``length``;
+any other is an error row).
 
 Reasoning (docs/reasoning.md §4): a chat response of a reasoning model may bring its reasoning apart from the
 answer (``message.reasoning`` or ``message.reasoning_content``); :mod:`saltbench.inference.reasoning_apart`
@@ -39,7 +41,6 @@ no log-probabilities (:class:`NoLogprobs`), reasoning apart from a model without
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -47,11 +48,9 @@ from typing import Any
 import numpy as np
 
 from saltbench.core.vocabulary import FinishReason, ReasoningFormat
+from saltbench.inference.detokenize import byte_token_texts
 from saltbench.inference.reasoning_apart import place_reasoning
-from saltbench.inference.records import GenerationRecord, TokenScores
-
-PAD_ID = -(2**31)
-"""The id of a padding alternative (fewer than ``k`` returned); its log-probability is NaN."""
+from saltbench.inference.records import PAD_ID, GenerationRecord, TokenScores
 
 FINISH: Mapping[str, FinishReason] = {"stop": "eos", "length": "length"}
 """API finish reasons -> the generations table's (any other reason is an error row naming it)."""
@@ -73,7 +72,8 @@ class NoLogprobs(WrongRoute):
 
 @dataclass(frozen=True)
 class TokenDecoder:
-    """The token texts of server token ids (``api.token_ids``), decoded here with ``api.tokenizer``:
+    """The token texts of server token ids (``backend_options.token_ids``), decoded here with
+    ``backend_options.tokenizer``:
     ``texts(ids)`` — one text per token, as the record keeps them (special tokens kept for a harmony model);
     ``plain(ids)`` — the ids decoded without special tokens, which is what a server's text holds by default;
     ``encode(text)`` — ids and texts of a text this side writes (reasoning returned apart), or ``None`` when
@@ -100,22 +100,10 @@ def _server_id(token: str) -> int:
     """The id of vLLM's ``token_id:N`` token strings (``return_tokens_as_token_ids``)."""
     prefix, _, number = token.partition(":")
     if prefix != "token_id" or not number.lstrip("-").isdigit():
-        raise MalformedResponse(f"token {token!r} is not of the form 'token_id:N' (api.token_ids is set)")
+        raise MalformedResponse(
+            f"token {token!r} is not of the form 'token_id:N' (backend_options.token_ids is set)"
+        )
     return int(number)
-
-
-def byte_token_texts(byte_lists: Sequence[Sequence[int] | None], tokens: Sequence[str]) -> list[str]:
-    """The text of each token from its UTF-8 ``bytes`` (the token string where a server sends none): a
-    character split over several tokens belongs to the one that completes it; bytes still pending after the
-    last token (a generation cut inside a character) go to the last token, as U+FFFD."""
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    texts = [
-        decoder.decode(bytes(raw)) if raw is not None else token for raw, token in zip(byte_lists, tokens)
-    ]
-    tail = decoder.decode(b"", final=True)
-    if tail and texts:
-        texts[-1] += tail
-    return texts
 
 
 def _pad(rows: list[list[int]], values: list[list[float]], k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -302,8 +290,8 @@ def _decoded_as_served(texts: Sequence[str], ids: Sequence[int], text: str, deco
     if text in (joined, "".join(texts[:-1])) or text == decoder.plain(ids):
         return
     raise MalformedResponse(
-        f"the token ids decode to {joined[:60]!r} with api.tokenizer, the server's text is {text[:60]!r}: "
-        "is api.tokenizer the served model's?"
+        f"the token ids decode to {joined[:60]!r} with backend_options.tokenizer, the server's text is "
+        f"{text[:60]!r}: is backend_options.tokenizer the served model's?"
     )
 
 
@@ -389,7 +377,6 @@ __all__ = [
     "ParsedChoice",
     "TokenDecoder",
     "WrongRoute",
-    "byte_token_texts",
     "parse_chat",
     "parse_completion",
     "prompt_target_logprobs",

@@ -6,7 +6,7 @@ sort_keys=True))`` — the base URL (or what stands for it, docs/backends.md §8
 request body, never the API key. Files are written atomically, so a killed shard, when rerun, sends only the
 requests that had not completed.
 
-The API key is read from the environment variable ``api.api_key_env`` when the client is made
+The API key is read from the environment variable ``backend_options.api_key_env`` when the client is made
 (:func:`api_key`; :class:`ApiKeyMissing` names the variable, never a value) and is never logged, hashed or
 written; :func:`scrub` takes it out of error messages.
 """
@@ -24,11 +24,11 @@ from typing import TYPE_CHECKING, Any
 from saltbench.io import write_atomic
 
 if TYPE_CHECKING:
-    from saltbench.inference.registry import ApiSettings
+    from saltbench.inference.openai.options import ApiSettings
 
 
 class ApiKeyMissing(RuntimeError):
-    """``api.api_key_env`` names an environment variable that is not set."""
+    """``backend_options.api_key_env`` names an environment variable that is not set."""
 
 
 def api_key(settings: ApiSettings, model: str) -> str | None:
@@ -42,7 +42,8 @@ def api_key(settings: ApiSettings, model: str) -> str | None:
     key = os.environ.get(settings.api_key_env)
     if not key:
         raise ApiKeyMissing(
-            f"model {model!r}: the environment variable {settings.api_key_env} (api.api_key_env) is not set"
+            f"model {model!r}: the environment variable {settings.api_key_env} (backend_options.api_key_env) "
+            "is not set"
         )
     return key
 

@@ -1,0 +1,59 @@
+"""The ``simulated`` backend: simulated models with planted effects (docs/simulation.md).
+
+* :mod:`~saltbench.inference.simulated.model` — :class:`SimulatedModel` and its loader :func:`load` (the
+  entry point ``saltbench.backends:simulated``), which answers every prompt from the planted process;
+* :mod:`~saltbench.inference.simulated.params` — :class:`SimulationParams`, the parameters of the planted
+  process (a registry source of kind ``simulated``; the backend itself takes no options);
+* :mod:`~saltbench.inference.simulated.chain` — the planted process (compiled with numba);
+* :mod:`~saltbench.inference.simulated.thinking` — a reasoning model's ``<think>`` traces;
+* :mod:`~saltbench.inference.simulated.stand_in` — stand-ins of the paper's roster for planning at scale.
+
+The parameters are imported with the package (the registry reads them); everything else when one of its
+names is first read. Imports no torch.
+"""
+
+from typing import TYPE_CHECKING
+
+from saltbench.core.lazy import lazy_getattr
+from saltbench.inference.simulated.params import (
+    P_FLOOR,
+    STRUCTURE_PROB,
+    TRACE_TAGS,
+    CotEffect,
+    SimulationParams,
+)
+
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "atom_chain": "chain",
+        "atom_confidence": "chain",
+        "planted_logit": "chain",
+        "planted_thinking": "thinking",
+        "trace_length_cdf": "thinking",
+        "EOS_ID": "model",
+        "SimulatedModel": "model",
+        "load": "model",
+    },
+)
+
+if TYPE_CHECKING:
+    from saltbench.inference.simulated.chain import atom_chain, atom_confidence, planted_logit
+    from saltbench.inference.simulated.model import EOS_ID, SimulatedModel, load
+    from saltbench.inference.simulated.thinking import planted_thinking, trace_length_cdf
+
+__all__ = [
+    "EOS_ID",
+    "P_FLOOR",
+    "STRUCTURE_PROB",
+    "TRACE_TAGS",
+    "CotEffect",
+    "SimulatedModel",
+    "SimulationParams",
+    "atom_chain",
+    "atom_confidence",
+    "load",
+    "planted_logit",
+    "planted_thinking",
+    "trace_length_cdf",
+]
