@@ -3,8 +3,9 @@
 The registry is a YAML file (``config/models.yaml``) with a single top-level key ``models`` mapping a model
 name (a slug used in file paths: letters, digits, ``.``, ``_``, ``-``) to its spec. Every key except
 ``source`` is optional; every key, its type, bounds, default and description is listed in docs/registry.md,
-generated from the blocks of this module (:class:`ModelSpec`, :class:`Resources`, :class:`ApiSettings`, the
-source kinds and :class:`~saltbench.inference.simulated.SimulationParams`), and the JSON schema
+generated from the blocks of this module (:class:`ModelSpec`, :class:`Resources`), the source kinds
+(:mod:`saltbench.inference.sources.kinds`, with :class:`~saltbench.inference.simulated.SimulationParams`) and
+the built-in backends' options blocks (``backend_options``), and the JSON schema
 ``saltbench/schema/models.schema.json`` is generated from them too (``python -m saltbench.config
 --write-schema``). Three entries::
 
@@ -15,6 +16,7 @@ source kinds and :class:`~saltbench.inference.simulated.SimulationParams`), and 
         source: {kind: hub, id: Qwen/Qwen3-4B-Instruct-2507, revision: main}
         dtype: bfloat16
         backend: vllm
+        backend_options: {gpu_memory_utilization: 0.85}
         resources: {gpus: 1, gpu_model: h100, mem_mb: 32000, runtime_min: 240, cpus: 8}
       salt-tiny:
         source: {kind: local, path: data/models/salt-tiny/final}
@@ -30,8 +32,8 @@ Source kinds:
 * ``local`` — a directory written by ``save_pretrained`` (relative paths are resolved against the
   current working directory, i.e. the workflow root).
 * ``api`` — a model served behind an OpenAI-compatible HTTP API: ``base_url`` (``http(s)://.../v1``) and the
-  served ``model`` name; with ``backend: openai`` and an ``api`` block (:class:`ApiSettings`). Nothing is
-  loaded here (docs/backends.md §8).
+  served ``model`` name; with ``backend: openai``, whose options are the client's settings
+  (:class:`~saltbench.inference.openai.ApiSettings`). Nothing is loaded here (docs/backends.md §8).
 * ``simulated`` — a simulated model with planted effects (``backend: simulated``): ``parameters``
   (:class:`~saltbench.inference.simulated.SimulationParams`) and the ``datasets`` folder it answers from;
   no weights (docs/simulation.md).
@@ -44,11 +46,13 @@ Source kinds:
 
 Backends (``backend``; a run may override it with the config key ``inference.backend``): the registry of
 backends, :mod:`saltbench.inference.backends` (``hf``, ``vllm``, ``openai``, ``vllm_server``, ``simulated``,
-and any installed plugin's).
+and any installed plugin's). ``backend_options`` are the backend's own keys, validated by the options block
+its loader declares (:func:`backend_options_block`); the keys that moved there from the entry itself
+(:data:`MOVED_KEYS`) are refused naming where they went.
 
 Validation is the configuration's (:mod:`saltbench.core.blocks`): the schema first (unknown keys, types,
-bounds, names; each error names ``models.NAME.KEY``), then the checks between keys
-(:meth:`ModelSpec.check`). Both raise :class:`RegistryError`.
+bounds, names; each error names ``models.NAME.KEY``), then each entry's ``backend_options`` against its
+backend's block, then the checks between keys (:meth:`ModelSpec.check`). All raise :class:`RegistryError`.
 """
 
 from __future__ import annotations
