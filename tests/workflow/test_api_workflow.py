@@ -150,6 +150,6 @@ def test_a_server_with_prompt_log_probabilities_runs_the_interventions(tmp_path,
     cfg = _config(repo_root, registry, interventions={"enabled": True, "tasks": ["dna"]})
     assert resolve_config(cfg).interventions.enabled
     registry = _registry(tmp_path / "chat.yaml", "http://127.0.0.1:9/v1", prompt_logprobs=True)
-    message = r"models\.served\.api\.prompt_logprobs: teacher-forcing through the server sends token-id"
+    message = r"models\.served\.backend_options\.prompt_logprobs: teacher-forcing through the server sends"
     with pytest.raises(ValueError, match=message):
         resolve_config(_config(repo_root, registry))
