@@ -7,8 +7,11 @@ import pytest
 
 from saltbench.core.lazy import lazy_getattr
 
+LAZY_BACKENDS = [f"saltbench.inference.{name}" for name in ("hf", "vllm", "openai", "simulated", "sources")]
+"""The inference packages whose heavy modules are imported on first access (docs/backends.md §7)."""
 
-@pytest.mark.parametrize("package", ["saltbench.inference", "saltbench.interventions"])
+
+@pytest.mark.parametrize("package", ["saltbench.inference", "saltbench.interventions", *LAZY_BACKENDS])
 def test_importing_package_does_not_import_torch(package: str) -> None:
     code = f"import sys, {package}; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
@@ -33,7 +36,16 @@ def test_unknown_name_raises_attribute_error() -> None:
         _ = saltbench.inference.no_such_name  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("package", ["saltbench.config", "saltbench.inference", "saltbench.training"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "saltbench.config",
+        "saltbench.conformance",
+        "saltbench.inference",
+        "saltbench.training",
+        *LAZY_BACKENDS,
+    ],
+)
 def test_every_public_name_of_a_lazy_package_resolves(package: str) -> None:
     """Each name of ``__all__`` resolves (a lazy name whose module moved would fail here, not in a job)."""
     import importlib
