@@ -299,9 +299,9 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
 
 def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """No model of the run runs on a backend plugin that cannot be used (it reuses a built-in backend's
-    name: :func:`saltbench.inference.backends.backend_names`); such a plugin stops only the runs whose
-    models use that name, and is a warning for the others (docs/extending.md §1). A backend plugin that fails
-    to import fails the jobs that load it, naming it.
+    name: :func:`saltbench.inference.backends.backend_names`, or failed to import when the registry read an
+    entry naming it: :func:`saltbench.inference.backends.options_class`); such a plugin stops only the runs
+    whose models use that name, and is a warning for the others (docs/extending.md §1).
 
     Raises:
         ConfigError: ``models: model 'M' runs on backend 'B': {the plugin's error}``.
