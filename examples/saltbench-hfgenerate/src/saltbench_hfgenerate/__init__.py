@@ -23,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from saltbench.core.blocks import Block, setting
-from saltbench.inference import GenerationRecord, TokenScores, load_tokenizer, token_texts
+from saltbench.inference import GenerationRecord, ModelSpec, TokenScores, load_tokenizer, token_texts
 from saltbench.inference.base import (
     ForcedContinuation,
     ModelBase,
@@ -169,7 +169,7 @@ class GenerateModel(ModelBase):
 
 
 def load(
-    model_path: str | Path, spec: Any, *, batch_size: int, top_k: int, options: GenerateOptions
+    model_path: str | Path, spec: ModelSpec, *, batch_size: int, top_k: int, options: GenerateOptions
 ) -> GenerateModel:
     """The loader (entry point ``saltbench.backends:hf_generate``): the model at ``model_path`` on the CPU,
     with the attention implementation of the entry's ``backend_options``."""
