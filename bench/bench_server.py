@@ -1,5 +1,5 @@
 """vLLM through its OpenAI-compatible server vs the offline engine, and the default run's SmolLM2 stage on
-each inference route (docs/performance.md §9; docs/backends.md §8.6).
+each inference route (docs/backends.md §8.7; the managed server: §8.6).
 
 Part 1, in one run, alternating the two routes ``--repeats`` times (one route alive at a time: an idle CPU
 engine keeps polling) and keeping the minimum: greedy
