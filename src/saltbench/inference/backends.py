@@ -24,9 +24,9 @@ backend's name in the model registry, value = its loader), listed by
 loads a model on them (recorded in the outputs' provenance as every
 plugin is). A loader is ``loader(model_path, spec, **settings)`` returning a :class:`LoadedModel`; its
 keyword parameters are its settings, taken by name from what the job offers (:class:`LoadSettings`), so each
-backend states the settings it uses (``hf``: ``batch_size``, ``top_k``; ``vllm``: also ``num_threads`` and
-``prefix_caching``; ``openai``: also ``cache_dir``; ``vllm_server``: also ``server``). The engines themselves
-are imported on first use (torch, transformers, vLLM).
+backend states the settings it uses (``hf`` and ``simulated``: ``batch_size``, ``top_k``; ``vllm``: also
+``num_threads`` and ``prefix_caching``; ``openai``: also ``cache_dir``; ``vllm_server``: also ``cache_dir``
+and ``server``). The engines themselves are imported on first use (torch, transformers, vLLM).
 """
 
 from __future__ import annotations
