@@ -102,7 +102,7 @@ def rule_job(
 
     root = Path(workdir).resolve()
     files = [Path(f) if Path(f).is_absolute() else root / f for f in configfiles]
-    with SnakemakeApi() as api, contextlib.chdir(root):
+    with contextlib.chdir(root), SnakemakeApi() as api:  # Snakemake changes back to root, then this back
         workflow_api = api.workflow(
             ResourceSettings(cores=cores or os.cpu_count() or 1),
             ConfigSettings(configfiles=files),
