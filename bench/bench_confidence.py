@@ -27,7 +27,7 @@ import tracemalloc
 import numpy as np
 
 from saltbench.calibration import zscore_sigmoid
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores, token_signals, unit_confidences
+from saltbench.confidence import PAPER_FUNCTIONS, ranking_scores, token_signals, unit_confidences
 from saltbench.metrics import auroc, ece, prr
 
 logger = logging.getLogger("bench_confidence")
@@ -72,30 +72,9 @@ def synthesise(n_units: int, seed: int) -> dict[str, np.ndarray]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--units", type=int, default=1_000_000)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
-
-    t0 = time.perf_counter()
-    data = synthesise(args.units, args.seed)
-    n_tokens = data["chosen_lp"].size
-    logger.info(
-        "synthesised %d units, %d tokens, %d pairs in %.1f s (peak RSS %.0f MiB)",
-        args.units,
-        n_tokens,
-        data["pair_unit"].size,
-        time.perf_counter() - t0,
-        peak_rss_mib(),
-    )
-
-    timings: dict[str, float] = {}
+def confidences(data: dict[str, np.ndarray], n_units: int, timings: dict[str, float]) -> dict[str, dict]:
+    """The nine functions of both flavours for every unit; each step's seconds into ``timings``."""
     per_flavour: dict[str, dict[str, np.ndarray]] = {}
-    tracemalloc.start()  # numpy reports its buffers: peak = extra memory of the timed phase
-    start_all = time.perf_counter()
-    cpu_all = time.process_time()
     for flavour in ("topk", "full"):
         t = time.perf_counter()
         if flavour == "topk":
@@ -106,28 +85,53 @@ def main(argv: list[str] | None = None) -> int:
             log_p, ent = token_signals(data["chosen_lp"], None, data["entropy"], "full")
         timings[f"token_signals[{flavour}]"] = time.perf_counter() - t
         t = time.perf_counter()
-        per_flavour[flavour] = unit_confidences(log_p, ent, data["pair_token"], data["pair_unit"], args.units)
+        per_flavour[flavour] = unit_confidences(log_p, ent, data["pair_token"], data["pair_unit"], n_units)
         timings[f"unit_confidences[{flavour}]"] = time.perf_counter() - t
-    confidence_time = time.perf_counter() - start_all
-    confidence_cpu = time.process_time() - cpu_all
+    return per_flavour
 
-    rng = np.random.default_rng(args.seed + 1)
-    correct = (rng.random(args.units) < per_flavour["full"]["mean_probability"]).astype(np.int8)
-    t_metrics = time.perf_counter()
+
+def pooled_metrics(per_flavour: dict[str, dict], seed: int, n_units: int) -> list[tuple]:
+    """AUROC, ECE and PRR of every function and flavour against seeded labels (18 score vectors)."""
+    rng = np.random.default_rng(seed + 1)
+    correct = (rng.random(n_units) < per_flavour["full"]["mean_probability"]).astype(np.int8)
     results = []
     for flavour, values in per_flavour.items():
-        for name, spec in CONFIDENCE_FUNCTIONS.items():
-            raw = values[name]
-            if spec.needs_calibration:
-                calibrated = zscore_sigmoid(raw, raw, spec.higher_is_confident)
-            else:
-                calibrated = raw
-            scores = ranking_scores(name, raw)
-            metrics = (auroc(scores, correct), ece(calibrated, correct), prr(scores, correct))
-            results.append((flavour, name, *metrics))
+        for spec in PAPER_FUNCTIONS:
+            raw = values[spec.name]
+            calibrated = zscore_sigmoid(raw, raw, spec.higher_is_confident) if spec.needs_calibration else raw
+            scores = ranking_scores(spec.name, raw)
+            results.append(
+                (flavour, spec.name, auroc(scores, correct), ece(calibrated, correct), prr(scores, correct))
+            )
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--units", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stdout)
+
+    t0 = time.perf_counter()
+    data = synthesise(args.units, args.seed)
+    logger.info(
+        "synthesised %d units, %d tokens, %d pairs in %.1f s (peak RSS %.0f MiB)",
+        args.units,
+        data["chosen_lp"].size,
+        data["pair_unit"].size,
+        time.perf_counter() - t0,
+        peak_rss_mib(),
+    )
+    timings: dict[str, float] = {}
+    tracemalloc.start()  # numpy reports its buffers: peak = extra memory of the timed phase
+    start_all, cpu_all = time.perf_counter(), time.process_time()
+    per_flavour = confidences(data, args.units, timings)
+    confidence_time, confidence_cpu = time.perf_counter() - start_all, time.process_time() - cpu_all
+    t_metrics = time.perf_counter()
+    results = pooled_metrics(per_flavour, args.seed, args.units)
     timings["metrics (18 x AUROC/ECE/PRR)"] = time.perf_counter() - t_metrics
-    total = time.perf_counter() - start_all
-    total_cpu = time.process_time() - cpu_all
+    total, total_cpu = time.perf_counter() - start_all, time.process_time() - cpu_all
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 

@@ -1,6 +1,6 @@
 """A small planted-truth run (docs/simulation.md): two simulated models through the whole workflow, up to the
 recovery table; every planted value has an estimate, and for this seed 90 % of them lie inside their 95 %
-intervals (docs/simulation.md §5; the coverage over seeds is bench/bench_recovery_coverage.py's)."""
+intervals (docs/simulation.md §5; the coverage over seeds is `bench/bench_simulated.py coverage`'s)."""
 
 from __future__ import annotations
 
