@@ -163,6 +163,41 @@ def _confidence_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
 
 
+def synthesise(n_units: int, seed: int) -> dict[str, np.ndarray]:
+    """Token-level arrays for ``n_units`` atoms plus (token, unit) membership pairs (numpy only, so that
+    both trees of a comparison build the same input; ``bench_confidence.py`` times the same input)."""
+    rng = np.random.default_rng(seed)
+    tokens_per_unit = rng.integers(1, 6, n_units)  # mean 3
+    n_tokens = int(tokens_per_unit.sum())
+    # top-20 log-probs: descending, a proper (partial) distribution
+    logits = np.sort(rng.standard_normal((n_tokens, 20), dtype=np.float32) * 2.0, axis=1)[:, ::-1]
+    top = (logits - np.logaddexp.reduce(logits, axis=1, keepdims=True) - 0.05).astype(np.float32)
+    # distinct ids within a row (vocabulary of 50,000; id 50,001 is never in a top-20)
+    row_offset = np.arange(n_tokens, dtype=np.int64)[:, None] * 7919
+    topk_ids = ((row_offset + np.arange(20)) % 50_000).astype(np.int32)
+    rank = np.minimum(rng.geometric(0.6, n_tokens) - 1, 20)  # 20 = outside the top-20
+    inside = rank < 20
+    rows = np.arange(n_tokens)
+    chosen_lp = np.where(inside, top[rows, np.minimum(rank, 19)], top[:, 19] - 1.0).astype(np.float32)
+    chosen_ids = np.where(inside, topk_ids[rows, np.minimum(rank, 19)], 50_001).astype(np.int32)
+    entropy = (rng.gamma(2.0, 0.5, n_tokens)).astype(np.float32)
+    unit_of_token = np.repeat(np.arange(n_units), tokens_per_unit)
+    # 2% of atoms also claim the first token of the next atom (a token straddling two units)
+    extra_units = np.flatnonzero(rng.random(n_units - 1) < 0.02)
+    first_token = np.cumsum(tokens_per_unit) - tokens_per_unit
+    pair_token = np.concatenate([rows, first_token[extra_units + 1]])
+    pair_unit = np.concatenate([unit_of_token, extra_units])
+    return {
+        "chosen_lp": chosen_lp,
+        "chosen_ids": chosen_ids,
+        "topk_lp": top,
+        "topk_ids": topk_ids,
+        "entropy": entropy,
+        "pair_token": pair_token,
+        "pair_unit": pair_unit,
+    }
+
+
 def _single_unit_inputs(
     data: dict[str, np.ndarray], n_units: int
 ) -> tuple[list[list[list[float]]], list[list[float]]]:
@@ -220,8 +255,6 @@ def _batch_cases(data: dict[str, np.ndarray], n_units: int) -> Cases:
 def _confidence_cases(args: argparse.Namespace) -> Cases:
     """The batch cases, then the one-unit API and its plain-Python reference in loops over the first
     ``--single-units`` atoms (the reference checked against the API once, outside the timing)."""
-    from bench_confidence import synthesise
-
     from saltbench.confidence import unit_confidence
 
     data = synthesise(args.units, args.seed)
@@ -338,7 +371,7 @@ WORKLOADS: dict[str, Workload] = {
     ),
     "confidence": Workload(
         "the confidence paths: batch, the scoring stage's call, the one-unit API",
-        "Workload: --units synthetic atoms of 1-5 tokens (bench_confidence.synthesise: top-20 float32\n"
+        "Workload: --units synthetic atoms of 1-5 tokens (synthesise: top-20 float32\n"
         "vectors, a full-vocabulary entropy, 2 % of atoms sharing a token). Cases: token_signals +\n"
         "unit_confidences per flavour; scoring's confidence_columns; unit_confidence in a loop over\n"
         "--single-units atoms, and the same loop through a plain-Python transcription of docs/confidence.md\n"
