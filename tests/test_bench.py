@@ -149,21 +149,34 @@ def test_same_compares_floats_within_tolerance(compare) -> None:  # noqa: ANN001
     assert not compare.same(np.array([1, 2]), np.array([1, 3]))
 
 
-def _run_folder(root: Path, values: list[float]) -> Path:
+def _run_folder(root: Path, values: list[float], units: pl.DataFrame) -> Path:
+    """A run folder with one table (plain Parquet) and one units file (written with its contract)."""
+    from saltbench.io import provenance, write_table
+
     (root / "results/tables").mkdir(parents=True)
     pl.DataFrame({"cell": ["a", "b"], "value": values}).write_parquet(root / "results/tables/t.parquet")
+    write_table(units, root / "data/units/m/direct.parquet", provenance(stage="units", model="m"), "units")
     return root
 
 
 def test_compare_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two run folders: equal, a float apart (within and beyond ``--atol``), a file only in one."""
-    old = _run_folder(tmp_path / "old", [0.5, float("nan")])
-    new = _run_folder(tmp_path / "new", [0.5 + 1e-9, float("nan")])
-    same = _run_folder(tmp_path / "same", [0.5, float("nan")])
+    """Two run folders: equal, a table float apart (within and beyond ``--atol``), a units score halved, a
+    file only in one."""
+    from helpers.synthetic_tables import synthetic_units
+
+    units = synthetic_units(
+        models=("m",), styles=("direct",), tasks=("dna",), n_samples=3, atoms_per_sample=(2, 4), seed=0
+    )
+    old = _run_folder(tmp_path / "old", [0.5, float("nan")], units)
+    new = _run_folder(tmp_path / "new", [0.5 + 1e-9, float("nan")], units)
+    same = _run_folder(tmp_path / "same", [0.5, float("nan")], units)
+    score = next(c for c in units.columns if units[c].dtype == pl.Float64)  # a confidence column
+    changed = _run_folder(tmp_path / "changed", [0.5, float("nan")], units.with_columns(pl.col(score) * 0.5))
     compare_runs = ["compare_runs.py", str(old)]
     assert run_script([*compare_runs, str(same), "--atol", "0"], monkeypatch) == 0
     assert run_script([*compare_runs, str(new), "--atol", "0"], monkeypatch) == 1
     assert run_script([*compare_runs, str(new), "--atol", "1e-6"], monkeypatch) == 0
+    assert run_script([*compare_runs, str(changed), "--atol", "1e-6"], monkeypatch) == 1
     pl.DataFrame({"x": [1]}).write_parquet(same / "results/tables/extra.parquet")
     assert run_script([*compare_runs, str(same), "--atol", "0"], monkeypatch) == 1
     assert run_script(["compare_runs.py", str(old)], monkeypatch) == 2  # neither two runs nor --base
