@@ -44,6 +44,20 @@ def keep_fastest(best: dict[str, dict[str, float]], name: str, timing: Mapping[s
     kept.update({key: min(kept[key], value) for key, value in timing.items()})
 
 
+def alternate(
+    runs: Mapping[str, Callable[[], Any]], repeats: int
+) -> tuple[dict[str, dict[str, float]], dict[str, Any]]:
+    """Each of ``runs`` once per round for ``repeats`` rounds, so that drift in the machine's load hits them
+    alike: per name, the minimum wall-clock and CPU seconds over the rounds, and the last result."""
+    best: dict[str, dict[str, float]] = {}
+    last: dict[str, Any] = {}
+    for _ in range(repeats):
+        for name, fn in runs.items():
+            timing, last[name] = timed(fn, 1)
+            keep_fastest(best, name, timing)
+    return best, last
+
+
 def smollm2(model_dir: Path = SMOLLM2_DIR) -> tuple[Path, float | None]:
     """SmolLM2-135M-Instruct converted from its GGUF package into ``model_dir`` (reused when its files
     verify); the directory and the seconds the conversion took (None when it was there already)."""

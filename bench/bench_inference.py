@@ -60,6 +60,7 @@ from _common import (
     REPO,
     SMOLLM2,
     SMOLLM2_DIR,
+    alternate,
     copy_workflow,
     keep_fastest,
     load_average,
@@ -172,12 +173,9 @@ def _ours_and_hf(
     timing, records = timed(ours(1), 1)
     batch1 = [r.token_ids.tolist() for r in records]
     results: dict[str, Any] = {"generate_batch1": rate(timing, sum(map(len, batch1)), "tokens")}
-    best: dict[str, dict[str, float]] = {}
-    for _ in range(args.repeats):
-        timing, records = timed(ours(8), 1)
-        keep_fastest(best, "ours", timing)
-        timing, hf_tokens = timed(lambda: _hf_generate(model, tokenizer, prompts, args.new, 8), 1)
-        keep_fastest(best, "hf", timing)
+    hf = partial(_hf_generate, model, tokenizer, prompts, args.new, 8)
+    best, last = alternate({"ours": ours(8), "hf": hf}, args.repeats)
+    records, hf_tokens = last["ours"], last["hf"]
     batch8 = [r.token_ids.tolist() for r in records]
     results["generate_batch8"] = rate(best["ours"], sum(map(len, batch8)), "tokens")
     results["hf_generate_batch8"] = rate(best["hf"], sum(map(len, hf_tokens)), "tokens")
@@ -298,13 +296,7 @@ def _generation_side_by_side(
         ),
         "vllm": lambda: generate_vllm(engine, prompts, max_new_tokens=args.new, progress=False),
     }
-    best: dict[str, dict[str, float]] = {}
-    records: dict[str, Any] = {}
-    for _ in range(args.repeats):
-        for name, run in runs.items():
-            timing, records[name] = timed(run, 1)
-            if name not in best or timing["seconds"] < best[name]["seconds"]:
-                best[name] = timing
+    best, records = alternate(runs, args.repeats)
     tokens = {name: sum(r.num_generated_tokens for r in recs) for name, recs in records.items()}
     row: dict[str, Any] = {
         name: {**best[name], "tokens": tokens[name], "tok_per_s": tokens[name] / best[name]["seconds"]}
@@ -344,22 +336,16 @@ def _interventions_side_by_side(
             "next_atoms": 3,
         }
     )
-    loaded = {  # a fresh wrapper per run, as the workflow's jobs make one
-        "hf": lambda: HfModel(spec, tokenizer, model, 16, 20),
-        "vllm": lambda: VllmModel(spec, engine.tokenizer, engine, 16, 20),
+    runs = {  # a fresh wrapper per run, as the workflow's jobs make one
+        "hf": lambda: run_interventions(
+            HfModel(spec, tokenizer, model, 16, 20), rows, options, model_name="m"
+        ),
+        "vllm": lambda: run_interventions(
+            VllmModel(spec, engine.tokenizer, engine, 16, 20), rows, options, model_name="m"
+        ),
     }
-    best: dict[str, dict[str, float]] = {}
-    counts: dict[str, int] = {}
-
-    def run(make: Callable[[], Any]) -> Any:
-        return run_interventions(make(), rows, options, model_name="m")
-
-    for _ in range(args.repeats):
-        for name, make in loaded.items():
-            timing, frame = timed(partial(run, make), 1)
-            counts[name] = frame.height
-            if name not in best or timing["seconds"] < best[name]["seconds"]:
-                best[name] = timing
+    best, frames = alternate(runs, args.repeats)
+    counts = {name: frame.height for name, frame in frames.items()}
     out: dict[str, Any] = {
         name: {**best[name], "interventions": counts[name], "per_s": counts[name] / best[name]["seconds"]}
         for name in best

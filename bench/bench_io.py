@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from _common import SMOLLM2_DIR, smollm2, timed
+from _common import SMOLLM2_DIR, alternate, smollm2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.artifact_samples import generation_record  # noqa: E402  (the tests' builder: realistic per-token columns)
@@ -91,19 +91,15 @@ def compare(name: str, kind: str, frame: pl.DataFrame, folder: Path, repeats: in
     meta = {"stage": kind, "seed": 1}
     stem = name.replace("/", "-")
     plain, verified = folder / f"{stem}.plain.parquet", folder / f"{stem}.parquet"
-    best = {key: float("inf") for key in ("plain_write", "verified_write", "plain_read", "verified_read")}
-    for _ in range(repeats):  # alternate the two sides so drift in machine load hits both alike
-        t, _ = timed(
-            lambda: frame.write_parquet(plain, metadata={PROVENANCE_KEY: json.dumps(meta)}, statistics=False),
-            1,
-        )
-        best["plain_write"] = min(best["plain_write"], t["seconds"])
-        t, _ = timed(lambda: write_table(frame, verified, meta, kind), 1)
-        best["verified_write"] = min(best["verified_write"], t["seconds"])
-        t, _ = timed(lambda: pl.read_parquet(plain), 1)
-        best["plain_read"] = min(best["plain_read"], t["seconds"])
-        t, _ = timed(lambda: read_table(verified, kind), 1)
-        best["verified_read"] = min(best["verified_read"], t["seconds"])
+    runs = {  # alternating, so drift in machine load hits both sides alike
+        "plain_write": lambda: frame.write_parquet(
+            plain, metadata={PROVENANCE_KEY: json.dumps(meta)}, statistics=False
+        ),
+        "verified_write": lambda: write_table(frame, verified, meta, kind),
+        "plain_read": lambda: pl.read_parquet(plain),
+        "verified_read": lambda: read_table(verified, kind),
+    }
+    best = {name: timing["seconds"] for name, timing in alternate(runs, repeats)[0].items()}
     size = verified.stat().st_size / 1e6
     result = {
         "rows": frame.height,
@@ -148,10 +144,12 @@ def manifest(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     directory, _ = smollm2(args.model_dir)
     size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
-    verify, load = float("inf"), float("inf")
-    for _ in range(args.repeats):  # alternating: drift in machine load hits both alike
-        verify = min(verify, timed(lambda: verify_manifest(directory), 1)[0]["seconds"])
-        load = min(load, timed(lambda: load_model(directory, "float32", "cpu"), 1)[0]["seconds"])
+    runs = {
+        "verify": lambda: verify_manifest(directory),
+        "load": lambda: load_model(directory, "float32", "cpu"),
+    }
+    best, _ = alternate(runs, args.repeats)  # alternating: drift in machine load hits both alike
+    verify, load = best["verify"]["seconds"], best["load"]["seconds"]
     logger.info(
         "%s: %.0f MB; verify %.3f s (%.0f MB/s), load %.3f s; verify / load = %.2f",
         directory.name,
