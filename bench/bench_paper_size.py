@@ -97,7 +97,10 @@ def snakemake(root: Path, *args: str) -> dict[str, float]:
 def _costs(files: list[Path]) -> dict[str, float]:
     rows = pl.concat([pl.read_csv(f, separator="\t").select("s", "max_rss", "cpu_time") for f in files])
     wall, cpu, longest, peak = rows.select(
-        pl.col("s").sum(), pl.col("cpu_time").sum(), pl.col("s").max(), pl.col("max_rss").max()
+        pl.col("s").sum().alias("wall"),
+        pl.col("cpu_time").sum(),
+        pl.col("s").max().alias("longest"),
+        pl.col("max_rss").max(),
     ).row(0)
     return {
         "jobs": len(files),

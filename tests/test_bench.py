@@ -180,3 +180,37 @@ def test_compare_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     pl.DataFrame({"x": [1]}).write_parquet(same / "results/tables/extra.parquet")
     assert run_script([*compare_runs, str(same), "--atol", "0"], monkeypatch) == 1
     assert run_script(["compare_runs.py", str(old)], monkeypatch) == 2  # neither two runs nor --base
+
+
+def _benchmarks(root: Path, seconds: float) -> None:
+    """Snakemake benchmark files of the analysis half (one job per stage and the explorer)."""
+    for name in ("units/m.tsv", "metrics/m.tsv", "tables/t.tsv", "figures/f.tsv", "explorer.tsv"):
+        path = root / "benchmarks" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{seconds}\t0:00:01\t100.0\t{seconds / 2}\n")
+
+
+def test_paper_size_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """bench_paper_size.py's measurements of two sizes read from benchmark files, then its --report table."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    paper_size = runpy.run_path(str(BENCH / "bench_paper_size.py"))
+    runs = []
+    for generations, seconds in ((100, 2.0), (200, 4.0)):
+        _benchmarks(tmp_path / str(generations), seconds)
+        stages = paper_size["stage_costs"](tmp_path / str(generations))
+        stages["report"] = {"jobs": 1, "wall_s": 1.0, "cpu_s": 1.0, "longest_s": 1.0, "peak_rss_mib": 50.0}
+        run = {"label": f"{generations}", "generations": generations, "stages": stages}
+        runs.append({**run, "analysis": {"wall_s": 10.0}, "disk_mib": {"results": 1.0}})
+    assert runs[1]["stages"]["score_units"] == {
+        "jobs": 1,
+        "wall_s": 4.0,
+        "cpu_s": 2.0,
+        "longest_s": 4.0,
+        "peak_rss_mib": 100.0,
+    }
+    (tmp_path / "runs.json").write_text(json.dumps({"runs": runs}))
+    assert run_script(["bench_paper_size.py", "--report", str(tmp_path / "runs.json")], monkeypatch) == 0
+    table = capsys.readouterr().out
+    assert "| score_units | 1 (100) | 2 (100) | 1.00 |" in table
