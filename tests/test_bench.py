@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+import re
 import runpy
 import subprocess
 import sys
@@ -91,6 +92,21 @@ def test_subcommands_are_the_scripts_own(monkeypatch: pytest.MonkeyPatch) -> Non
     for script, subs in SUBCOMMANDS.items():
         if subs:
             assert run_script([script, "no-such-command"], monkeypatch) == 2
+
+
+def test_docs_cite_existing_scripts() -> None:
+    """Every bench script the README, the docs and the code's docstrings name is in bench/."""
+    pattern = re.compile(r"\b(?:bench/)?((?:bench|compare|measure)_?\w*\.(?:py|sh))\b")
+    texts = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    texts += [
+        p for folder in ("src", "tests", "workflow_scripts") for p in sorted((REPO / folder).rglob("*.py"))
+    ]
+    cited = {
+        (m.group(1), path.name) for path in texts for m in pattern.finditer(path.read_text(encoding="utf-8"))
+    }
+    missing = sorted((name, page) for name, page in cited if not (BENCH / name).is_file())
+    assert not missing
+    assert ("bench_inference.py", "performance.md") in cited
 
 
 def test_vllm_install_help() -> None:
