@@ -81,7 +81,7 @@ def _write_workflow(root: Path, level: str) -> None:
     shutil.copytree(REPO / "report", root / "report")
     (root / "workflow_scripts").mkdir()
     for script in (REPO / "workflow_scripts").glob("*.py"):
-        if script.name.startswith(("table_", "draw_figure", "findings")):
+        if script.name in ("make_table.py", "draw_figure.py", "findings.py"):
             shutil.copy2(script, root / "workflow_scripts" / script.name)
     shutil.copy2(REPO / "environment.yml", root / "environment.yml")
     (root / "Snakefile").write_text(
@@ -111,7 +111,7 @@ def _write_workflow(root: Path, level: str) -> None:
             "granularities": ["atom", "line", "generation"],
             "confidence_functions": list(PAPER_CONFIDENCE_NAMES),
         },
-        "interventions": {"models": [MODELS[0]], "tasks": list(TASKS)},
+        "interventions": {"models": [MODELS[0]], "tasks": list(TASKS), "style": "direct"},
         "training": {"models": ["salt-tiny", "salt-small"]},
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))

@@ -40,6 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from saltbench.core.vocabulary import CONFIDENCE_NAME_PATTERN as _SPEC_NAME
+
 TASK_GROUP = "saltbench.tasks"
 """Entry-point group of task plugins: name = task slug, value = a ``Task`` subclass."""
 CONFIDENCE_GROUP = "saltbench.confidence"
@@ -227,6 +229,34 @@ def discover(group: str, check: Callable[[Plugin], None] | None = None) -> list[
     return [found[name] for name in sorted(found)]
 
 
+def check_named_spec(
+    plugin: Plugin, spec_type: type, public: str, builtins: Iterable[str], kind: tuple[str, str]
+) -> None:
+    """The rules the registries of named specs (confidence functions, metrics) apply to a plugin: its value
+    is a ``spec_type`` (importable as ``public``), its entry-point name is no built-in's (``builtins``) and
+    is the spec's ``name``, a lower-case identifier. ``kind`` names the plugin and a built-in in the messages
+    (``"confidence", "function"``).
+
+    Raises:
+        PluginError: naming the plugin and the rule it breaks.
+    """
+    spec = plugin.value
+    if not isinstance(spec, spec_type):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()} is not a {public} (got {type(spec).__name__})"
+        )
+    if plugin.name in set(builtins):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()} reuses the name of a built-in {kind[1]}; uninstall it"
+        )
+    name = getattr(spec, "name", None)
+    if name != plugin.name or not _SPEC_NAME.fullmatch(plugin.name):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()}: the entry-point name must be the spec's name, "
+            f"matching {_SPEC_NAME.pattern} (the spec says {name!r})"
+        )
+
+
 def refuse(group: str, name: str, error: PluginError) -> None:
     """Record that the plugin ``name`` of ``group`` cannot be used, and why (:func:`broken_plugins`)."""
     _BROKEN[f"{group}:{name}"] = error
@@ -264,6 +294,7 @@ __all__ = [
     "Plugin",
     "PluginError",
     "broken_plugins",
+    "check_named_spec",
     "discover",
     "fingerprint",
     "installed_fingerprints",
