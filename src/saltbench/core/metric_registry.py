@@ -26,6 +26,7 @@ from typing import Literal, get_args
 
 from saltbench.core.lazy import load_reference
 from saltbench.core.plugins import (
+    METRIC_GROUP,
     Plugin,
     PluginError,
     broken_plugins,
@@ -35,9 +36,6 @@ from saltbench.core.plugins import (
 )
 
 log = logging.getLogger(__name__)
-
-METRIC_GROUP = "saltbench.metrics"
-"""Entry-point group of metric plugins: name = metric name, value = a :class:`MetricSpec`."""
 
 MetricAspect = Literal["accuracy", "calibration", "ranking", "rejection"]
 """What a metric measures: how right the answers are, or one aspect of the uncertainty (docs/metrics.md)."""

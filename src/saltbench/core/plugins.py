@@ -1,5 +1,5 @@
-"""Plugins: tasks, confidence functions and inference backends contributed by other installed packages
-(docs/extending.md).
+"""Plugins: tasks, confidence functions, inference backends and metrics contributed by other installed
+packages (docs/extending.md).
 
 A package declares them as entry points (``pyproject.toml``)::
 
@@ -12,13 +12,18 @@ A package declares them as entry points (``pyproject.toml``)::
     [project.entry-points."saltbench.backends"]
     llamacpp = "saltbench_llamacpp:load"    # loader(model_path, spec, **settings) -> a LoadedModel
 
+    [project.entry-points."saltbench.metrics"]
+    top_half_accuracy = "my_metrics:TOP_HALF"   # a saltbench.metrics.MetricSpec
+
 Discovery is the standard library's (``importlib.metadata.entry_points``); the registries that use it
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
 built-ins once, when they are imported; a backend plugin is imported only when a job loads a model on it
-(:func:`load_plugin`, from :mod:`saltbench.inference.backends`). A plugin that fails to import is a
-:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin; the
-registries record it (:func:`broken_plugins`) instead of raising it, so that it stops only the runs whose
-configuration selects that plugin (the configuration check names it there, docs/extending.md §1).
+(:func:`load_plugin`, from :mod:`saltbench.inference.backends`), and the metric registry
+(:func:`saltbench.core.metric_registry.metric_registry`) joins its plugins on first use. A plugin that
+fails to import is a :class:`PluginError` naming the package and the entry point, not a traceback from
+inside the plugin; the registries record it (:func:`broken_plugins`) instead of raising it, so that it
+stops only the runs whose configuration selects that plugin (the configuration check names it there,
+docs/extending.md §1).
 Standard library only.
 
 Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
@@ -48,6 +53,8 @@ CONFIDENCE_GROUP = "saltbench.confidence"
 """Entry-point group of confidence-function plugins: name = function name, value = a ``ConfidenceSpec``."""
 BACKEND_GROUP = "saltbench.backends"
 """Entry-point group of inference-backend plugins: name = backend name, value = its loader."""
+METRIC_GROUP = "saltbench.metrics"
+"""Entry-point group of metric plugins: name = metric name, value = a ``MetricSpec``."""
 
 
 class PluginError(RuntimeError):
@@ -290,6 +297,7 @@ def load_plugin(group: str, name: str) -> Plugin:
 __all__ = [
     "BACKEND_GROUP",
     "CONFIDENCE_GROUP",
+    "METRIC_GROUP",
     "TASK_GROUP",
     "Plugin",
     "PluginError",
