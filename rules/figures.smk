@@ -8,7 +8,6 @@ writes), and rules/analysis.smk included first (tables, OPTION).
 
 from saltbench.core.outputs import FIGURE_OUTPUTS, option_value
 
-
 for figure in FIGURE_OUTPUTS:
 
     rule:
