@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 from helpers.fake_plugins import env_with, fake_plugin
 
@@ -72,8 +73,6 @@ def test_a_metric_from_a_module_name_and_the_contract_names_the_registry():
         "n_units": 3,
         "n_responses": 1,
     }
-    import polars as pl
-
     frame = pl.DataFrame([row], schema=METRICS.columns)
     with pytest.raises(ContractError, match="metric is a known metric"):
         METRICS.validate(frame, "metrics")
