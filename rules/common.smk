@@ -125,8 +125,13 @@ def task_plugins(wildcards):
 
 
 def scoring_plugins(wildcards):
-    """The ``plugins`` parameter of the scoring and metrics jobs: the task and confidence-function plugins."""
+    """The ``plugins`` parameter of the scoring jobs: the task and confidence-function plugins."""
     return plugin_versions(tasks=TASKS, confidence=config["scoring"]["confidence_functions"])
+
+
+def metrics_plugins(wildcards):
+    """The ``plugins`` parameter of the metrics jobs: the task, confidence-function and metric plugins."""
+    return plugin_versions(tasks=TASKS, confidence=config["scoring"]["confidence_functions"], metrics=True)
 
 
 def intervention_shards(wildcards):

@@ -12,8 +12,8 @@ import polars as pl
 from saltbench.analysis import TABLE_FORMATS, write_table_outputs
 from saltbench.config import AnalysisConfig
 from saltbench.core.contracts import Artifact, confidence_column
-from saltbench.core.outputs import table_output
 from saltbench.io import config_hash, provenance, read_table, table_columns
+from saltbench.workflow.tables import table_output
 
 logger = logging.getLogger(__name__)
 
@@ -38,19 +38,21 @@ def analysis_options(config: Mapping[str, Any]) -> dict[str, Any]:
 
 def table_outputs(name: str, report: Callable[..., Any], prefix: str = "") -> dict[str, Any]:
     """Named outputs ``{prefix}{fmt}`` = ``results/tables/{name}.{fmt}`` for the table's formats
-    (:data:`saltbench.core.outputs.TABLE_OUTPUTS`); the CSV is wrapped in ``report``.
+    (:data:`saltbench.workflow.tables.TABLE_OUTPUTS`); the CSV, where the table has one, is wrapped in
+    ``report``.
 
     ``report`` is Snakemake's ``report()`` (passed in, so this module does not import Snakemake); the
     caption is ``report/table_{name}.rst`` (path relative to the rules folder), category "Tables".
     """
     formats = table_output(name).formats
     files: dict[str, Any] = {f"{prefix}{fmt}": f"results/tables/{name}.{fmt}" for fmt in formats}
-    files[f"{prefix}csv"] = report(
-        files[f"{prefix}csv"],
-        caption=f"../report/table_{name}.rst",
-        category="Tables",
-        labels={"table": name},
-    )
+    if f"{prefix}csv" in files:
+        files[f"{prefix}csv"] = report(
+            files[f"{prefix}csv"],
+            caption=f"../report/table_{name}.rst",
+            category="Tables",
+            labels={"table": name},
+        )
     return files
 
 
