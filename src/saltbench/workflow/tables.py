@@ -271,7 +271,9 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
 
     tradeoff = read_table(job.file("tradeoff"), "table.reasoning_tradeoff")
     # one row per response of the simulated models (their units repeat its columns)
-    responses = pl.concat(u.unique("sample_id") for u in iter_units(job.files("units"), RESPONSE_COLUMNS))
+    responses = pl.concat(
+        u.unique("sample_id", maintain_order=True) for u in iter_units(job.files("units"), RESPONSE_COLUMNS)
+    )
     planted = planted_values(_simulated_run(job, tradeoff, responses), seed=job.params.seed)
     interventions = job.files("interventions")
     estimates = recovery_estimates(
