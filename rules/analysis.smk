@@ -61,7 +61,7 @@ for table in TABLE_RULES:
             **{
                 name: path
                 for out in table.outputs
-                for name, path in table_outputs(out.name, report, out.prefix).items()
+                for name, path in table_outputs(out.name, out.formats, report, out.prefix).items()
             },
         params:
             **rule_params(table, OPTION),

@@ -12,12 +12,11 @@ from saltbench.workflow.analysis_rules import (
     ANALYSIS_DEFAULTS,
     analysis_options,
     figure_outputs,
-    iter_units,
     named_paths,
-    read_units,
-    registry_entries,
     table_outputs,
 )
+from saltbench.workflow.tables import table_output
+from saltbench.workflow.unit_files import iter_units, read_units, registry_entries
 
 
 class FakeOutput(dict):
@@ -41,7 +40,7 @@ def test_analysis_options_defaults_overrides_and_typos():
 
 
 def test_table_and_figure_outputs_wrap_the_report_entry():
-    files = table_outputs("leaderboard", fake_report)
+    files = table_outputs("leaderboard", table_output("leaderboard").formats, fake_report)
     assert files["parquet"] == "results/tables/leaderboard.parquet"
     assert files["csv"] == (
         "report",
@@ -49,12 +48,12 @@ def test_table_and_figure_outputs_wrap_the_report_entry():
         "../report/table_leaderboard.rst",
         "Tables",
     )
-    assert table_outputs("rejection", fake_report, prefix="p_").keys() == {
+    assert table_outputs("rejection", table_output("rejection").formats, fake_report, prefix="p_").keys() == {
         "p_parquet",
         "p_csv",
     }  # its formats
     with pytest.raises(KeyError, match="not a table of the study"):
-        table_outputs("x", fake_report)
+        table_output("x")
     fig = figure_outputs("dominance", "Uncertainty", fake_report)
     assert fig["pdf"] == "figures/dominance.pdf" and fig["png"][2] == "../report/figure_dominance.rst"
 
@@ -93,7 +92,7 @@ def test_the_tradeoff_from_unit_files_equals_one_call_and_is_empty_without_compa
     """Reading each comparison's two conditions apart gives the table of one call over all units (each
     comparison keeps its seed); no comparison gives the empty table with every column, not None."""
     from saltbench.analysis import Comparison, empty_tradeoff, reasoning_tradeoff_units
-    from saltbench.workflow.analysis_rules import reasoning_tradeoff_from_unit_files
+    from saltbench.workflow.unit_files import reasoning_tradeoff_from_unit_files
 
     units = synthetic_units(models=("a", "b"), tasks=("dna",), n_samples=12, seed=3)
     paths = []
@@ -165,7 +164,9 @@ def test_rule_inputs_params_and_outputs_of_a_declaration():
     recovery = table_rule(TABLE_RULES, "table_recovery")
     with pytest.raises(KeyError, match="input 'units' names no file set 'simulated_units'"):
         rule_inputs(recovery, files, option_lookup({}, {"interventions": False}))
-    cells = table_outputs("dominance_cells", fake_report, prefix="cells_")
+    cells = table_outputs(
+        "dominance_cells", table_output("dominance_cells").formats, fake_report, prefix="cells_"
+    )
     assert cells == {"cells_parquet": "results/tables/dominance_cells.parquet"}
 
 

@@ -49,7 +49,7 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
     import polars as pl
 
     from saltbench.analysis import RESPONSE_COLUMNS, generation_health
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     files = iter_units(job.files("units"), RESPONSE_COLUMNS)
     return generation_health(pl.concat(units.unique("sample_id", maintain_order=True) for units in files))
@@ -100,7 +100,7 @@ def granularity_table(job: TableJob) -> pl.DataFrame:
     from saltbench.analysis import auroc_unit_counts
     from saltbench.analysis import granularity_table as table
     from saltbench.core.contracts import confidence_column
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
@@ -118,7 +118,7 @@ def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
     import logging
 
     from saltbench.analysis import comparisons, model_pairs, reasoning_tradeoff
-    from saltbench.workflow.analysis_rules import reasoning_tradeoff_from_unit_files, registry_entries
+    from saltbench.workflow.unit_files import reasoning_tradeoff_from_unit_files, registry_entries
 
     p = job.params
     metrics = _metrics(job)
@@ -177,7 +177,7 @@ def reliability_diagram_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.reliability_table` of every scored confidence function."""
     from saltbench.analysis import reliability_table
     from saltbench.core.vocabulary import GRANULARITIES
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     functions, columns = _scored_units_columns(job)
@@ -196,7 +196,7 @@ def reliability_diagram_table(job: TableJob) -> pl.DataFrame:
 def rejection_curve_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.rejection_table` of every scored confidence function."""
     from saltbench.analysis import rejection_table
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     functions, columns = _scored_units_columns(job)
@@ -208,7 +208,7 @@ def label_noise_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.label_noise_sensitivity` of the default confidence function."""
     from saltbench.analysis import label_noise_sensitivity
     from saltbench.core.contracts import confidence_column
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = [*_UNITS_KEYS, confidence_column(p.flavour, p.confidence)]
@@ -267,7 +267,7 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
     from saltbench.analysis import RESPONSE_COLUMNS, planted_values, recovery_estimates
     from saltbench.analysis import recovery_table as table
     from saltbench.io import read_table
-    from saltbench.workflow.analysis_rules import iter_units
+    from saltbench.workflow.unit_files import iter_units
 
     tradeoff = read_table(job.file("tradeoff"), "table.reasoning_tradeoff")
     # one row per response of the simulated models (their units repeat its columns)
