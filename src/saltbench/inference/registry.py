@@ -142,7 +142,7 @@ class ApiSource(Block):
     model: Text = required("The model name the server serves.")
     kind: Literal["api"] = setting("api", "Source kind.")
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """The base URL without a trailing ``/``."""
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 
@@ -294,7 +294,7 @@ class ModelSpec(Block):
         None, "backend: openai only: the client's settings (defaults for a served model without one)."
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """A served model without an ``api`` block gets the default :class:`ApiSettings`."""
         if self.api is None and isinstance(self.source, ApiSource):
             object.__setattr__(self, "api", ApiSettings())
@@ -311,7 +311,7 @@ class ModelSpec(Block):
     def _problems(self) -> Iterator[tuple[str, str]]:
         if "enable_thinking" in self.chat_template_kwargs and self.thinking is not None:
             yield "chat_template_kwargs", "enable_thinking is given twice (here and as thinking)"
-        if self.imported and "backend" in self._keys:
+        if self.imported and "backend" in self.written:
             yield (
                 "backend",
                 "a source of kind 'generations' is imported, not generated: it runs on no backend "
@@ -329,7 +329,7 @@ class ModelSpec(Block):
                 )
         if isinstance(self.source, SimulatedSource):
             yield from (("source.parameters", m) for m in self.source.parameters.problems())
-        if "api" in self._keys and not self.served:
+        if "api" in self.written and not self.served:
             yield "api", "only a backend: openai entry takes an api block"
         yield from self._reasoning_problems()
         if self.api is not None and self.served:
