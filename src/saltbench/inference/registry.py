@@ -516,8 +516,14 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
         raise ValueError(f"unknown model {name!r}; the registry defines {sorted(registry)}") from None
 
 
+_LOADED: dict[tuple[str, str], dict[str, ModelSpec]] = {}
+"""Registries read in this process, by resolved path and text: the configuration's check and the Snakefile
+read the same file while planning."""
+
+
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
-    """Read and validate a registry YAML file (format in the module docstring).
+    """Read and validate a registry YAML file (format in the module docstring); the same text read from the
+    same file before in this process is not parsed again.
 
     Read with :class:`saltbench.io.yaml_files.StrictYAMLLoader`: a key written twice anywhere — a model name,
     or a key inside one model's spec — is an error naming the file and both lines (YAML would keep the last
@@ -529,14 +535,19 @@ def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
     from saltbench.io.yaml_files import StrictYAMLLoader, yaml_error_message
 
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    key = (str(path.resolve()), text)
+    if key in _LOADED:
+        return dict(_LOADED[key])
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
+        raw = yaml.load(text, Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
     except yaml.YAMLError as exc:
         raise RegistryError(yaml_error_message(path, exc)) from None
     try:
-        return parse_model_registry(raw)
+        _LOADED[key] = parse_model_registry(raw)
     except RegistryError as exc:
         raise RegistryError(f"{path}: {exc}") from None
+    return dict(_LOADED[key])
 
 
 def registry_schema() -> dict[str, Any]:
