@@ -19,14 +19,15 @@ Extensions beyond plain dataclasses:
 * **Floats as floats.** A block with ``float_values = True`` stores an integer written under a ``float``
   field as a float (``timeout_s: 600`` → ``600.0``); by default values stay as written (``2`` stays ``2``,
   so the configuration's provenance hashes do not change).
+* **Keys written.** A block remembers which keys were written, in their order (:attr:`Block.written`):
+  :meth:`Block.to_dict` puts them first and keeps a written ``null``, and checks between keys may refuse a
+  key's presence. Read from YAML or made in Python with the same keys, a block is the same in all three
+  respects, and ``dataclasses.replace`` keeps them.
 
-**Why dataclasses and jsonschema** (not pydantic 2), measured side by side by bench/compare_validation.py
-(docs/architecture.md §5.1): start-up is a wash, and (1) the schema is generated here with exactly the
-keywords that the validator and the error messages rely on (``"type": ["integer", "null", "object"]``,
-strict integers, ``additionalProperties: false``, unknown keys listed with the allowed ones), where
-pydantic's generator emits ``anyOf`` and ``$defs`` per model and its lax mode accepts ``"yes"`` for a boolean
-and ``2.0`` for an integer; (2) values stay as written where that matters (above), where pydantic coerces
-``2`` to ``2.0`` under a float key, and its strict mode refuses a mapping for a dataclass.
+**Why dataclasses and jsonschema** (not pydantic 2): docs/architecture.md §5.1, measured side by side with
+pydantic in strict mode by bench/compare_validation.py. In short: a wash on start-up and on what is refused;
+pydantic validates faster and writes terser messages; the blocks keep integers under float keys as written
+and list the allowed keys of an unknown one, and a port would restate every block for no new refusal.
 jsonschema is imported on first validation, not with this module.
 """
 
