@@ -39,8 +39,8 @@ def check_task_params(settings: WorkflowConfig) -> None:
     (``Task.check_params``), then, for each of ``tasks`` that is a plugin's or has ``datasets.params``, a
     trial generation of a few samples with them — so that a plugin whose generator validates only when it
     runs fails here, naming the key, and not in its ``build_dataset`` job. A built-in task with its default
-    parameters is not tried: its tests generate it, and Logic's generator alone costs a dry run a quarter of
-    a second and a SymPy import (docs/performance.md §2.1)."""
+    parameters is not tried: its tests generate it, and Logic's generator would cost every dry run its
+    SymPy import and its solver (docs/performance.md §2.1)."""
     from saltbench.tasks import BUILTIN_TASKS, get_task
 
     checks = [(f"datasets.params.{slug}", slug, kwargs) for slug, kwargs in settings.datasets.params.items()]
