@@ -142,7 +142,7 @@ class ApiSource(Block):
     model: Text = required("The model name the server serves.")
     kind: Literal["api"] = setting("api", "Source kind.")
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """The base URL without a trailing ``/``."""
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 
@@ -294,7 +294,7 @@ class ModelSpec(Block):
         None, "backend: openai only: the client's settings (defaults for a served model without one)."
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """A served model without an ``api`` block gets the default :class:`ApiSettings`."""
         if self.api is None and isinstance(self.source, ApiSource):
             object.__setattr__(self, "api", ApiSettings())
@@ -311,7 +311,7 @@ class ModelSpec(Block):
     def _problems(self) -> Iterator[tuple[str, str]]:
         if "enable_thinking" in self.chat_template_kwargs and self.thinking is not None:
             yield "chat_template_kwargs", "enable_thinking is given twice (here and as thinking)"
-        if self.imported and "backend" in self._keys:
+        if self.imported and "backend" in self.written:
             yield (
                 "backend",
                 "a source of kind 'generations' is imported, not generated: it runs on no backend "
@@ -329,7 +329,7 @@ class ModelSpec(Block):
                 )
         if isinstance(self.source, SimulatedSource):
             yield from (("source.parameters", m) for m in self.source.parameters.problems())
-        if "api" in self._keys and not self.served:
+        if "api" in self.written and not self.served:
             yield "api", "only a backend: openai entry takes an api block"
         yield from self._reasoning_problems()
         if self.api is not None and self.served:
@@ -516,8 +516,14 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
         raise ValueError(f"unknown model {name!r}; the registry defines {sorted(registry)}") from None
 
 
+_LOADED: dict[tuple[str, str], dict[str, ModelSpec]] = {}
+"""Registries read in this process, by resolved path and text: the configuration's check and the Snakefile
+read the same file while planning."""
+
+
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
-    """Read and validate a registry YAML file (format in the module docstring).
+    """Read and validate a registry YAML file (format in the module docstring); the same text read from the
+    same file before in this process is not parsed again.
 
     Read with :class:`saltbench.io.yaml_files.StrictYAMLLoader`: a key written twice anywhere — a model name,
     or a key inside one model's spec — is an error naming the file and both lines (YAML would keep the last
@@ -529,14 +535,19 @@ def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
     from saltbench.io.yaml_files import StrictYAMLLoader, yaml_error_message
 
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    key = (str(path.resolve()), text)
+    if key in _LOADED:
+        return dict(_LOADED[key])
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
+        raw = yaml.load(text, Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
     except yaml.YAMLError as exc:
         raise RegistryError(yaml_error_message(path, exc)) from None
     try:
-        return parse_model_registry(raw)
+        _LOADED[key] = parse_model_registry(raw)
     except RegistryError as exc:
         raise RegistryError(f"{path}: {exc}") from None
+    return dict(_LOADED[key])
 
 
 def registry_schema() -> dict[str, Any]:

@@ -4,7 +4,7 @@
 (:mod:`~saltbench.inference.simulation.thinking`) and the ``simulated`` backend
 (:mod:`~saltbench.inference.simulated`, imported on first use)."""
 
-from saltbench.inference.simulation.chain import atom_chain, atom_confidence, planted_logit
+from saltbench.core.lazy import lazy_getattr
 from saltbench.inference.simulation.params import (
     P_FLOOR,
     STRUCTURE_PROB,
@@ -12,7 +12,19 @@ from saltbench.inference.simulation.params import (
     CotEffect,
     SimulationParams,
 )
-from saltbench.inference.simulation.thinking import planted_thinking, trace_length_cdf
+
+# numba (the chain's kernels) and the trace lengths load on first use: the Snakefile reads SimulationParams
+# through the registry while planning.
+__getattr__ = lazy_getattr(
+    __name__,
+    {
+        "atom_chain": "chain",
+        "atom_confidence": "chain",
+        "planted_logit": "chain",
+        "planted_thinking": "thinking",
+        "trace_length_cdf": "thinking",
+    },
+)
 
 __all__ = [
     "P_FLOOR",
