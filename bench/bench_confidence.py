@@ -25,9 +25,10 @@ import time
 import tracemalloc
 
 import numpy as np
+from _workloads import synthesise
 
 from saltbench.calibration import zscore_sigmoid
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores, token_signals, unit_confidences
+from saltbench.confidence import PAPER_FUNCTIONS, ranking_scores, token_signals, unit_confidences
 from saltbench.metrics import auroc, ece, prr
 
 logger = logging.getLogger("bench_confidence")
@@ -38,38 +39,38 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def synthesise(n_units: int, seed: int) -> dict[str, np.ndarray]:
-    """Token-level arrays for ``n_units`` atoms plus (token, unit) membership pairs."""
-    rng = np.random.default_rng(seed)
-    tokens_per_unit = rng.integers(1, 6, n_units)  # mean 3
-    n_tokens = int(tokens_per_unit.sum())
-    # top-20 log-probs: descending, a proper (partial) distribution
-    logits = np.sort(rng.standard_normal((n_tokens, 20), dtype=np.float32) * 2.0, axis=1)[:, ::-1]
-    top = (logits - np.logaddexp.reduce(logits, axis=1, keepdims=True) - 0.05).astype(np.float32)
-    # distinct ids within a row (vocabulary of 50,000; id 50,001 is never in a top-20)
-    row_offset = np.arange(n_tokens, dtype=np.int64)[:, None] * 7919
-    topk_ids = ((row_offset + np.arange(20)) % 50_000).astype(np.int32)
-    rank = np.minimum(rng.geometric(0.6, n_tokens) - 1, 20)  # 20 = outside the top-20
-    inside = rank < 20
-    rows = np.arange(n_tokens)
-    chosen_lp = np.where(inside, top[rows, np.minimum(rank, 19)], top[:, 19] - 1.0).astype(np.float32)
-    chosen_ids = np.where(inside, topk_ids[rows, np.minimum(rank, 19)], 50_001).astype(np.int32)
-    entropy = (rng.gamma(2.0, 0.5, n_tokens)).astype(np.float32)
-    unit_of_token = np.repeat(np.arange(n_units), tokens_per_unit)
-    # 2% of atoms also claim the first token of the next atom (a token straddling two units)
-    extra_units = np.flatnonzero(rng.random(n_units - 1) < 0.02)
-    first_token = np.cumsum(tokens_per_unit) - tokens_per_unit
-    pair_token = np.concatenate([rows, first_token[extra_units + 1]])
-    pair_unit = np.concatenate([unit_of_token, extra_units])
-    return {
-        "chosen_lp": chosen_lp,
-        "chosen_ids": chosen_ids,
-        "topk_lp": top,
-        "topk_ids": topk_ids,
-        "entropy": entropy,
-        "pair_token": pair_token,
-        "pair_unit": pair_unit,
-    }
+def confidences(data: dict[str, np.ndarray], n_units: int, timings: dict[str, float]) -> dict[str, dict]:
+    """The nine functions of both flavours for every unit; each step's seconds into ``timings``."""
+    per_flavour: dict[str, dict[str, np.ndarray]] = {}
+    for flavour in ("topk", "full"):
+        t = time.perf_counter()
+        if flavour == "topk":
+            mask = data["topk_ids"] == data["chosen_ids"][:, None]
+            log_p, ent = token_signals(data["chosen_lp"], data["topk_lp"], chosen_in_topk=mask)
+            del mask
+        else:
+            log_p, ent = token_signals(data["chosen_lp"], None, data["entropy"], "full")
+        timings[f"token_signals[{flavour}]"] = time.perf_counter() - t
+        t = time.perf_counter()
+        per_flavour[flavour] = unit_confidences(log_p, ent, data["pair_token"], data["pair_unit"], n_units)
+        timings[f"unit_confidences[{flavour}]"] = time.perf_counter() - t
+    return per_flavour
+
+
+def pooled_metrics(per_flavour: dict[str, dict], seed: int, n_units: int) -> list[tuple]:
+    """AUROC, ECE and PRR of every function and flavour against seeded labels (18 score vectors)."""
+    rng = np.random.default_rng(seed + 1)
+    correct = (rng.random(n_units) < per_flavour["full"]["mean_probability"]).astype(np.int8)
+    results = []
+    for flavour, values in per_flavour.items():
+        for spec in PAPER_FUNCTIONS:
+            raw = values[spec.name]
+            calibrated = zscore_sigmoid(raw, raw, spec.higher_is_confident) if spec.needs_calibration else raw
+            scores = ranking_scores(spec.name, raw)
+            results.append(
+                (flavour, spec.name, auroc(scores, correct), ece(calibrated, correct), prr(scores, correct))
+            )
+    return results
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,53 +82,23 @@ def main(argv: list[str] | None = None) -> int:
 
     t0 = time.perf_counter()
     data = synthesise(args.units, args.seed)
-    n_tokens = data["chosen_lp"].size
     logger.info(
         "synthesised %d units, %d tokens, %d pairs in %.1f s (peak RSS %.0f MiB)",
         args.units,
-        n_tokens,
+        data["chosen_lp"].size,
         data["pair_unit"].size,
         time.perf_counter() - t0,
         peak_rss_mib(),
     )
-
     timings: dict[str, float] = {}
-    per_flavour: dict[str, dict[str, np.ndarray]] = {}
     tracemalloc.start()  # numpy reports its buffers: peak = extra memory of the timed phase
-    start_all = time.perf_counter()
-    cpu_all = time.process_time()
-    for flavour in ("topk", "full"):
-        t = time.perf_counter()
-        if flavour == "topk":
-            mask = data["topk_ids"] == data["chosen_ids"][:, None]
-            log_p, ent = token_signals(data["chosen_lp"], data["topk_lp"], chosen_in_topk=mask)
-            del mask
-        else:
-            log_p, ent = token_signals(data["chosen_lp"], None, data["entropy"], "full")
-        timings[f"token_signals[{flavour}]"] = time.perf_counter() - t
-        t = time.perf_counter()
-        per_flavour[flavour] = unit_confidences(log_p, ent, data["pair_token"], data["pair_unit"], args.units)
-        timings[f"unit_confidences[{flavour}]"] = time.perf_counter() - t
-    confidence_time = time.perf_counter() - start_all
-    confidence_cpu = time.process_time() - cpu_all
-
-    rng = np.random.default_rng(args.seed + 1)
-    correct = (rng.random(args.units) < per_flavour["full"]["mean_probability"]).astype(np.int8)
+    start_all, cpu_all = time.perf_counter(), time.process_time()
+    per_flavour = confidences(data, args.units, timings)
+    confidence_time, confidence_cpu = time.perf_counter() - start_all, time.process_time() - cpu_all
     t_metrics = time.perf_counter()
-    results = []
-    for flavour, values in per_flavour.items():
-        for name, spec in CONFIDENCE_FUNCTIONS.items():
-            raw = values[name]
-            if spec.needs_calibration:
-                calibrated = zscore_sigmoid(raw, raw, spec.higher_is_confident)
-            else:
-                calibrated = raw
-            scores = ranking_scores(name, raw)
-            metrics = (auroc(scores, correct), ece(calibrated, correct), prr(scores, correct))
-            results.append((flavour, name, *metrics))
+    results = pooled_metrics(per_flavour, args.seed, args.units)
     timings["metrics (18 x AUROC/ECE/PRR)"] = time.perf_counter() - t_metrics
-    total = time.perf_counter() - start_all
-    total_cpu = time.process_time() - cpu_all
+    total, total_cpu = time.perf_counter() - start_all, time.process_time() - cpu_all
     _, traced_peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
 

@@ -1,32 +1,46 @@
-"""Throughput and memory of the batch evaluator (``saltbench.evaluation.evaluate_many``).
+"""Cost of the evaluator (``saltbench.evaluation``): batch throughput, and the memory of dynamic alignment.
 
-Synthetic responses follow the paper-size distribution of the reproduction data (docs/tasks.md §8), mixed
-in the proportions of its 1,748 rows: DNA 1–199 codons, Code short lists (7 variants), Logic 2–39 lines,
-Matrix Multiplication 6–64 entries, Kronecker Product 40–290 entries, Words Collection 5–155 needles.
-Each response wraps its reference in one of several shapes (fenced after some reasoning, unfenced, a
-single opening fence, a keyword-rejected region, empty) and a fraction of responses have corrupted
-units (substituted, dropped or duplicated tokens).
-
-Every chunk is evaluated at all granularities; generation time is excluded from the timings. Reported:
-comparison rows per second (one row = one unit comparison), responses per second, CPU and wall time,
-and peak resident memory (``resource.getrusage``) — optionally the traced peak of the evaluation alone.
+throughput
+    Synthetic responses follow the paper-size distribution of the reproduction data (docs/tasks.md §8), mixed
+    in the proportions of its 1,748 rows: DNA 1–199 codons, Code short lists (7 variants), Logic 2–39 lines,
+    Matrix Multiplication 6–64 entries, Kronecker Product 40–290 entries, Words Collection 5–155 needles.
+    Each response wraps its reference in one of several shapes (fenced after some reasoning, unfenced, a
+    single opening fence, a keyword-rejected region, empty) and a fraction of responses have corrupted units
+    (substituted, dropped or duplicated tokens). Every chunk is evaluated by ``evaluate_many`` at all
+    granularities; generation time is excluded. Reported: comparison rows per second (one row = one unit
+    comparison), responses per second, CPU and wall time, and peak resident memory
+    (``resource.getrusage``) — optionally the traced peak of the evaluation alone.
+memory
+    CPU time and peak memory of dynamic alignment on a 1 MB response (``"1 " * 500_000``). Each case runs in
+    a fresh subprocess (``--case``) so that its peak resident memory is its own: the child builds the
+    reference (``get_task(slug).generate(1, seed=0)``) and the response, then records
+    ``resource.getrusage(RUSAGE_SELF)`` before and after one call. Per case: ``cpu_s`` (user + system CPU
+    seconds of the call alone), ``rss_peak_mb`` (the child's peak resident set size, imports included),
+    ``rss_before_mb`` (its resident size just before the call) and, with ``--traced`` (a second child), the
+    ``tracemalloc`` peak of the call alone (``traced_peak_mb``: Python objects and numpy buffers, not the
+    interpreter and the imported modules).
 
 Usage::
 
-    python bench/bench_evaluation.py --n 100000
-    python bench/bench_evaluation.py --n 10000 --alignment dynamic
+    python bench/bench_evaluation.py throughput --n 100000
+    python bench/bench_evaluation.py throughput --n 10000 --alignment dynamic
+    python bench/bench_evaluation.py memory [--traced] [--units 500000]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import random
 import resource
+import subprocess
 import sys
 import time
 import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable
+from typing import Any
 
 from saltbench.core.vocabulary import GRANULARITIES
 from saltbench.evaluation import evaluate_many
@@ -184,32 +198,24 @@ def generate(
     return groups
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=100_000, help="number of responses")
-    parser.add_argument("--chunk", type=int, default=10_000, help="responses generated and evaluated at once")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--alignment", choices=("strict", "dynamic"), default="strict")
-    parser.add_argument(
-        "--corrupt-fraction", type=float, default=0.4, help="share of responses with corruptions"
-    )
-    parser.add_argument("--rate", type=float, default=0.1, help="per-token corruption probability")
-    parser.add_argument(
-        "--tracemalloc", action="store_true", help="also trace the evaluation's peak (slower)"
-    )
-    args = parser.parse_args(argv)
-
+def _evaluate_chunks(args: argparse.Namespace) -> dict[str, Any]:
+    """Generate and evaluate ``--n`` responses in chunks: rows per granularity and task, times, peak."""
     tasks = {key: get_task(*key) for key in MIX}
-    rows = responses_done = 0
-    rows_by_gran: dict[str, int] = defaultdict(int)
-    rows_by_task: dict[str, int] = defaultdict(int)
-    cpu = wall = gen_wall = 0.0
-    traced_peak = 0
+    totals: dict[str, Any] = {
+        "rows": 0,
+        "responses": 0,
+        "cpu": 0.0,
+        "wall": 0.0,
+        "gen_wall": 0.0,
+        "traced": 0,
+    }
+    by_gran: dict[str, int] = defaultdict(int)
+    by_task: dict[str, int] = defaultdict(int)
     for chunk_start in range(0, args.n, args.chunk):
         size = min(args.chunk, args.n - chunk_start)
         t0 = time.perf_counter()
         groups = generate(size, args.seed * 1_000_003 + chunk_start, args.corrupt_fraction, args.rate)
-        gen_wall += time.perf_counter() - t0
+        totals["gen_wall"] += time.perf_counter() - t0
         if args.tracemalloc:
             tracemalloc.start()
         c0, w0 = time.process_time(), time.perf_counter()
@@ -217,37 +223,135 @@ def main(argv: list[str] | None = None) -> int:
             frame = evaluate_many(
                 responses, references, tasks[key], granularities=GRANULARITIES, alignment=args.alignment
             )
-            rows += frame.height
-            rows_by_task[key[0]] += frame.height
+            totals["rows"] += frame.height
+            by_task[key[0]] += frame.height
             for g, count in frame.group_by("granularity").len().iter_rows():
-                rows_by_gran[g] += count
+                by_gran[g] += count
             del frame
-        cpu += time.process_time() - c0
-        wall += time.perf_counter() - w0
+        totals["cpu"] += time.process_time() - c0
+        totals["wall"] += time.perf_counter() - w0
         if args.tracemalloc:
-            traced_peak = max(traced_peak, tracemalloc.get_traced_memory()[1])
+            totals["traced"] = max(totals["traced"], tracemalloc.get_traced_memory()[1])
             tracemalloc.stop()
-        responses_done += size
+        totals["responses"] += size
         print(
-            f"  {responses_done:>8} responses  {rows:>11,} rows  cpu {cpu:7.1f} s",
+            f"  {totals['responses']:>8} responses  {totals['rows']:>11,} rows  cpu {totals['cpu']:7.1f} s",
             file=sys.stderr,
             flush=True,
         )
+    return {**totals, "by_granularity": by_gran, "by_task": by_task}
 
+
+def throughput(args: argparse.Namespace) -> None:
+    """The ``throughput`` subcommand (module docstring)."""
+    t = _evaluate_chunks(args)
+    rows, cpu, wall, done = t["rows"], t["cpu"], t["wall"], t["responses"]
     peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"alignment            {args.alignment}")
-    print(
-        f"responses            {responses_done:,}  "
-        f"(chunks of {args.chunk:,}; generation {gen_wall:.1f} s, excluded)"
-    )
-    print(f"comparison rows      {rows:,}  " + "  ".join(f"{g}={rows_by_gran[g]:,}" for g in GRANULARITIES))
-    print("rows by task         " + "  ".join(f"{t}={c:,}" for t, c in rows_by_task.items()))
+    generation = f"chunks of {args.chunk:,}; generation {t['gen_wall']:.1f} s, excluded"
+    print(f"responses            {done:,}  ({generation})")
+    by_gran = "  ".join(f"{g}={t['by_granularity'][g]:,}" for g in GRANULARITIES)
+    print(f"comparison rows      {rows:,}  {by_gran}")
+    print("rows by task         " + "  ".join(f"{k}={c:,}" for k, c in t["by_task"].items()))
     print(f"evaluation time      cpu {cpu:.1f} s, wall {wall:.1f} s")
-    print(f"throughput (cpu)     {rows / cpu:,.0f} rows/s, {responses_done / cpu:,.0f} responses/s")
-    print(f"throughput (wall)    {rows / wall:,.0f} rows/s, {responses_done / wall:,.0f} responses/s")
+    print(f"throughput (cpu)     {rows / cpu:,.0f} rows/s, {done / cpu:,.0f} responses/s")
+    print(f"throughput (wall)    {rows / wall:,.0f} rows/s, {done / wall:,.0f} responses/s")
     print(f"peak RSS             {peak_rss_mib:,.0f} MiB (whole process, incl. generated chunk)")
     if args.tracemalloc:
-        print(f"traced peak          {traced_peak / 2**20:,.0f} MiB (Python allocations during evaluation)")
+        print(f"traced peak          {t['traced'] / 2**20:,.0f} MiB (Python allocations during evaluation)")
+
+
+MEMORY_CASES = [
+    ("kronecker", "evaluate"),
+    ("dna", "evaluate"),
+    ("kronecker", "evaluate_many"),
+    ("dna", "evaluate_many"),
+]
+
+
+def _rss_now_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def memory_case(slug: str, api: str, units: int, traced: bool) -> dict[str, float | int | str]:
+    """One case of ``memory`` in this process (its child): the call's CPU seconds and memory, its result."""
+    from saltbench.evaluation import evaluate, summarize_units
+
+    reference = get_task(slug).generate(1, seed=0)["reference"][0]
+    response = "1 " * units
+    task = get_task(slug)
+
+    def call() -> tuple[float, int]:
+        if api == "evaluate":
+            m = evaluate(response, reference, task, granularity="atom", alignment="dynamic").metrics
+        else:
+            frame = evaluate_many([response], [reference], task, granularities="atom", alignment="dynamic")
+            m = summarize_units(frame, dynamic_alignment=True).row(0, named=True)
+        return float(m["precision"]), int(m["num_correct"])
+
+    rss_before = _rss_now_mb()
+    if traced:
+        tracemalloc.start()
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    precision, correct = call()
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    out: dict[str, float | int | str] = {
+        "case": f"{slug}/{api}",
+        "cpu_s": round(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime, 2),
+        "rss_before_mb": round(rss_before, 1),
+        "rss_peak_mb": round(after.ru_maxrss / 1024, 1),
+        "precision": precision,
+        "num_correct": correct,
+    }
+    if traced:
+        out["traced_peak_mb"] = round(tracemalloc.get_traced_memory()[1] / 2**20, 1)
+        tracemalloc.stop()
+    return out
+
+
+def memory(args: argparse.Namespace) -> None:
+    """The ``memory`` subcommand (module docstring): one child process per case (and per tracing)."""
+    if args.case:
+        slug, api = args.case.split("/")
+        print(json.dumps(memory_case(slug, api, args.units, args.trace_child)))
+        return
+    env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    for slug, api in MEMORY_CASES:
+        row: dict[str, float | int | str] = {}
+        for traced in (False, True) if args.traced else (False,):
+            cmd = [sys.executable, __file__, "memory", "--case", f"{slug}/{api}", "--units", str(args.units)]
+            if traced:
+                cmd.append("--trace-child")
+            done = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            row.update({k: v for k, v in result.items() if not traced or k == "traced_peak_mb"})
+        print(json.dumps(row), flush=True)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The subcommands ``throughput`` and ``memory`` and their options."""
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = cli.add_subparsers(dest="command", required=True)
+    p = commands.add_parser("throughput", help="evaluate_many on paper-size responses")
+    p.add_argument("--n", type=int, default=100_000, help="number of responses")
+    p.add_argument("--chunk", type=int, default=10_000, help="responses generated and evaluated at once")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--alignment", choices=("strict", "dynamic"), default="strict")
+    p.add_argument("--corrupt-fraction", type=float, default=0.4, help="share of responses with corruptions")
+    p.add_argument("--rate", type=float, default=0.1, help="per-token corruption probability")
+    p.add_argument("--tracemalloc", action="store_true", help="also trace the evaluation's peak (slower)")
+    m = commands.add_parser("memory", help="dynamic alignment of a 1 MB response")
+    m.add_argument("--units", type=int, default=500_000)
+    m.add_argument("--traced", action="store_true", help="also measure the tracemalloc peak (slower)")
+    m.add_argument("--case", help=argparse.SUPPRESS)
+    m.add_argument("--trace-child", action="store_true", help=argparse.SUPPRESS)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    (throughput if args.command == "throughput" else memory)(args)
     return 0
 
 

@@ -20,15 +20,17 @@ import json
 import logging
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
-from _timing import timed
+from _common import timed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.artifact_samples import generation_meta, generation_record  # noqa: E402  (the tests' builders)
 from helpers.authors_cache import authors_prompt, write_cache  # noqa: E402
 
+from saltbench.core.vocabulary import ImportFormat  # noqa: E402
 from saltbench.data import load_paper_datasets  # noqa: E402
 from saltbench.inference import records_to_frame  # noqa: E402
 from saltbench.inference.imports import write_jsonl  # noqa: E402
@@ -67,13 +69,20 @@ def main() -> None:
             for s, p, r, lp in zip(meta["sample_id"], meta["prompt"], records, positions)
         ]
         cache.write_text(json.dumps({"version": 1, "payload": payload}), encoding="utf-8")
-        for name, path, fmt in (
+        formats: list[tuple[str, Path, ImportFormat]] = [
             ("import (JSONL)", jsonl, "jsonl"),
             ("import (authors' cache)", cache, "salt_cache"),
-        ):
+        ]
+        for name, path, fmt in formats:
             results[name], result = timed(
-                lambda path=path, fmt=fmt: import_generations(
-                    path, fmt, {"dna": rows}, model_name="m", styles=["direct"], n_shots=None
+                partial(
+                    import_generations,
+                    path,
+                    fmt,
+                    {"dna": rows},
+                    model_name="m",
+                    styles=["direct"],
+                    n_shots=None,
                 ),
                 args.repeats,
             )

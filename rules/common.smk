@@ -1,11 +1,23 @@
-"""Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources."""
+"""Shared helpers for the rules: wildcard constraints, the model registry, shard counts, resources.
+
+A parameter, input or resource that is the same for every job a rule can plan is given as that value, not
+as a function: Snakemake calls a function once per job, which at paper scale (2,124 shard jobs) is a
+measurable share of every dry run (docs/performance.md §2.1).
+"""
+
+from types import SimpleNamespace
 
 from saltbench.core.shards import n_shards
 from saltbench.core.vocabulary import MODEL_NAME_REGEX
 from saltbench.inference import GgufPackageSource, LocalSource
 from saltbench.inference.sources import SimulatedSource
-from saltbench.tasks import TASK_SLUGS
-from saltbench.workflow.rule_support import names_regex, plugin_versions, simulation_parameters
+from saltbench.tasks import TASK_PLUGINS, TASK_SLUGS
+from saltbench.workflow.rule_support import (
+    NO_PLUGIN,
+    names_regex,
+    plugin_versions,
+    simulation_parameters,
+)
 
 
 wildcard_constraints:
@@ -24,6 +36,13 @@ IMPORTED_MODEL_REGEX = names_regex(IMPORTED_MODELS)
 def spec_of(model):
     """The registry entry of a model name."""
     return REGISTRY[model]
+
+
+def constant_if_shared(function):
+    """``function`` of a job's ``model`` wildcard as a rule's input, parameter or resource: the value itself
+    where every registry model gives the same (module docstring), else ``function``."""
+    values = [function(SimpleNamespace(model=name)) for name in REGISTRY]
+    return values[0] if all(value == values[0] for value in values) else function
 
 
 def shards_of(task, model):
@@ -84,10 +103,13 @@ def managed(wildcards):
     return backend_of(wildcards) == "vllm_server"
 
 
-def managed_server(wildcards):
+def _managed_server(wildcards):
     """The service file of the model's server (the serve_model rule) for a vllm_server model, else nothing:
     consuming it makes the job a client of that server, run beside it in one group job."""
     return [f"data/servers/{wildcards.model}.json"] if managed(wildcards) else []
+
+
+managed_server = constant_if_shared(_managed_server)
 
 
 # a client of a workflow-managed server: no GPU, no core of its own (it waits on HTTP), little memory
@@ -95,7 +117,8 @@ SERVER_CLIENT_RESOURCES = {"gpu": 0, "gpu_model": None, "mem_mb": 1500, "cpus": 
 
 
 def model_resource(key, server=False):
-    """A resource callable reading the model registry; SLURM maps them to --gpus, --mem, --time.
+    """A resource callable reading the model registry (:func:`constant_if_shared`); SLURM maps them to
+    --gpus, --mem, --time.
 
     ``gpu_model`` is None when the registry leaves it null (Snakemake then drops the resource);
     CPU threads come from ``resources.cpus`` through the rule's ``threads``. For a vllm_server model the
@@ -115,18 +138,29 @@ def model_resource(key, server=False):
             "cpus": res.cpus,
         }[key]
 
-    return lookup
+    return constant_if_shared(lookup)
 
 
-def task_plugins(wildcards):
+def _task_plugins(wildcards):
     """The ``plugins`` parameter of a job that runs task code: the plugin of its task (the task wildcard),
     else of every task; a new version or edited code of that plugin makes the job's outputs stale."""
     return plugin_versions(tasks=[wildcards.task] if "task" in wildcards.keys() else TASKS)
 
 
-def scoring_plugins(wildcards):
-    """The ``plugins`` parameter of the scoring and metrics jobs: the task and confidence-function plugins."""
-    return plugin_versions(tasks=TASKS, confidence=config["scoring"]["confidence_functions"])
+# NO_PLUGIN for every job while no task plugin is installed (module docstring)
+task_plugins = _task_plugins if TASK_PLUGINS else NO_PLUGIN
+# the ``plugins`` parameter of the scoring jobs: the task and confidence-function plugins
+scoring_plugins = plugin_versions(tasks=TASKS, confidence=config["scoring"]["confidence_functions"])
+# the ``plugins`` parameter of the metrics jobs: the task, confidence-function and metric plugins
+metrics_plugins = plugin_versions(
+    tasks=TASKS, confidence=config["scoring"]["confidence_functions"], metrics=True
+)
+# the ``max_samples`` parameter of an inference job: the run's cap of its model (None: every row)
+max_samples = (
+    (lambda wildcards: config["inference"]["max_samples"].get(wildcards.model))
+    if config["inference"]["max_samples"]
+    else None
+)
 
 
 def intervention_shards(wildcards):

@@ -1,25 +1,12 @@
 """Stage 7: figures figures/{name}.{pdf,png} (saltbench.plotting), each in the HTML report with its caption.
 
 One rule per entry of saltbench.core.outputs.FIGURE_OUTPUTS (rule figure_{name}), drawn from its analysis
-table, or from the training logs for training_loss. Needs from the Snakefile: ENABLED_OUTPUTS and
-TRAINED_MODELS (models whose data/models/{name}/train_log.parquet the training stage writes), and
-rules/analysis.smk included first (tables and ANALYSIS options).
+table, or from the training logs for training_loss, with the options its declaration reads (OPTION). Needs
+from the Snakefile: TRAINED_MODELS (models whose data/models/{name}/train_log.parquet the training stage
+writes), and rules/analysis.smk included first (tables, OPTION).
 """
 
-from saltbench.core.outputs import FIGURE_OUTPUTS
-
-FIGURE_OPTIONS = {
-    "generation_health": {"min_answered": ANALYSIS["min_answered_share"]},
-    "dominance": {"flavour": ANALYSIS["flavour"]},
-    "granularity_auroc": {"min_units": ANALYSIS["min_units"]},
-    "reliability_diagrams": {
-        "granularity": ANALYSIS["reliability_granularity"],
-        "top": ANALYSIS["reliability_top"],
-    },
-    "rejection_curves": {"top": ANALYSIS["rejection_top"]},
-    "training_loss": {"checkpoints": config["training"].get("checkpoints", {})},
-}
-
+from saltbench.core.outputs import FIGURE_OUTPUTS, option_value
 
 for figure in FIGURE_OUTPUTS:
 
@@ -37,7 +24,7 @@ for figure in FIGURE_OUTPUTS:
             **figure_outputs(figure.name, figure.category, report),
         params:
             figure=figure.name,
-            options=FIGURE_OPTIONS.get(figure.name, {}),
+            options={key: option_value(option, OPTION) for key, option in figure.options.items()},
         log:
             f"logs/figures/{figure.name}.log",
         benchmark:

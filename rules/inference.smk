@@ -78,12 +78,12 @@ if INFERENCE_JOBS == "per_model":
             backend=backend_of,
             inference=config["inference"],
             n_shots=config["datasets"]["n_shots"],
-            max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+            max_samples=max_samples,
             tasks=TASKS,
             outputs=STYLE_TASKS,
-            shard_dir=lambda wildcards: f"data/generations/{wildcards.model}/.shards",
+            shard_dir="data/generations/{model}/.shards",
             # completed API requests (backends openai, vllm_server), kept until the job ends: a rerun sends only the rest
-            request_cache=lambda wildcards: f"data/generations/{wildcards.model}/.shards/requests",
+            request_cache="data/generations/{model}/.shards/requests",
         log:
             "logs/generations/{model}/generate.log",
         benchmark:
@@ -121,12 +121,10 @@ else:
             backend=backend_of,
             inference=config["inference"],
             n_shots=config["datasets"]["n_shots"],
-            max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+            max_samples=max_samples,
             # completed API requests (backends openai, vllm_server), kept until the shard is written
-            request_cache=lambda wildcards: (
-                f"data/generations/{wildcards.model}/.requests/{wildcards.style}/{wildcards.task}/"
-                f"shard-{wildcards.shard}"
-            ),
+            # (a string's wildcards are filled in by Snakemake: cheaper to plan than a function per job)
+            request_cache="data/generations/{model}/.requests/{style}/{task}/shard-{shard}",
         log:
             "logs/generations/{model}/{style}/{task}/shard-{shard}.log",
         benchmark:
@@ -183,7 +181,7 @@ rule import_generations:
         plugins=task_plugins,
         spec=lambda wildcards: spec_of(wildcards.model),
         n_shots=config["datasets"]["n_shots"],
-        max_samples=lambda wildcards: config["inference"]["max_samples"].get(wildcards.model),
+        max_samples=max_samples,
         top_k=config["inference"]["top_k"],
         tasks=TASKS,
         styles=STYLES,

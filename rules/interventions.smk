@@ -29,9 +29,7 @@ rule intervention_shard:
         n_shots=config["datasets"]["n_shots"],
         top_k=config["inference"]["top_k"],
         # completed requests of a served or vllm_server model, kept until the shard is written
-        request_cache=lambda wildcards: (
-            f"data/interventions/{wildcards.model}/.requests/{wildcards.task}/shard-{wildcards.shard}"
-        ),
+        request_cache="data/interventions/{model}/.requests/{task}/shard-{shard}",
     log:
         "logs/interventions/{model}/{task}/shard-{shard}.log",
     benchmark:

@@ -47,7 +47,7 @@ rule compute_metrics:
     output:
         per_task("results/metrics/{model}/{style}/{task}.parquet"),
     params:
-        plugins=scoring_plugins,
+        plugins=metrics_plugins,
         tasks=TASKS,
         metrics=config["metrics"],
         flavours=config["scoring"]["flavours"],

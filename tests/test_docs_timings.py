@@ -39,6 +39,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.docs_pages import docs_pages
 
 REPO = Path(__file__).resolve().parents[1]
 INDEX = "performance.md"
@@ -184,13 +185,6 @@ def duplicates(pages: dict[str, str]) -> list[str]:
     return sorted(messages)
 
 
-def _pages() -> dict[str, str]:
-    pages = {"README.md": (REPO / "README.md").read_text(encoding="utf-8")}
-    for path in sorted((REPO / "docs").glob("*.md")):
-        pages[path.name] = path.read_text(encoding="utf-8")
-    return pages
-
-
 def _links(page: str, text: str) -> list[tuple[int, str, str]]:
     """(line, target page, anchor) of every link from ``page`` to README.md or a docs page."""
     here = REPO if page == "README.md" else REPO / "docs"
@@ -269,12 +263,12 @@ def test_sections_and_anchors() -> None:
 
 def test_no_timing_is_stated_on_two_pages() -> None:
     """State a timing on the page of its measurement and link there from the others."""
-    assert duplicates(_pages()) == []
+    assert duplicates(docs_pages()) == []
 
 
 def test_performance_md_links_every_section_that_states_a_timing() -> None:
     """docs/performance.md is the index of timings: each one is on it or a link from it away."""
-    pages = _pages()
+    pages = docs_pages()
     linked = {(name, anchor) for _, name, anchor in _links(INDEX, pages[INDEX])}
     missing = set()
     for page, text in pages.items():
@@ -291,13 +285,13 @@ def test_performance_md_links_every_section_that_states_a_timing() -> None:
 
 def test_the_readme_states_no_measured_timing() -> None:
     """The README links to docs/performance.md for its times instead of restating them."""
-    found = compared(timings("README.md", _pages()["README.md"]))
+    found = compared(timings("README.md", docs_pages()["README.md"]))
     assert [f"README.md:{t.line} {t.text!r}" for t in found] == []
 
 
-@pytest.mark.parametrize("page", sorted(_pages()))
+@pytest.mark.parametrize("page", sorted(docs_pages()))
 def test_links_between_pages_name_existing_sections(page: str) -> None:
-    pages = _pages()
+    pages = docs_pages()
     anchors = {name: _anchors(text) for name, text in pages.items()}
     broken = [
         f"{page}:{line} → {name}#{anchor}"

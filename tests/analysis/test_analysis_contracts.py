@@ -20,6 +20,7 @@ from saltbench.core.contracts import ARTIFACTS, TABLES, ContractError
 from saltbench.io import CorruptFileError, read_provenance, read_table, write_table
 from saltbench.plotting import FIGURE_TABLES, FIGURES
 from saltbench.workflow.analysis_rules import write_rule_tables
+from saltbench.workflow.tables import TABLE_OUTPUTS
 
 REPO = Path(__file__).resolve().parents[2]
 NAMES = sorted(TABLES)
@@ -36,11 +37,14 @@ def samples(inputs) -> dict[str, pl.DataFrame]:
 
 
 def test_every_table_of_the_rules_has_an_artifact_and_a_builder():
-    rules = "".join((REPO / "rules" / name).read_text() for name in ("analysis.smk", "simulation.smk"))
-    written = set(re.findall(r'table_outputs\("(\w+)"', rules)) | set(
-        re.findall(r'"results/tables/(\w+)\.parquet"', rules)
-    )
-    assert written == set(TABLES) == set(TABLE_BUILDERS)
+    """One contract per table the declared rules write, in their order (a job refuses a table without one),
+    a report caption for each with a CSV, and every table another rule reads is one of them."""
+    written = [t.name for t in TABLE_OUTPUTS]
+    assert written == list(TABLES) and set(written) == set(TABLE_BUILDERS)
+    reported = [t.name for t in TABLE_OUTPUTS if "csv" in t.formats]
+    assert [n for n in reported if not (REPO / "report" / f"table_{n}.rst").is_file()] == []
+    rules = (REPO / "rules" / "analysis.smk").read_text()
+    assert set(re.findall(r'"results/tables/(\w+)\.parquet"', rules)) <= set(written)
     assert all(ARTIFACTS[f"table.{name}"] is artifact for name, artifact in TABLES.items())
     assert set(FINDINGS_TABLES) <= set(TABLES)
     assert set(FIGURE_TABLES.values()) <= set(TABLES)

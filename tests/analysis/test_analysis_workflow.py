@@ -6,6 +6,7 @@ files, their scripts, the captions and synthetic upstream tables with the contra
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -81,7 +82,7 @@ def _write_workflow(root: Path, level: str) -> None:
     shutil.copytree(REPO / "report", root / "report")
     (root / "workflow_scripts").mkdir()
     for script in (REPO / "workflow_scripts").glob("*.py"):
-        if script.name.startswith(("table_", "draw_figure", "findings")):
+        if script.name in ("make_table.py", "draw_figure.py", "findings.py"):
             shutil.copy2(script, root / "workflow_scripts" / script.name)
     shutil.copy2(REPO / "environment.yml", root / "environment.yml")
     (root / "Snakefile").write_text(
@@ -111,7 +112,7 @@ def _write_workflow(root: Path, level: str) -> None:
             "granularities": ["atom", "line", "generation"],
             "confidence_functions": list(PAPER_CONFIDENCE_NAMES),
         },
-        "interventions": {"models": [MODELS[0]], "tasks": list(TASKS)},
+        "interventions": {"models": [MODELS[0]], "tasks": list(TASKS), "style": "direct"},
         "training": {"models": ["salt-tiny", "salt-small"]},
     }
     (root / "config.yaml").write_text(yaml.safe_dump(config))
@@ -193,3 +194,129 @@ def test_tables_figures_and_report(tmp_path, level):
         assert "findings.md" in html and "Findings of this run" in html
     leaderboard = pl.read_csv(tmp_path / "results" / "tables" / "leaderboard.csv")
     assert leaderboard.height == len(MODELS) * len(STYLES)
+
+
+NEW_TABLE_FUNCTION = '''
+def response_count_table(job: TableJob) -> pl.DataFrame:
+    """Responses per model, style and task (the atom-level precision rows of the metrics)."""
+    import polars as pl
+
+    rows = _metrics(job).filter((pl.col("metric") == "precision") & (pl.col("granularity") == "atom"))
+    return rows.select("model", "style", "task", "n_responses").sort("model", "style", "task")
+
+
+'''
+NEW_TABLE_RULE = """    TableRule(
+        "response_counts",
+        "Responses per model, style and task.",
+        response_count_table,
+        inputs={"metrics": "metrics"},
+        params={"flavour": "analysis.flavour"},
+        formats=DATA_ONLY,
+    ),
+"""
+NEW_CONTRACT = """RESPONSE_COUNTS_TABLE = _table(
+    "response_counts",
+    {"model": pl.String(), "style": pl.String(), "task": pl.String(), "n_responses": pl.Int64()},
+    *_at_least(0, "n_responses"),
+)
+
+"""
+NEW_FIGURE_MODULE = '''"""Responses per model, style and task."""
+
+import polars as pl
+from matplotlib.figure import Figure
+
+from ._style import new_figure, styled
+
+
+@styled
+def plot_response_counts(table: pl.DataFrame, flavour: str = "topk") -> Figure:
+    """One bar per (model, style, task)."""
+    fig = new_figure()
+    ax = fig.subplots()
+    ax.bar(range(table.height), table["n_responses"].to_list())
+    ax.set_title(f"responses ({flavour})")
+    return fig
+'''
+NEW_FIGURE = """    FigureOutput(
+        "response_counts",
+        "response_counts",
+        "Accuracy",
+        "saltbench.plotting._response_counts:plot_response_counts",
+        options={"flavour": "analysis.flavour"},
+    ),
+"""
+
+
+def _insert(path: Path, anchor: str, text: str, after: bool = False) -> None:
+    """Put ``text`` before (or after) the one occurrence of ``anchor`` in ``path``."""
+    source = path.read_text()
+    assert source.count(anchor) == 1, (path, anchor)
+    path.write_text(source.replace(anchor, anchor + text if after else text + anchor))
+
+
+def _changed(new: Path, old: Path) -> set[str]:
+    """Files of ``new`` that ``old`` lacks or holds otherwise (bytecode aside)."""
+    return {
+        str(path.relative_to(new))
+        for path in new.rglob("*")
+        if path.is_file()
+        and "__pycache__" not in path.parts
+        and (
+            not (old / path.relative_to(new)).is_file()
+            or path.read_bytes() != (old / path.relative_to(new)).read_bytes()
+        )
+    }
+
+
+def test_a_table_and_a_figure_each_added_in_three_files(tmp_path):
+    """docs/extending.md §6–7 done in a copy of the package: a table (its function and declaration in
+    saltbench/workflow/tables.py, its contract, its caption) and a figure drawn from it (its plotting module,
+    its declaration in saltbench/core/outputs.py, its caption); the rule files are untouched, and the run
+    makes both, the table with its contract and the declared parameters in its provenance."""
+    _write_workflow(tmp_path, "task")
+    _write_inputs(tmp_path)
+    package = tmp_path / "src" / "saltbench"
+    shutil.copytree(REPO / "src" / "saltbench", package, ignore=shutil.ignore_patterns("__pycache__"))
+    tables = package / "workflow" / "tables.py"
+    _insert(tables, "_REASONING_RESAMPLES = Derived(", NEW_TABLE_FUNCTION)
+    _insert(tables, ')\n"""Every table rule', NEW_TABLE_RULE)
+    contracts = package / "core" / "contracts.py"
+    _insert(contracts, "TABLES: Mapping[str, Artifact] = {", NEW_CONTRACT)
+    _insert(contracts, "        RECOVERY_TABLE,\n", "        RESPONSE_COUNTS_TABLE,\n", after=True)
+    (tmp_path / "report" / "table_response_counts.rst").write_text("Responses per model, style and task.\n")
+    (package / "plotting" / "_response_counts.py").write_text(NEW_FIGURE_MODULE)
+    _insert(package / "core" / "outputs.py", ')\n"""Every figure, in the order', NEW_FIGURE)
+    (tmp_path / "report" / "figure_response_counts.rst").write_text("Responses per model, style and task.\n")
+    assert _changed(package, REPO / "src" / "saltbench") == {
+        "workflow/tables.py",
+        "core/contracts.py",
+        "plotting/_response_counts.py",
+        "core/outputs.py",
+    }
+    assert _changed(tmp_path / "report", REPO / "report") == {
+        "table_response_counts.rst",
+        "figure_response_counts.rst",
+    }
+    assert _changed(tmp_path / "rules", REPO / "rules") == set()
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(tmp_path / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    targets = ["results/tables/response_counts.csv", "figures/response_counts.png"]
+    proc = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--cores", "2", *targets],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-5000:]
+    table = pl.read_parquet(tmp_path / "results" / "tables" / "response_counts.parquet")
+    assert table.columns == ["model", "style", "task", "n_responses"]
+    assert table.height == len(MODELS) * len(STYLES) * len(TASKS) and (table["n_responses"] > 0).all()
+    provenance = read_provenance(tmp_path / "results" / "tables" / "response_counts.parquet")
+    assert provenance["rule"] == "table_response_counts" and provenance["params"] == {"flavour": "topk"}
+    assert (tmp_path / "figures" / "response_counts.png").stat().st_size > 2000

@@ -576,6 +576,21 @@ def test_committed_schema_is_what_the_model_generates(repo_root):
     jsonschema.Draft202012Validator.check_schema(json.loads(committed))
 
 
+def test_the_key_table_of_configuration_md_is_what_the_model_generates(repo_root):
+    """docs/configuration.md §3's table of every key is generated output (``python -m saltbench.config
+    --write-schema``), one row per key of the schema, nested blocks included; a page without its markers
+    is refused."""
+    from saltbench.config.loading import CONFIG_DOCS, config_key_table, with_config_keys
+
+    page = (repo_root / CONFIG_DOCS).read_text(encoding="utf-8")
+    assert page == with_config_keys(page), "stale: run python -m saltbench.config --write-schema"
+    rows = {line.split("`")[1] for line in config_key_table().splitlines() if line.startswith("| `")}
+    keys = {path for path, _ in _walk_properties(load_schema()) if "*" not in path}
+    assert rows == keys and len(rows) > 100
+    with pytest.raises(ValueError, match="no generated table"):
+        with_config_keys("# Configuration\n")
+
+
 def test_write_schema_command(tmp_path, capsys):
     """``python -m saltbench.config --write-schema PATH`` writes the generated schema."""
     target = tmp_path / "schema.json"

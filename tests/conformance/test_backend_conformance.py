@@ -1,4 +1,4 @@
-"""The backend conformance check (docs/extending.md §6): a backend that breaks the contract is named with the
+"""The backend conformance check (docs/extending.md §9): a backend that breaks the contract is named with the
 check it fails; the example backend package (examples/saltbench-hfgenerate), installed into a temporary
 folder, passes every check with its own options and generates what the built-in transformers backend does.
 A built-in backend's run: tests/inference/test_simulated_backend.py (simulated)."""

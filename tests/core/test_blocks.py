@@ -3,9 +3,12 @@ floats as floats, readable schema errors and the generated key reference (docs/a
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import pickle
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +21,7 @@ from saltbench.core.blocks import (
     mapping_key,
     not_finite,
     object_schema,
+    optional,
     required,
     schema_errors,
     setting,
@@ -111,3 +115,58 @@ def test_the_key_reference_expands_nested_and_tagged_blocks():
         "e.size": ("integer ≥ 1", "`1`"),
         "e.scale": ("number", "`1.0`"),
     }
+
+
+@dataclass(frozen=True, kw_only=True)
+class Noted(Block):
+    """An entry with an optional key that may be written as null, and a ``__post_init__`` of its own."""
+
+    name: str = mapping_key("Its key.")
+    where: Disk | Remote = required("Where.")
+    size: PositiveInt = setting(1, "A size.")
+    note: str | None = optional("A note (null: none).", nullable=True)
+
+    def __post_init__(self) -> None:  # no _keys parameter: Block wraps it
+        object.__setattr__(self, "size", self.size)
+
+
+WHERE = st.one_of(
+    st.fixed_dictionaries({"kind": st.just("disk"), "path": st.text("abc", min_size=1, max_size=3)}),
+    st.fixed_dictionaries(
+        {"kind": st.just("remote"), "url": st.just("u")},
+        optional={"timeout": st.floats(0.5, 9.0, allow_nan=False)},
+    ),
+)
+NOTED = st.fixed_dictionaries(
+    {"where": WHERE},
+    optional={"size": st.integers(1, 99), "note": st.one_of(st.none(), st.text("xyz", max_size=3))},
+)
+
+
+def _in_code(data: Mapping[str, Any]) -> Noted:
+    """The block written in Python with the keys of ``data``, in their order."""
+    where = dict(data["where"])
+    kind = Disk if where["kind"] == "disk" else Remote
+    return Noted(name="n", **{k: kind(**where) if k == "where" else v for k, v in data.items()})
+
+
+@given(NOTED, st.randoms(use_true_random=False))
+def test_a_block_made_in_code_is_the_block_read_from_the_same_keys(data, rng):
+    """The keys written by code or by a mapping, in any order: the same block, the same plain mapping (key
+    order and written nulls included), the same keys written; dataclasses.replace and pickling keep them."""
+    keys = list(data)
+    rng.shuffle(keys)
+    data = {k: data[k] for k in keys}
+    assert schema_errors(strict_validator(object_schema(Noted)), data) == []
+    read, made = build(Noted, data), _in_code(data)
+    assert made == dataclasses.replace(read, name="n")
+    assert made.written == read.written == tuple(data)
+    assert json.dumps(made.to_dict()) == json.dumps(read.to_dict())
+    assert ("note" in read.to_dict()) == ("note" in data)  # a written null is kept, an absent key left out
+    for block in (read, made):
+        changed = dataclasses.replace(block, size=7)
+        assert changed.written == block.written and changed.size == 7
+        assert list(changed.to_dict()) == list(block.to_dict())
+        assert pickle.loads(pickle.dumps(block)).written == block.written
+    assert Noted(where=Disk(path="p")).written == ("where",)  # a mapping key is not a key written
+    assert "_keys" not in {f.name for f in dataclasses.fields(Noted)}  # an init variable, not a field

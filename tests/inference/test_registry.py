@@ -301,6 +301,35 @@ def test_a_generations_source_is_imported_and_takes_no_backend():
         parse_model_registry({"models": {"mine": {"source": {"kind": "generations", "format": "jsonl"}}}})
 
 
+def test_an_entry_made_in_python_checks_and_serialises_as_the_same_entry_read():
+    """A spec built in Python knows the keys it was given, as one read from YAML knows the keys written: the
+    keys that may not be written are refused alike, the plain mappings are equal key for key, and
+    dataclasses.replace (the served spec of a vllm_server model) keeps them (docs/architecture.md §5)."""
+    import dataclasses
+
+    from saltbench.inference.registry import ModelSpec, RegistryError
+    from saltbench.inference.sources import GenerationsSource
+
+    source = {"kind": "generations", "format": "jsonl", "path": "data/mine.jsonl"}
+    made = ModelSpec(name="mine", source=GenerationsSource(**source), backend="hf")
+    with pytest.raises(RegistryError) as read_error:
+        parse_model_registry({"models": {"mine": {"source": source, "backend": "hf"}}})
+    with pytest.raises(RegistryError) as made_error:
+        made.check()
+    assert str(made_error.value) == str(read_error.value)
+    with pytest.raises(RegistryError, match=r"models\.hub\.backend_options: .*hf"):
+        ModelSpec(name="hub", source=HubSource(id="a/b"), backend_options={"concurrency": 2})
+    entry = {"source": {"kind": "hub", "id": "a/b"}, "resources": {"gpus": 1}, "max_context": 4096}
+    read = parse_model_registry({"models": {"hub": entry}})["hub"]
+    made = ModelSpec(
+        name="hub", source=HubSource(kind="hub", id="a/b"), resources=Resources(gpus=1), max_context=4096
+    )
+    assert made == read and list(made.to_dict().items()) == list(read.to_dict().items())
+    replaced = dataclasses.replace(read, backend="vllm")
+    assert replaced.written == read.written == ("source", "resources", "max_context")
+    assert list(replaced.to_dict()) == list(read.to_dict())
+
+
 def test_generated_registry_files_are_current(repo_root):
     """The registry's JSON schema and docs/registry.md (every key, its type, default and description) are
     generated from the blocks: regenerate them with ``python -m saltbench.config --write-schema``."""

@@ -320,7 +320,7 @@ def test_a_character_of_several_bytes_belongs_to_the_token_that_completes_it():
 
 
 def test_the_simulated_backend_passes_the_backend_conformance_checks(datasets):
-    """The backend conformance check (docs/extending.md §6) on the simulated backend, given prompts it can
+    """The backend conformance check (docs/extending.md §9) on the simulated backend, given prompts it can
     answer (its dataset rows'): every check passes."""
     from saltbench.conformance import backend_failures
 

@@ -225,3 +225,41 @@ def test_corruption_probes_never_read_silently(tmp_path, samples, kind):
     assert (
         outcomes["refused"] > FLIPS_PER_ARTIFACT // 2
     )  # most bytes matter; the rest are e.g. the writer name
+
+
+def test_the_commit_is_read_from_the_repository_files_as_git_names_it(tmp_path):
+    """``git_commit`` reads HEAD without a git process (which a loaded machine could time out): a branch's
+    ref file, packed refs, a worktree and a detached HEAD all give what ``git rev-parse HEAD`` gives."""
+    import subprocess
+
+    from saltbench.io.tables import _head_commit
+
+    def git(*args: str, cwd=tmp_path / "repo") -> str:
+        return subprocess.run(
+            ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    (tmp_path / "repo").mkdir()
+    git("init", "-q", "-b", "main")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "one")
+    repo = tmp_path / "repo"
+    assert _head_commit(repo / ".git") == git("rev-parse", "HEAD")
+    git("pack-refs", "--all")
+    assert _head_commit(repo / ".git") == git("rev-parse", "HEAD")
+    git("worktree", "add", "-q", "-b", "side", str(tmp_path / "tree"))
+    git(
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@t",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "two",
+        cwd=tmp_path / "tree",
+    )
+    assert _head_commit(tmp_path / "tree" / ".git") == git("rev-parse", "HEAD", cwd=tmp_path / "tree")
+    git("checkout", "-q", "--detach", "HEAD")
+    assert _head_commit(repo / ".git") == git("rev-parse", "HEAD")
+    assert _head_commit(tmp_path / "nowhere" / ".git") is None

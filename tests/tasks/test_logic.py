@@ -17,8 +17,8 @@ from sympy import And, Equivalent, Implies, Not, Or, Symbol, false, symbols, tru
 from sympy.logic.boolalg import BooleanFalse, BooleanTrue
 
 from saltbench.tasks import get_task
-from saltbench.tasks.logic import (
-    LogicTask,
+from saltbench.tasks.logic import LogicTask
+from saltbench.tasks.logic_formulas import (
     _kleene,
     _random_formulas,
     create_logic_samples,

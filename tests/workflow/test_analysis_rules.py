@@ -12,12 +12,11 @@ from saltbench.workflow.analysis_rules import (
     ANALYSIS_DEFAULTS,
     analysis_options,
     figure_outputs,
-    iter_units,
     named_paths,
-    read_units,
-    registry_entries,
     table_outputs,
 )
+from saltbench.workflow.tables import table_output
+from saltbench.workflow.unit_files import iter_units, read_units, registry_entries
 
 
 class FakeOutput(dict):
@@ -41,7 +40,7 @@ def test_analysis_options_defaults_overrides_and_typos():
 
 
 def test_table_and_figure_outputs_wrap_the_report_entry():
-    files = table_outputs("leaderboard", fake_report)
+    files = table_outputs("leaderboard", table_output("leaderboard").formats, fake_report)
     assert files["parquet"] == "results/tables/leaderboard.parquet"
     assert files["csv"] == (
         "report",
@@ -49,12 +48,12 @@ def test_table_and_figure_outputs_wrap_the_report_entry():
         "../report/table_leaderboard.rst",
         "Tables",
     )
-    assert table_outputs("rejection", fake_report, prefix="p_").keys() == {
+    assert table_outputs("rejection", table_output("rejection").formats, fake_report, prefix="p_").keys() == {
         "p_parquet",
         "p_csv",
     }  # its formats
     with pytest.raises(KeyError, match="not a table of the study"):
-        table_outputs("x", fake_report)
+        table_output("x")
     fig = figure_outputs("dominance", "Uncertainty", fake_report)
     assert fig["pdf"] == "figures/dominance.pdf" and fig["png"][2] == "../report/figure_dominance.rst"
 
@@ -93,7 +92,7 @@ def test_the_tradeoff_from_unit_files_equals_one_call_and_is_empty_without_compa
     """Reading each comparison's two conditions apart gives the table of one call over all units (each
     comparison keeps its seed); no comparison gives the empty table with every column, not None."""
     from saltbench.analysis import Comparison, empty_tradeoff, reasoning_tradeoff_units
-    from saltbench.workflow.analysis_rules import reasoning_tradeoff_from_unit_files
+    from saltbench.workflow.unit_files import reasoning_tradeoff_from_unit_files
 
     units = synthetic_units(models=("a", "b"), tasks=("dna",), n_samples=12, seed=3)
     paths = []
@@ -115,3 +114,88 @@ def test_the_tradeoff_from_unit_files_equals_one_call_and_is_empty_without_compa
         paths, [], seed=11, confidence="mean_probability", flavour="topk"
     )
     assert none.equals(empty_tradeoff()) and none.height == 0 and none.columns == together.columns
+
+
+def test_options_read_config_keys_and_run_facts_and_name_a_missing_key():
+    from saltbench.core.outputs import Derived, option_value
+    from saltbench.workflow.table_rules import option_lookup
+
+    lookup = option_lookup({"metrics": {"ci_level": 0.95}, "seed": 3}, {"models": ["a", "b"]})
+    assert lookup("seed") == 3 and lookup("run.models") == ["a", "b"]
+    assert option_value(Derived(("metrics.ci_level",), lambda level: 1 - level), lookup) == 1 - 0.95
+    with pytest.raises(KeyError, match=r"option 'metrics.n_bins' is not set \(no 'n_bins'\)"):
+        lookup("metrics.n_bins")
+    with pytest.raises(KeyError, match="option 'run.tasks' is not set"):
+        lookup("run.tasks")
+
+
+def test_rule_inputs_params_and_outputs_of_a_declaration():
+    """Each input from its file set (``table:NAME`` a table's Parquet, ``[]`` where its condition fails),
+    parameters in their declared order, the side tables' outputs under their prefix (no CSV: no report)."""
+    from saltbench.workflow.table_rules import option_lookup, rule_inputs, rule_params
+    from saltbench.workflow.tables import TABLE_RULES, table_rule
+
+    files = {"metrics": ["m.parquet"], "units": ["u.parquet"], "registry": "models.yaml"}
+    analysis = {"reasoning_level": "task", "flavour": "topk", "granularity": "atom", "paired_bootstrap": 9}
+    config = {"analysis": analysis}
+    lookup = option_lookup(
+        {
+            **config,
+            "metrics": {"default_confidence": "p", "ci_level": 0.9, "n_bootstrap": 0},
+            "seed": 1,
+        },
+        {"models": ["a"], "styles": ["direct"]},
+    )
+    tradeoff = table_rule(TABLE_RULES, "reasoning_tradeoff")
+    assert rule_inputs(tradeoff, files, lookup) == {
+        "metrics": ["m.parquet"],
+        "units": [],  # task level: the metrics suffice
+        "registry": "models.yaml",
+    }
+    config["analysis"]["reasoning_level"] = "sample"
+    assert rule_inputs(tradeoff, files, lookup)["units"] == ["u.parquet"]
+    params = rule_params(tradeoff, lookup)
+    assert list(params) == ["models", "styles", "level", "confidence", "flavour", "granularity"] + [
+        "n_resamples",
+        "alpha",
+        "seed",
+    ]
+    assert params["n_resamples"] == 1 and params["alpha"] == 1 - 0.9  # sample level: max(n_bootstrap, 1)
+    recovery = table_rule(TABLE_RULES, "table_recovery")
+    with pytest.raises(KeyError, match="input 'units' names no file set 'simulated_units'"):
+        rule_inputs(recovery, files, option_lookup({}, {"interventions": False}))
+    cells = table_outputs(
+        "dominance_cells", table_output("dominance_cells").formats, fake_report, prefix="cells_"
+    )
+    assert cells == {"cells_parquet": "results/tables/dominance_cells.parquet"}
+
+
+def test_a_table_job_writes_the_declared_tables_and_refuses_others(tmp_path, monkeypatch):
+    """make_table's job: the declared function on the named inputs and parameters, each table written to
+    its named outputs with its contract and the rule's parameters in its provenance; a function that
+    returns another table is refused naming both."""
+    from types import SimpleNamespace
+
+    from helpers.synthetic_tables import synthetic_metrics
+
+    from saltbench.analysis import accuracy_by_task
+    from saltbench.io import read_provenance, read_table
+    from saltbench.workflow import tables
+    from saltbench.workflow.table_rules import TableRule, run_table_job
+
+    metrics = synthetic_metrics(models=("m",), styles=("direct",), tasks=("dna", "logic"), seed=1)
+    paths = []
+    for (task,), frame in metrics.partition_by("task", as_dict=True).items():
+        paths.append(str(tmp_path / f"{task}.parquet"))
+        write_table(frame, paths[-1], {}, "metrics")
+    output = FakeOutput({fmt: str(tmp_path / f"accuracy_by_task.{fmt}") for fmt in ("parquet", "csv", "tex")})
+    job = SimpleNamespace(
+        rule="table_accuracy_by_task", input=FakeOutput(metrics=paths), params=FakeOutput(), output=output
+    )
+    run_table_job(job, tables.TABLE_RULES)
+    written = read_table(output["parquet"], "table.accuracy_by_task")
+    assert written.equals(accuracy_by_task(pl.concat([pl.read_parquet(p) for p in paths])))
+    assert read_provenance(output["parquet"])["rule"] == "table_accuracy_by_task"
+    wrong = TableRule("accuracy_by_task", "", lambda job: {"leaderboard": written}, inputs={})
+    with pytest.raises(ValueError, match=r"computed \['leaderboard'\], declares \['accuracy_by_task'\]"):
+        run_table_job(job, (wrong,))

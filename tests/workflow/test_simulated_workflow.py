@@ -1,6 +1,6 @@
 """A small planted-truth run (docs/simulation.md): two simulated models through the whole workflow, up to the
 recovery table; every planted value has an estimate, and for this seed 90 % of them lie inside their 95 %
-intervals (docs/simulation.md §5; the coverage over seeds is bench/bench_recovery_coverage.py's)."""
+intervals (docs/simulation.md §5; the coverage over seeds is `bench/bench_simulated.py coverage`'s)."""
 
 from __future__ import annotations
 
@@ -67,3 +67,17 @@ def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow)
     thinking = table.filter(pl.col("quantity").str.starts_with("reasoning_"))
     assert set(thinking["model"]) == {"sim-planted-reason"} and thinking.height == 2 * 2 * 4
     assert Path(root / "results/tables/recovery.csv").is_file()
+    # the table's job run by hand (saltbench.workflow.debug): Snakemake resolves its named inputs and params
+    # from the same config file, and the script writes the bytes the run wrote
+    debug = [sys.executable, "-m", "saltbench.workflow.debug", "table_recovery", "--into", "debug"]
+    done = subprocess.run(
+        [*debug, "--configfile", "config/small-simulated.yaml"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    for suffix in ("parquet", "csv"):
+        ours = (root / f"debug/results/tables/recovery.{suffix}").read_bytes()
+        assert ours == (root / f"results/tables/recovery.{suffix}").read_bytes(), suffix

@@ -193,6 +193,12 @@ def test_datasets_stage_is_byte_identical_on_rerun(workdir):
     run(["--cores", "2", *targets], workdir)
     first = _digests(workdir / "data" / "datasets")
     assert len(first) == 6
+    # the job run by hand (saltbench.workflow.debug, resolved by Snakemake) writes the bytes the run wrote
+    debug = [sys.executable, "-m", "saltbench.workflow.debug", "build_dataset", "task=logic", "--into", "out"]
+    done = subprocess.run(debug, cwd=workdir, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert _digests(workdir / "out/data/datasets") == {"logic.parquet": first["logic.parquet"]}
+    assert "wrote 32 logic samples" in (workdir / "out/logs/datasets/logic.log").read_text(encoding="utf-8")
     shutil.rmtree(workdir / "data")
     run(["--cores", "2", *targets], workdir)
     assert _digests(workdir / "data" / "datasets") == first

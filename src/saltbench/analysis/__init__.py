@@ -2,12 +2,11 @@
 
 Every function takes polars frames with the upstream schemas (:mod:`saltbench.analysis._common`) and
 returns a tidy polars frame; :func:`write_table_outputs` writes one as Parquet, CSV and LaTeX. The tables
-themselves (names, formats, when a run makes them) are :data:`saltbench.core.outputs.TABLE_OUTPUTS`, their
-contracts :data:`saltbench.core.contracts.TABLES`; the function behind each is named in its contract's
-docstring and in docs/architecture.md §4.
+themselves (names, formats, when a run makes them, the rule behind each) are declared in
+:mod:`saltbench.workflow.tables`, their contracts in :data:`saltbench.core.contracts.TABLES`; the function
+behind each is named in its contract's docstring and in docs/architecture.md §4.
 """
 
-from saltbench.core.contracts import LOWER_IS_BETTER
 from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
 
 from ._common import (
@@ -62,7 +61,6 @@ __all__ = [
     "FINDINGS_TABLES",
     "GRANULARITIES",
     "INTERVENTIONS_SCHEMA",
-    "LOWER_IS_BETTER",
     "LABEL_NOISE_SCHEMA",
     "METRICS_SCHEMA",
     "NOISE_MODES",

@@ -17,18 +17,20 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 import polars as pl
 
 from saltbench.core.contracts import INTERVENTION_COLUMNS, METRICS, TRAIN_LOG
+from saltbench.core.metric_registry import ASPECT_METRICS as REGISTRY_ASPECT_METRICS
 from saltbench.core.vocabulary import RESPONSE_STATUSES
 from saltbench.io import read_table
 
 Aspect = Literal["calibration", "ranking", "rejection"]
-ASPECT_METRICS: Mapping[Aspect, str] = {"calibration": "ece", "ranking": "auroc_pooled", "rejection": "aurc"}
-"""The metric that measures each uncertainty aspect in the dominance analysis.
+ASPECT_METRICS: Mapping[Aspect, str] = cast(Mapping[Aspect, str], REGISTRY_ASPECT_METRICS)
+"""The metric that measures each uncertainty aspect in the dominance analysis: the registry's dominance
+metrics (:data:`saltbench.core.metric_registry.ASPECT_METRICS`, docs/metrics.md §9).
 
 Rejection is measured by AURC (area under the risk–coverage curve, lower is better), not by PRR: on pooled
 binary units PRR = 2·AUROC − 1 exactly (:func:`saltbench.metrics.prr`), so a PRR-based rejection aspect

@@ -1,11 +1,12 @@
 """Which confidence function dominates each uncertainty aspect (calibration, ranking, rejection)?
 
 A *cell* is one (model, style, task, granularity, flavour). In every cell the confidence functions are
-compared on the aspect's metric (:data:`~saltbench.analysis._common.ASPECT_METRICS`: calibration = ECE of
-the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection = AURC,
-lower is better — not PRR, which on pooled binary units is 2·AUROC − 1 and would repeat the ranking
-aspect). Functions whose value is NaN in a cell do not compete there, and rejection is compared only
-where the function's AUROC is defined (units of both classes: otherwise every ranking has AURC 0 or 1).
+compared on the aspect's metric (:data:`~saltbench.core.metric_registry.ASPECT_METRICS`: calibration =
+ECE of the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection =
+AURC, lower is better — not PRR, which on pooled binary units is 2·AUROC − 1 and would repeat the ranking
+aspect; each metric's direction is its registry entry's). Functions whose value is NaN in a cell do not
+compete there, and rejection is compared only where the function's AUROC is defined (units of both
+classes: otherwise every ranking has AURC 0 or 1).
 
 * :func:`dominance_cells` — the winner of every cell and its margin to the runner-up.
 * :func:`dominance` — per aspect × granularity × flavour × function: how often the function wins,
@@ -23,7 +24,8 @@ import numpy as np
 import polars as pl
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
-from saltbench.core.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE, LOWER_IS_BETTER
+from saltbench.core.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE
+from saltbench.core.metric_registry import metric_spec
 from saltbench.core.vocabulary import CALIBRATION_METHODS
 
 from ._common import ASPECT_METRICS, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
@@ -111,7 +113,7 @@ def dominance_cells(
     rows: list[dict[str, object]] = []
     for aspect in aspects:
         metric = ASPECT_METRICS[aspect]
-        sign = 1.0 if metric in LOWER_IS_BETTER else -1.0
+        sign = 1.0 if metric_spec(metric).lower_is_better else -1.0
         sub = _aspect_rows(metrics, aspect, calibration)
         grouped = sub.group_by(list(CELL_KEYS), maintain_order=True).agg("confidence", "value")
         for rec in grouped.iter_rows(named=True):
@@ -189,7 +191,7 @@ def dominance(
         sub = _aspect_rows(metrics, aspect, calibration)
         if sub.is_empty():
             continue
-        signed = pl.col("value") if metric in LOWER_IS_BETTER else -pl.col("value")
+        signed = pl.col("value") if metric_spec(metric).lower_is_better else -pl.col("value")
         per_fn = sub.group_by([*CELL_KEYS, "confidence"], maintain_order=True).agg(pl.col("value").mean())
         ranked.append(
             per_fn.with_columns(

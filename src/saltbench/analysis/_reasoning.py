@@ -32,7 +32,6 @@ from typing import Literal
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.core.contracts import REASONING_TRADEOFF_TABLE
@@ -215,6 +214,8 @@ def paired_test(
     if d.size == 0:
         return NAN
     if method == "wilcoxon":
+        from scipy import stats  # imported here: the Snakefile imports this package while planning
+
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return float(stats.wilcoxon(d, zero_method="wilcox", alternative="two-sided").pvalue)

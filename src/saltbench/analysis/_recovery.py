@@ -49,7 +49,8 @@ import polars as pl
 
 from saltbench.core.contracts import RECOVERY_TABLE
 from saltbench.evaluation import decompose
-from saltbench.inference.simulated import SimulationParams, atom_chain, planted_logit, planted_thinking
+from saltbench.inference import simulated  # its chain (numba) loads on first use, not while planning
+from saltbench.inference.simulated import SimulationParams
 from saltbench.tasks import get_task
 
 from ._common import wilson_interval
@@ -102,7 +103,7 @@ def expected_precision(
     rng = np.random.default_rng(seed)
     total, count_all = 0.0, 0
     for n, count in zip(*np.unique(lengths[lengths > 0], return_counts=True), strict=True):
-        chain, _ = atom_chain(params, task, style, int(n), rng.random((replicates, int(n))))
+        chain, _ = simulated.atom_chain(params, task, style, int(n), rng.random((replicates, int(n))))
         total += count * chain.mean()
         count_all += int(count)
     return total / count_all if count_all else float("nan")
@@ -163,7 +164,7 @@ def _planted_shares(run: SimulatedRun, model: str, style: str, task: str) -> tup
             f"no budget for the reasoning model {model!r} in {style}/{task}: its planted cuts need one"
         )
     rho = p.reasoning_rate
-    q, mean_length = planted_thinking(p, budget)
+    q, mean_length = simulated.planted_thinking(p, budget)
     shares = {
         "truncated_share": rho * q + (1 - rho * q) * t,
         "reasoning_truncated_share": rho * q + (1 - rho) * t,
@@ -184,7 +185,7 @@ def intervention_p_correct(
         .to_numpy()
         .astype(np.float64)
     )
-    eta = planted_logit(
+    eta = simulated.planted_logit(
         params,
         task,
         style,

@@ -12,7 +12,14 @@ import numpy.typing as npt
 from saltbench.confidence._extended import EXTENDED_FUNCTIONS
 from saltbench.confidence._paper import FloatArray
 from saltbench.confidence.specs import PAPER_FUNCTIONS, ConfidenceSpec
-from saltbench.core.plugins import CONFIDENCE_GROUP, Plugin, PluginError, broken_plugins, discover
+from saltbench.core.plugins import (
+    CONFIDENCE_GROUP,
+    Plugin,
+    PluginError,
+    broken_plugins,
+    check_named_spec,
+    discover,
+)
 from saltbench.core.vocabulary import CONFIDENCE_NAME_PATTERN, Flavour
 
 NAME_PATTERN = CONFIDENCE_NAME_PATTERN
@@ -29,22 +36,11 @@ def _check_plugin(plugin: Plugin) -> None:
     Raises:
         PluginError: it is not (the message names the plugin and the rule).
     """
-    spec = plugin.value
-    if not isinstance(spec, ConfidenceSpec):
-        raise PluginError(
-            f"confidence plugin {plugin.describe()} is not a saltbench.confidence.ConfidenceSpec "
-            f"(got {type(spec).__name__})"
-        )
-    if plugin.name in {builtin.name for builtin in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)}:
-        raise PluginError(
-            f"confidence plugin {plugin.describe()} reuses the name of a built-in function; uninstall it"
-        )
-    if spec.name != plugin.name or not NAME_PATTERN.fullmatch(spec.name):
-        raise PluginError(
-            f"confidence plugin {plugin.describe()}: the entry-point name must be the spec's name, "
-            f"matching {NAME_PATTERN.pattern} (the spec says {spec.name!r})"
-        )
-    if spec.token_score is None:
+    builtins = [builtin.name for builtin in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)]
+    check_named_spec(
+        plugin, ConfidenceSpec, "saltbench.confidence.ConfidenceSpec", builtins, ("confidence", "function")
+    )
+    if plugin.value.token_score is None:
         raise PluginError(f"confidence plugin {plugin.describe()} has no token_score")
 
 

@@ -36,10 +36,12 @@ shard jobs used 80 MB more than one with 27 jobs), so this bound is a few GB; th
 
 def check_task_params(settings: WorkflowConfig) -> None:
     """Every generator parameter set of the configuration is accepted: the task's own check
-    (``Task.check_params``), then, for each of ``tasks``, a trial generation of a few samples with its
-    ``datasets.params`` — so that a plugin whose generator validates only when it runs fails here, naming
-    the key, and not in its ``build_dataset`` job."""
-    from saltbench.tasks import get_task
+    (``Task.check_params``), then, for each of ``tasks`` that is a plugin's or has ``datasets.params``, a
+    trial generation of a few samples with them — so that a plugin whose generator validates only when it
+    runs fails here, naming the key, and not in its ``build_dataset`` job. A built-in task with its default
+    parameters is not tried: its tests generate it, and Logic's generator would cost every dry run its
+    SymPy import and its solver (docs/performance.md §2.1)."""
+    from saltbench.tasks import BUILTIN_TASKS, get_task
 
     checks = [(f"datasets.params.{slug}", slug, kwargs) for slug, kwargs in settings.datasets.params.items()]
     for slug, spec in (settings.training.tasks or {}).items():
@@ -50,7 +52,10 @@ def check_task_params(settings: WorkflowConfig) -> None:
             get_task(slug).check_params(dict(kwargs))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"{where}: {exc}") from exc
+    builtin = {task.slug for task in BUILTIN_TASKS}
     for slug in settings.tasks:
+        if slug in builtin and not settings.datasets.params.get(slug):
+            continue
         try:
             trial_rows(settings, slug)
         except Exception as exc:  # whatever a generator raises on parameters it cannot use

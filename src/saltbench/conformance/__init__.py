@@ -9,7 +9,7 @@ produce a wrong number.
 
 :func:`check_backend` / :func:`backend_failures` (:data:`BACKEND_CHECKS`) check an inference backend on one
 registry entry and its model files: it loads a model, so the author of a backend runs it (and the test
-suite on the built-in backends and the example backend, docs/extending.md §6), not the configuration check.
+suite on the built-in backends and the example backend, docs/extending.md §9), not the configuration check.
 Imported on first use.
 """
 

@@ -1,5 +1,5 @@
 """Conformance of an inference backend: what the generation and intervention stages assume of a loaded model
-(docs/extending.md §6, docs/backends.md §7).
+(docs/extending.md §9, docs/backends.md §7).
 
 Checks, in order (:data:`BACKEND_CHECKS`), on one registry entry and its model files:
 

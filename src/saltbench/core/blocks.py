@@ -19,14 +19,15 @@ Extensions beyond plain dataclasses:
 * **Floats as floats.** A block with ``float_values = True`` stores an integer written under a ``float``
   field as a float (``timeout_s: 600`` → ``600.0``); by default values stay as written (``2`` stays ``2``,
   so the configuration's provenance hashes do not change).
+* **Keys written.** A block remembers which keys were written, in their order (:attr:`Block.written`):
+  :meth:`Block.to_dict` puts them first and keeps a written ``null``, and checks between keys may refuse a
+  key's presence. Read from YAML or made in Python with the same keys, a block is the same in all three
+  respects, and ``dataclasses.replace`` keeps them.
 
-**Why dataclasses and jsonschema** (not pydantic 2), measured side by side by bench/compare_validation.py
-(docs/architecture.md §5.1): start-up is a wash, and (1) the schema is generated here with exactly the
-keywords that the validator and the error messages rely on (``"type": ["integer", "null", "object"]``,
-strict integers, ``additionalProperties: false``, unknown keys listed with the allowed ones), where
-pydantic's generator emits ``anyOf`` and ``$defs`` per model and its lax mode accepts ``"yes"`` for a boolean
-and ``2.0`` for an integer; (2) values stay as written where that matters (above), where pydantic coerces
-``2`` to ``2.0`` under a float key, and its strict mode refuses a mapping for a dataclass.
+**Why dataclasses and jsonschema** (not pydantic 2): docs/architecture.md §5.1, measured side by side with
+pydantic in strict mode by bench/compare_validation.py. In short: a wash on start-up and on what is refused;
+pydantic validates faster and writes terser messages; the blocks keep integers under float keys as written
+and list the allowed keys of an unknown one, and a port would restate every block for no new refusal.
 jsonschema is imported on first validation, not with this module.
 """
 
@@ -35,12 +36,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import inspect
 import json
 import math
 import re
 import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from types import NoneType, UnionType
 from typing import Annotated, Any, ClassVar, Generic, Literal, TypeVar, Union, get_args, get_origin
 
@@ -123,6 +125,19 @@ def _keyed(cls: type) -> list[dataclasses.Field[Any]]:
     return [f for f in dataclasses.fields(cls) if f.metadata.get("kind") != "mapping_key"]
 
 
+_MAPPING_KEYS: dict[type, frozenset[str]] = {}
+
+
+def _mapping_keys(cls: type) -> frozenset[str]:
+    """The names of the :func:`mapping_key` fields of block ``cls`` (cached): arguments that are not keys
+    written."""
+    if cls not in _MAPPING_KEYS:
+        _MAPPING_KEYS[cls] = frozenset(
+            f.name for f in dataclasses.fields(cls) if f.metadata.get("kind") == "mapping_key"
+        )
+    return _MAPPING_KEYS[cls]
+
+
 B = TypeVar("B", bound="Block")
 K = TypeVar("K")
 V = TypeVar("V")
@@ -158,22 +173,61 @@ class FrozenMapping(Mapping[K, V], Generic[K, V]):
 
 @dataclass(frozen=True, kw_only=True)
 class Block:
-    """A block of the configuration: a frozen dataclass whose fields are the block's keys."""
+    """A block of the configuration: a frozen dataclass whose fields are the block's keys.
 
-    _keys: ClassVar[tuple[str, ...]] = ()
-    """The keys as written, in their order (set by :func:`build`; empty for an instance made in code)."""
+    It remembers the keys written, in their order (:attr:`written`): a mapping's keys when :func:`build`
+    makes it, the keyword arguments given when code does (``ModelSpec(source=..., backend="hf")`` wrote
+    ``source`` and ``backend``), the original's under ``dataclasses.replace``. So a block made in code
+    serialises (:meth:`to_dict`) and checks (``ModelSpec.check``: keys that may not be written) like the
+    same keys read from YAML.
+    """
+
+    _keys: InitVar[tuple[str, ...] | None] = None
+    """The keys written, when the caller states them (:func:`build`; ``dataclasses.replace`` passes the
+    original's, as it passes every init variable that has a default). ``None``: the keyword arguments given.
+    Recorded by :meth:`__new__`, which sees every argument; an init variable, so not a field: neither
+    ``dataclasses.fields`` nor ``asdict`` nor equality sees it."""
     float_values: ClassVar[bool] = False
     """Store an integer written under a ``float`` field as a float (module docstring)."""
+
+    def __new__(cls: type[B], *args: Any, **kwargs: Any) -> B:
+        """A new block that records the keys written (:attr:`_keys`, class docstring)."""
+        block = super().__new__(cls)
+        stated = kwargs.get("_keys")
+        if stated is None:
+            stated = [k for k in kwargs if k != "_keys" and k not in _mapping_keys(cls)]
+        object.__setattr__(block, "_keys", tuple(stated))
+        return block
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A subclass's own ``__post_init__(self)`` is given the init variable ``_keys`` by the dataclass's
+        ``__init__``: it is wrapped to take it (and leave it to :meth:`__new__`)."""
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("__post_init__")
+        if own is not None and len(inspect.signature(own).parameters) == 1:
+
+            @functools.wraps(own)
+            def post_init(self: Block, _keys: tuple[str, ...] | None = None) -> None:
+                own(self)
+
+            cls.__post_init__ = post_init  # type: ignore[attr-defined]
+
+    @property
+    def written(self) -> tuple[str, ...]:
+        """The keys written, in their order (class docstring); empty for a block made without keywords."""
+        keys: tuple[str, ...] = self.__dict__.get("_keys", ())
+        return keys
 
     def to_dict(self) -> dict[str, Any]:
         """The plain resolved mapping: the keys as written first (in their order), then the defaulted ones
         (in field order); an :func:`optional` key not given is left out. Tuples become lists."""
         fields = {f.name: f for f in _keyed(type(self))}
-        order = [k for k in self._keys if k in fields] + [k for k in fields if k not in self._keys]
+        written = self.written
+        order = [k for k in written if k in fields] + [k for k in fields if k not in written]
         out: dict[str, Any] = {}
         for name in order:
             value = getattr(self, name)
-            if fields[name].metadata.get("kind") == "optional" and value is None and name not in self._keys:
+            if fields[name].metadata.get("kind") == "optional" and value is None and name not in written:
                 continue
             out[name] = plain(value)
         return out
@@ -259,9 +313,7 @@ def _build(tp: Any, value: Any) -> Any:
         kwargs = {f.name: _build(hints[f.name], value[f.name]) for f in _keyed(tp) if f.name in value}
         if tp.float_values:
             kwargs |= {k: float(v) for k, v in kwargs.items() if _is_float(hints[k]) and type(v) is int}
-        block = tp(**kwargs)
-        object.__setattr__(block, "_keys", tuple(value))
-        return block
+        return tp(**kwargs, _keys=tuple(value))
     if origin in (Union, UnionType):
         return _build(_member_for(get_args(tp), value), value)
     if origin is tuple:

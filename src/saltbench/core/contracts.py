@@ -9,7 +9,8 @@ Names (each defined once in the package; stages, rules, the config schema and th
   ``topk.mean_probability``), in the units table and the interventions table alike; the flavours are
   :data:`saltbench.core.vocabulary.FLAVOURS`, the functions are defined beside their formulas in
   :mod:`saltbench.confidence` (a registry, plugins included); the task slugs beside the task classes
-  (:data:`saltbench.tasks.TASK_SLUGS`).
+  (:data:`saltbench.tasks.TASK_SLUGS`); the metrics of the metrics table in their registry
+  (:func:`saltbench.core.metric_registry.metric_registry`, plugins included).
 
 Artifacts (:data:`ARTIFACTS`): each has its required columns with exact dtypes, whether confidence columns
 or other extra columns may follow, and cheap invariants between columns (``is_correct`` is ``status ==
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from saltbench.core.outputs import TABLE_OUTPUTS
+from saltbench.core.metric_registry import metric_names
 from saltbench.core.vocabulary import (
     ANSWER_STATUSES,
     CONFIDENCE_NAME_PATTERN,
@@ -39,22 +40,6 @@ from saltbench.core.vocabulary import (
     PLACEMENT_LABELS,
     STATUSES,
 )
-
-METRIC_NAMES: tuple[str, ...] = (
-    "precision",
-    "recall",
-    "ece",
-    "mce",
-    "brier",
-    "auroc_pooled",
-    "auroc_per_response",
-    "prr",
-    "aurc",
-)
-"""Metrics of the metrics table (docs/metrics.md)."""
-
-LOWER_IS_BETTER: frozenset[str] = frozenset({"ece", "mce", "brier", "aurc"})
-"""Metrics where smaller is better; every other metric (precision, recall, AUROC, PRR) is higher-better."""
 
 
 def confidence_column(flavour: str, function: str) -> str:
@@ -145,6 +130,20 @@ class Artifact:
 
 def _check(description: str, expr: Callable[[], pl.Expr], *columns: str) -> Check:
     return (description, expr, columns)
+
+
+def _known(column: str, names: tuple[str, ...] | Callable[[], tuple[str, ...]], what: str) -> Check:
+    """``column`` holds one of ``names`` (or of what ``names()`` returns when the check runs)."""
+    return _check(
+        f"{column} is a known {what}",
+        lambda: pl.col(column).is_in(names() if callable(names) else names),
+        column,
+    )
+
+
+_KNOWN_METRIC = _known("metric", metric_names, "metric")
+"""A metric of the registry (:func:`saltbench.core.metric_registry.metric_names`, plugins included: read
+when the check runs)."""
 
 
 DATASET = Artifact(
@@ -288,7 +287,7 @@ METRICS = Artifact(
     "metrics",
     {"model": pl.String(), "style": pl.String(), "task": pl.String(), **METRIC_ROW_COLUMNS},
     checks=(
-        _check("metric is a known metric", lambda: pl.col("metric").is_in(METRIC_NAMES), "metric"),
+        _KNOWN_METRIC,
         _check(
             "granularity is a known granularity",
             lambda: pl.col("granularity").is_in(GRANULARITIES),
@@ -426,10 +425,6 @@ def _ordered(*columns: str) -> Check:
     return _check(" <= ".join(columns), expr, *columns)
 
 
-def _known(column: str, names: tuple[str, ...], what: str) -> Check:
-    return _check(f"{column} is a known {what}", lambda: pl.col(column).is_in(names), column)
-
-
 def _interval(name: str, low: str = "ci_low", high: str = "ci_high") -> dict[str, pl.DataType]:
     """An estimate and its interval bounds (Float64)."""
     return {name: pl.Float64(), low: pl.Float64(), high: pl.Float64()}
@@ -440,7 +435,6 @@ def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Art
 
 
 _KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
-_KNOWN_METRIC = _known("metric", METRIC_NAMES, "metric")
 _KNOWN_FLAVOUR = _known("flavour", FLAVOURS, "flavour")
 
 
@@ -840,10 +834,8 @@ TABLES: Mapping[str, Artifact] = {
     )
 }
 """The artifact of each analysis table, by table name (``results/tables/{name}.parquet``; the artifact is
-called ``table.{name}``); one per entry of :data:`saltbench.core.outputs.TABLE_OUTPUTS`."""
-
-if list(TABLES) != [t.name for t in TABLE_OUTPUTS]:  # one contract per table of the study, in its order
-    raise RuntimeError(f"table artifacts {list(TABLES)} differ from TABLE_OUTPUTS")
+called ``table.{name}``), in the paper's order; one per table the rules of :mod:`saltbench.workflow.tables`
+write (checked there)."""
 
 ARTIFACTS: Mapping[str, Artifact] = {
     a.name: a for a in (DATASET, GENERATIONS, UNITS, METRICS, INTERVENTIONS, TRAIN_LOG, *TABLES.values())

@@ -1,131 +1,143 @@
-"""The study's outputs, listed once: every analysis table and every figure, with what each needs.
+"""The study's figures, declared once, and the options a rule reads from the configuration.
 
-The Snakefile's default target, the figure rules (one per entry of :data:`FIGURE_OUTPUTS`), the table rules'
-named outputs, the artifact contracts (:data:`saltbench.core.contracts.TABLES` has one artifact per table
-here) and the plotting registry (:data:`saltbench.plotting.FIGURES` has one function per figure here) are all
-built from or checked against these two tuples (docs/architecture.md §4). Standard library only: the
-Snakefile reads them on every invocation.
+Each figure is one :class:`FigureOutput`: its name, the analysis table it is drawn from, its report category,
+when a run makes it, the plotting function that draws it and the configuration keys that function's options
+come from. The figure rules (one ``figure_{name}`` per entry, rules/figures.smk), the plotting registry
+(:data:`saltbench.plotting.FIGURES`) and the default target are built from :data:`FIGURE_OUTPUTS`; the
+analysis tables are declared the same way in :mod:`saltbench.workflow.tables` (docs/architecture.md §4,
+docs/extending.md §6). Standard library only: the Snakefile reads it on every invocation.
 
->>> [t.name for t in TABLE_OUTPUTS if t.needs == "interventions"][:2]
-['interventions', 'interventions_by_position']
+An option is a configuration key, dotted (``analysis.flavour``; ``run.models`` names a fact of the run the
+Snakefile computes, such as its models), or a :class:`Derived` value of several keys.
+
 >>> next(f.table for f in FIGURE_OUTPUTS if f.name == "granularity_auroc")
 'granularity'
+>>> option_keys(Derived(("metrics.ci_level",), lambda level: 1 - level))
+('metrics.ci_level',)
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 Needs = Literal["always", "interventions", "training", "simulation"]
 """When an output is part of a run: always, when interventions are enabled, when tiny models are trained,
 when the run has simulated models."""
 
-PUBLISHED = ("parquet", "csv", "tex")
-"""Formats of a table of the paper (LaTeX for the manuscript)."""
-DATA_ONLY = ("parquet", "csv")
-"""Formats of a table behind a figure only (too long for LaTeX)."""
-
 
 @dataclass(frozen=True)
-class TableOutput:
-    """``results/tables/{name}.{format}`` for each of ``formats``; its artifact is ``table.{name}``.
+class Derived:
+    """An option computed from configuration keys: ``compute(*values of keys)``, e.g. a test level
+    ``1 - metrics.ci_level``."""
 
-    ``target``: a file of the default target (``False`` for a side output its rule writes with another
-    table, such as ``dominance_cells``).
-    """
+    keys: tuple[str, ...]
+    compute: Callable[..., Any]
 
-    name: str
-    formats: tuple[str, ...] = PUBLISHED
-    needs: Needs = "always"
-    target: bool = True
+
+Option = str | Derived
+"""A configuration key (dotted) or a value :class:`Derived` from several."""
+
+
+def option_keys(option: Option) -> tuple[str, ...]:
+    """The configuration keys an option reads."""
+    return (option,) if isinstance(option, str) else option.keys
+
+
+def option_value(option: Option, lookup: Callable[[str], Any]) -> Any:
+    """The value of ``option``, its keys read with ``lookup`` (dotted key -> value)."""
+    if isinstance(option, str):
+        return lookup(option)
+    return option.compute(*(lookup(key) for key in option.keys))
 
 
 @dataclass(frozen=True)
 class FigureOutput:
-    """``figures/{name}.pdf`` and ``.png``, drawn from the analysis table ``table`` (``None``: from the
-    training logs), shown in the HTML report under ``category``."""
+    """``figures/{name}.pdf`` and ``.png``, drawn by ``draw`` (``module:function``, called with the table and
+    the ``options``) from the analysis table ``table`` (``None``: from the training logs), shown in the HTML
+    report under ``category`` with the caption ``report/figure_{name}.rst``. ``options``: keyword -> the
+    configuration key (or :class:`Derived` value) it is read from."""
 
     name: str
     table: str | None
     category: str
+    draw: str
     needs: Needs = "always"
+    options: Mapping[str, Option] = field(default_factory=dict)
     description: str = ""
 
 
-TABLE_OUTPUTS: tuple[TableOutput, ...] = (
-    TableOutput("generation_health"),
-    TableOutput("leaderboard"),
-    TableOutput("accuracy_by_task"),
-    TableOutput("dominance"),
-    TableOutput("dominance_cells", ("parquet",), target=False),
-    TableOutput("granularity"),
-    TableOutput("reasoning_tradeoff"),
-    TableOutput("label_noise"),
-    TableOutput("reliability", DATA_ONLY),
-    TableOutput("rejection", DATA_ONLY),
-    TableOutput("interventions", needs="interventions"),
-    TableOutput("interventions_by_position", needs="interventions"),
-    TableOutput("interventions_by_corruption", needs="interventions"),
-    TableOutput("interventions_by_placement", needs="interventions"),
-    TableOutput("recovery", DATA_ONLY, needs="simulation"),
-)
-"""Every analysis table, in the order of the paper's sections."""
+_METRICS_FIGURES = "saltbench.plotting._metrics_figures"
+_STUDY_FIGURES = "saltbench.plotting._study_figures"
 
 FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
     FigureOutput(
         "generation_health",
         "generation_health",
         "Generation",
+        "saltbench.plotting._health:plot_generation_health",
+        options={"min_answered": "analysis.min_answered_share"},
         description="Share of answered, truncated, unfenced and error responses per model and prompt style.",
     ),
     FigureOutput(
         "accuracy_by_task",
         "accuracy_by_task",
         "Accuracy",
+        f"{_METRICS_FIGURES}:plot_accuracy_by_task",
         description="Precision per task at atom, line and generation level, per prompt style.",
     ),
     FigureOutput(
         "dominance",
         "dominance",
         "Uncertainty",
+        f"{_METRICS_FIGURES}:plot_dominance",
+        options={"flavour": "analysis.flavour"},
         description="Heatmap: share of cells each confidence function wins, per aspect and granularity.",
     ),
     FigureOutput(
         "granularity_auroc",
         "granularity",
         "Uncertainty",
+        f"{_METRICS_FIGURES}:plot_granularity_auroc",
+        options={"min_units": "analysis.min_units"},
         description="AUROC per task at atom, line and generation level (pooled and per response).",
     ),
     FigureOutput(
         "reliability_diagrams",
         "reliability",
         "Uncertainty",
+        f"{_STUDY_FIGURES}:plot_reliability_diagrams",
+        options={"granularity": "analysis.reliability_granularity", "top": "analysis.reliability_top"},
         description="Reliability diagrams of the best-calibrated confidence functions.",
     ),
     FigureOutput(
         "rejection_curves",
         "rejection",
         "Uncertainty",
+        f"{_STUDY_FIGURES}:plot_rejection_curves",
+        options={"top": "analysis.rejection_top"},
         description="Risk-coverage curves with oracle and random baselines, per granularity.",
     ),
     FigureOutput(
         "reasoning_tradeoff",
         "reasoning_tradeoff",
         "Reasoning",
+        f"{_METRICS_FIGURES}:plot_reasoning_tradeoff",
         description="Delta precision vs relative delta AUROC of CoT and reasoning models vs their baselines.",
     ),
     FigureOutput(
         "label_noise_sensitivity",
         "label_noise",
         "Uncertainty",
+        f"{_METRICS_FIGURES}:plot_label_noise_sensitivity",
         description="ECE, AUROC and PRR against the fraction of flipped correctness labels.",
     ),
     FigureOutput(
         "interventions_propagation",
         "interventions_by_corruption",
         "Interventions",
+        f"{_STUDY_FIGURES}:plot_interventions_propagation",
         "interventions",
         description="Next-atom accuracy vs corrupted fraction of the prefix, local vs distant vs random.",
     ),
@@ -133,6 +145,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         "interventions_context_length",
         "interventions_by_position",
         "Interventions",
+        f"{_STUDY_FIGURES}:plot_interventions_context_length",
         "interventions",
         description="Clean-prefix next-atom accuracy vs position in the answer.",
     ),
@@ -140,48 +153,28 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         "training_loss",
         None,
         "Training",
+        f"{_STUDY_FIGURES}:plot_training_loss",
         "training",
+        # the checkpoint steps to mark; a run that trains no model has no training.checkpoints
+        options={"checkpoints": Derived(("training",), lambda training: training.get("checkpoints", {}))},
         description="Training loss curves of the tiny model families trained by the workflow.",
     ),
 )
 """Every figure, in the order of the paper's sections."""
 
 
-def table_output(name: str) -> TableOutput:
-    """The entry of table ``name``.
-
-    Raises:
-        KeyError: naming the known tables.
-    """
-    for table in TABLE_OUTPUTS:
-        if table.name == name:
-            return table
-    raise KeyError(f"{name!r} is not a table of the study ({', '.join(t.name for t in TABLE_OUTPUTS)})")
-
-
-def target_files(enabled: Collection[Needs]) -> list[str]:
-    """The table and figure files of a run whose enabled parts are ``enabled`` (``always`` is implied)."""
-    parts = {"always", *enabled}
-    tables = [
-        f"results/tables/{t.name}.{fmt}"
-        for t in TABLE_OUTPUTS
-        if t.target and t.needs in parts
-        for fmt in t.formats
-    ]
-    figures = [
-        f"figures/{f.name}.{ext}" for f in FIGURE_OUTPUTS if f.needs in parts for ext in ("pdf", "png")
-    ]
-    return tables + figures
+def figure_files(enabled: Collection[str]) -> list[str]:
+    """The figure files of a run whose enabled parts are ``enabled`` (``always`` included)."""
+    return [f"figures/{f.name}.{ext}" for f in FIGURE_OUTPUTS if f.needs in enabled for ext in ("pdf", "png")]
 
 
 __all__ = [
-    "DATA_ONLY",
     "FIGURE_OUTPUTS",
-    "PUBLISHED",
-    "TABLE_OUTPUTS",
+    "Derived",
     "FigureOutput",
     "Needs",
-    "TableOutput",
-    "table_output",
-    "target_files",
+    "Option",
+    "figure_files",
+    "option_keys",
+    "option_value",
 ]

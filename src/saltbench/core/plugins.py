@@ -1,5 +1,5 @@
-"""Plugins: tasks, confidence functions and inference backends contributed by other installed packages
-(docs/extending.md).
+"""Plugins: tasks, confidence functions, inference backends and metrics contributed by other installed
+packages (docs/extending.md).
 
 A package declares them as entry points (``pyproject.toml``)::
 
@@ -12,13 +12,18 @@ A package declares them as entry points (``pyproject.toml``)::
     [project.entry-points."saltbench.backends"]
     llamacpp = "saltbench_llamacpp:load"    # loader(model_path, spec, **settings) -> a LoadedModel
 
+    [project.entry-points."saltbench.metrics"]
+    top_half_accuracy = "my_metrics:TOP_HALF"   # a saltbench.metrics.MetricSpec
+
 Discovery is the standard library's (``importlib.metadata.entry_points``); the registries that use it
 (:data:`saltbench.tasks.TASKS`, :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`) join the plugins to the
 built-ins once, when they are imported; a backend plugin is imported only when a job loads a model on it
-(:func:`load_plugin`, from :mod:`saltbench.inference.backends`). A plugin that fails to import is a
-:class:`PluginError` naming the package and the entry point, not a traceback from inside the plugin; the
-registries record it (:func:`broken_plugins`) instead of raising it, so that it stops only the runs whose
-configuration selects that plugin (the configuration check names it there, docs/extending.md §1).
+(:func:`load_plugin`, from :mod:`saltbench.inference.backends`), and the metric registry
+(:func:`saltbench.core.metric_registry.metric_registry`) joins its plugins on first use. A plugin that
+fails to import is a :class:`PluginError` naming the package and the entry point, not a traceback from
+inside the plugin; the registries record it (:func:`broken_plugins`) instead of raising it, so that it
+stops only the runs whose configuration selects that plugin (the configuration check names it there,
+docs/extending.md §1).
 Standard library only.
 
 Every plugin is part of the provenance of what it touches: :func:`loaded_plugins` names each loaded one with
@@ -40,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from saltbench.core.vocabulary import CONFIDENCE_NAME_PATTERN as _SPEC_NAME
+
 TASK_GROUP = "saltbench.tasks"
 """Entry-point group of task plugins: name = task slug, value = a ``Task`` subclass."""
 CONFIDENCE_GROUP = "saltbench.confidence"
@@ -50,6 +57,8 @@ built-in backends here too (:data:`OWN_DISTRIBUTION`); they are not plugins."""
 OWN_DISTRIBUTION = "saltbench"
 """saltbench's own distribution: its entry points are built-ins, whose version and commit the provenance
 records apart, not plugins."""
+METRIC_GROUP = "saltbench.metrics"
+"""Entry-point group of metric plugins: name = metric name, value = a ``MetricSpec``."""
 
 
 class PluginError(RuntimeError):
@@ -233,6 +242,34 @@ def discover(group: str, check: Callable[[Plugin], None] | None = None) -> list[
     return [found[name] for name in sorted(found)]
 
 
+def check_named_spec(
+    plugin: Plugin, spec_type: type, public: str, builtins: Iterable[str], kind: tuple[str, str]
+) -> None:
+    """The rules the registries of named specs (confidence functions, metrics) apply to a plugin: its value
+    is a ``spec_type`` (importable as ``public``), its entry-point name is no built-in's (``builtins``) and
+    is the spec's ``name``, a lower-case identifier. ``kind`` names the plugin and a built-in in the messages
+    (``"confidence", "function"``).
+
+    Raises:
+        PluginError: naming the plugin and the rule it breaks.
+    """
+    spec = plugin.value
+    if not isinstance(spec, spec_type):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()} is not a {public} (got {type(spec).__name__})"
+        )
+    if plugin.name in set(builtins):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()} reuses the name of a built-in {kind[1]}; uninstall it"
+        )
+    name = getattr(spec, "name", None)
+    if name != plugin.name or not _SPEC_NAME.fullmatch(plugin.name):
+        raise PluginError(
+            f"{kind[0]} plugin {plugin.describe()}: the entry-point name must be the spec's name, "
+            f"matching {_SPEC_NAME.pattern} (the spec says {name!r})"
+        )
+
+
 def refuse(group: str, name: str, error: PluginError) -> None:
     """Record that the plugin ``name`` of ``group`` cannot be used, and why (:func:`broken_plugins`)."""
     _BROKEN[f"{group}:{name}"] = error
@@ -269,10 +306,12 @@ __all__ = [
     "BACKEND_GROUP",
     "CONFIDENCE_GROUP",
     "OWN_DISTRIBUTION",
+    "METRIC_GROUP",
     "TASK_GROUP",
     "Plugin",
     "PluginError",
     "broken_plugins",
+    "check_named_spec",
     "discover",
     "fingerprint",
     "installed_fingerprints",

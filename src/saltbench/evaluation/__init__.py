@@ -1,12 +1,14 @@
 """Unit-level evaluation of SALT responses (docs/evaluation.md): extraction, units, alignment, statuses,
 metrics.
 
-Paper-compatible by default. Selectable fixes: ``keyword_filter=False`` (no bad-keyword filter, §1.2),
-``require_fence=True`` (an unfenced response has no answer, §1.1), ``fence_rule="line"`` (a fence quoted in
-prose is none, §1.4), and unit spans in the original response for every unit
-(``Evaluation.response_unit_spans``, the ``span_*`` columns of ``evaluate_many``), which removes the
-span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A reasoning model's answer is looked
-for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
+Paper-compatible by default — **not the workflow's defaults**, which score with ``fence_rule="line"``
+(``EvaluateOptions.from_scoring`` gives a run's options). Selectable fixes (the fields of
+:class:`EvaluateOptions`, keywords of ``evaluate`` and ``evaluate_many``): ``keyword_filter=False`` (no
+bad-keyword filter, §1.2), ``require_fence=True`` (an unfenced response has no answer, §1.1),
+``fence_rule="line"`` (a fence quoted in prose is none, §1.3), and unit spans in the original response for
+every unit (``Evaluation.response_unit_spans``, the ``span_*`` columns of ``evaluate_many``), which removes
+the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A reasoning model's answer is
+looked for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
 :func:`response_status` says what a response holds (answered, truncated, no fence, error).
 """
 
@@ -30,6 +32,7 @@ from saltbench.evaluation._extraction import (
     response_status,
     strip_fence_markers,
 )
+from saltbench.evaluation._options import EvaluateKeywords, EvaluateOptions
 from saltbench.evaluation._reasoning import final_content
 from saltbench.evaluation._units import (
     DK_MARKERS,
@@ -52,6 +55,8 @@ __all__ = [
     "UNITS_SCHEMA",
     "Alignment",
     "Comparison",
+    "EvaluateKeywords",
+    "EvaluateOptions",
     "Evaluation",
     "Granularity",
     "Status",

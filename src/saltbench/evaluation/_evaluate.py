@@ -24,19 +24,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Unpack
 
 import numpy as np
 import polars as pl
 
 from saltbench.core.contracts import UNIT_COLUMNS
 from saltbench.core.vocabulary import (
-    ALIGNMENTS,
     GRANULARITIES,
     STATUSES,
     Alignment,
-    FenceRule,
     Granularity,
-    ReasoningFormat,
     Status,
 )
 from saltbench.evaluation._alignment import (
@@ -54,8 +52,8 @@ from saltbench.evaluation._comparison import (
     make_comparisons,
     pair_statuses,
 )
-from saltbench.evaluation._extraction import Answer, CleanText, check_fence_rule, find_answer
-from saltbench.evaluation._reasoning import check_reasoning_format
+from saltbench.evaluation._extraction import Answer, CleanText, find_answer
+from saltbench.evaluation._options import EvaluateKeywords, EvaluateOptions, resolve_options
 from saltbench.evaluation._units import (
     DK_CASE_VARIANTS,
     TaskLike,
@@ -181,19 +179,6 @@ def _strict_statuses(
     return statuses
 
 
-_DEFAULT_SCORES = (2, 1, 1)
-
-
-def _check_options(granularities: Sequence[str], alignment: str, scores: tuple[float, float, float]) -> None:
-    """Raise for an unknown granularity or alignment, or invalid scores (docs/evaluation.md §6.1)."""
-    for granularity in granularities:
-        check_granularity(granularity)
-    if alignment not in ALIGNMENTS:
-        raise ValueError(f"alignment must be one of {ALIGNMENTS}, got {alignment!r}")
-    if scores != _DEFAULT_SCORES:
-        check_scores(*scores)
-
-
 def _as_text(value: object, name: str) -> str:
     """``value`` itself when it is a string, ``""`` for ``None``; a ``TypeError`` otherwise."""
     if isinstance(value, str):
@@ -203,6 +188,12 @@ def _as_text(value: object, name: str) -> str:
     raise TypeError(f"{name} must be a string or None, got {type(value).__name__}")
 
 
+def _find_answer(response: object, opts: EvaluateOptions) -> Answer:
+    """:func:`find_answer` of ``response`` (``None``: empty) with the extraction options of ``opts``."""
+    text = _as_text(response, "response")
+    return find_answer(text, opts.keyword_filter, opts.require_fence, opts.reasoning, opts.fence_rule)
+
+
 def evaluate(
     response: str | None,
     reference: str,
@@ -210,16 +201,15 @@ def evaluate(
     *,
     variant: str | None = None,
     granularity: Granularity = "atom",
-    alignment: Alignment = "strict",
-    keyword_filter: bool = True,
-    require_fence: bool = False,
-    match_score: float = 2,
-    mismatch_penalty: float = 1,
-    gap_penalty: float = 1,
-    reasoning: ReasoningFormat | None = None,
-    fence_rule: FenceRule = "positional",
+    options: EvaluateOptions | None = None,
+    **keywords: Unpack[EvaluateKeywords],
 ) -> Evaluation:
     """Evaluate one response against its reference (docs/evaluation.md).
+
+    **The defaults are the authors' rules, not the workflow's:** the fence rule here is ``positional``
+    (paper-compatible, as this API promises), while the workflow scores with ``scoring.fence_rule: line``
+    (docs/compatibility.md §1.3). To get the units a run scored, pass its options:
+    ``options=EvaluateOptions.from_scoring(config["scoring"], reasoning=...)`` (or ``fence_rule="line"``).
 
     Args:
         response: the model's full generated text (``None`` counts as empty).
@@ -228,17 +218,11 @@ def evaluate(
             ``delimiter`` and ``atom_regex`` attributes.
         variant: Code variant / Words subject, used only when ``task`` is a slug.
         granularity: ``atom`` | ``line`` | ``generation``.
-        alignment: ``strict`` (positional, the paper default) | ``dynamic`` (Needleman–Wunsch,
-            docs/evaluation.md §6).
-        keyword_filter: apply the bad-keyword filter during extraction (paper: on).
-        require_fence: an unfenced response has no answer (docs/compatibility.md §1.1; paper: off,
-            whole text used).
-        match_score, mismatch_penalty, gap_penalty: dynamic-alignment scores (docs/evaluation.md §6.1).
-        reasoning: the model's reasoning format, ``think`` or ``harmony`` (docs/reasoning.md §1): the answer
-            is looked for only in the final content after the reasoning, and a response whose reasoning
-            never ends has none; ``None`` (default): plain text, the whole response.
-        fence_rule: ``positional`` (the authors': every run of four ``*`` is a fence) or ``line`` (only a
-            run that starts a line, or ends one and closes a fence; docs/compatibility.md §1.3).
+        options: how to evaluate (:class:`EvaluateOptions`: alignment, keyword filter, required fence,
+            dynamic-alignment scores, reasoning format, fence rule); default ``EvaluateOptions()``.
+        **keywords: any field of :class:`EvaluateOptions` (``alignment="dynamic"``, ``keyword_filter``,
+            ``require_fence``, ``match_score``, ``mismatch_penalty``, ``gap_penalty``, ``reasoning``,
+            ``fence_rule``), applied over ``options``.
 
     Line breaks ``"\\n"``, ``"\\r\\n"`` and ``"\\r"`` are equivalent (module docstring). Any ``str`` is
     accepted, lone surrogates included (compared as they are).
@@ -250,19 +234,13 @@ def evaluate(
         >>> [c.status for c in ev.comparisons], ev.metrics["precision"], ev.response_unit_spans
         (['correct', 'incorrect'], 0.5, ((17, 20), (21, 24)))
     """
-    scores = (match_score, mismatch_penalty, gap_penalty)
-    if granularity not in GRANULARITIES or alignment not in ALIGNMENTS or scores != _DEFAULT_SCORES:
-        _check_options((granularity,), alignment, scores)  # raises unless the scores are valid
+    opts = resolve_options(options, keywords, "evaluate")
+    if granularity not in GRANULARITIES:
+        check_granularity(granularity)
     rule = resolve_task(task, variant)
-    answer = find_answer(
-        _as_text(response, "response"),
-        keyword_filter,
-        require_fence,
-        check_reasoning_format(reasoning),
-        check_fence_rule(fence_rule),
-    )
+    answer = _find_answer(response, opts)
     units = _units(answer[3], _clean_reference(reference), rule, granularity)
-    return _evaluation(answer, units, granularity, alignment, scores)
+    return _evaluation(answer, units, granularity, opts.alignment, opts.scores)
 
 
 def _evaluation(
@@ -381,16 +359,13 @@ def evaluate_many(
     *,
     variant: str | None = None,
     granularities: Sequence[Granularity] | Granularity = GRANULARITIES,
-    alignment: Alignment = "strict",
-    keyword_filter: bool = True,
-    require_fence: bool = False,
-    match_score: float = 2,
-    mismatch_penalty: float = 1,
-    gap_penalty: float = 1,
-    reasoning: ReasoningFormat | None = None,
-    fence_rule: FenceRule = "positional",
+    options: EvaluateOptions | None = None,
+    **keywords: Unpack[EvaluateKeywords],
 ) -> pl.DataFrame:
     """Evaluate many responses of one task: one row per (sample, granularity, comparison).
+
+    ``options`` and ``**keywords`` are :func:`evaluate`'s (:class:`EvaluateOptions`, the same defaults:
+    **the authors' fence rule, not the workflow's** — ``EvaluateOptions.from_scoring`` gives a run's).
 
     Rows are ordered by ``sample_idx`` (position in ``responses``), then granularity in the order given, then
     ``unit_index`` (the comparison index). Columns: :data:`UNITS_SCHEMA`; ``span_start``/``span_end`` are the
@@ -410,10 +385,10 @@ def evaluate_many(
     their own with the memory bounds of :mod:`saltbench.evaluation._alignment`.
     """
     grans: tuple[str, ...] = (granularities,) if isinstance(granularities, str) else tuple(granularities)
-    scores = (match_score, mismatch_penalty, gap_penalty)
-    _check_options(grans, alignment, scores)
+    opts = resolve_options(options, keywords, "evaluate_many")
+    for granularity in grans:
+        check_granularity(granularity)
     rule = resolve_task(task, variant)
-    reasoning, fence_rule = check_reasoning_format(reasoning), check_fence_rule(fence_rule)
     responses = list(responses)
     references = list(references)
     if len(responses) != len(references):
@@ -423,13 +398,11 @@ def evaluate_many(
     codes = [GRANULARITIES.index(g) for g in grans]
     columns = _Columns()
     for first in range(0, len(responses), CHUNK):  # a chunk's units are held until its rows are written
-        cleans = [
-            find_answer(_as_text(r, "response"), keyword_filter, require_fence, reasoning, fence_rule)[3]
-            for r in responses[first : first + CHUNK]
-        ]
+        cleans = [_find_answer(r, opts)[3] for r in responses[first : first + CHUNK]]
         ref_cleans = [_clean_reference(r) for r in references[first : first + CHUNK]]
         by_granularity = [
-            _granularity_blocks(cleans, ref_cleans, rule, g, alignment == "dynamic", scores) for g in grans
+            _granularity_blocks(cleans, ref_cleans, rule, g, opts.alignment == "dynamic", opts.scores)
+            for g in grans
         ]
         for sample, (clean, ref_clean) in enumerate(zip(cleans, ref_cleans), start=first):
             resp_surrogates = clean is not None and _has_surrogate(clean.clean)

@@ -278,9 +278,10 @@ def _rounded(value: float | None) -> float | None:
 def chunk_candidates(
     chunk_id: int, units: pl.DataFrame, responses: Mapping[str, int], n: int
 ) -> pl.DataFrame:
-    """This chunk's entries for the run-wide lists (docs/explorer.md §2.3): per confidence column and
-    granularity, the ``n`` wrong response units (status other than correct) with the highest oriented
-    confidence (``kind = "wrong"``) and the ``n`` correct units with the lowest (``kind = "right"``).
+    """This chunk's entries for the run-wide lists (docs/explorer.md §1, "Confident and wrong"): per
+    confidence column and granularity, the ``n`` wrong response units (status other than correct) with the
+    highest oriented confidence (``kind = "wrong"``) and the ``n`` correct units with the lowest
+    (``kind = "right"``).
 
     ``responses``: ``sample_id -> r``. The oriented value is the raw value times :func:`orientation`, so
     that higher always means more confident.

@@ -171,7 +171,7 @@ class ModelSpec(Block):
         "backend; docs/backends.md §7); a key not given takes its default.",
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """``backend_options`` as the options block of the entry's backend (:func:`backend_options_block`:
         validated, defaults filled in; ``None`` for a backend that declares none). An imported entry runs on
         no backend: its options stay as written (:meth:`check` refuses any)."""
@@ -195,7 +195,7 @@ class ModelSpec(Block):
     def _problems(self) -> Iterator[tuple[str, str]]:
         if "enable_thinking" in self.chat_template_kwargs and self.thinking is not None:
             yield "chat_template_kwargs", "enable_thinking is given twice (here and as thinking)"
-        if self.imported and "backend" in self._keys:
+        if self.imported and "backend" in self.written:
             yield (
                 "backend",
                 "a source of kind 'generations' is imported, not generated: it runs on no backend "
@@ -323,8 +323,14 @@ def get_model_spec(registry: Mapping[str, ModelSpec], name: str) -> ModelSpec:
         raise ValueError(f"unknown model {name!r}; the registry defines {sorted(registry)}") from None
 
 
+_LOADED: dict[tuple[str, str], dict[str, ModelSpec]] = {}
+"""Registries read in this process, by resolved path and text: the configuration's check and the Snakefile
+read the same file while planning."""
+
+
 def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
-    """Read and validate a registry YAML file (format in the module docstring).
+    """Read and validate a registry YAML file (format in the module docstring); the same text read from the
+    same file before in this process is not parsed again.
 
     Read with :class:`saltbench.io.yaml_files.StrictYAMLLoader`: a key written twice anywhere — a model name,
     or a key inside one model's spec — is an error naming the file and both lines (YAML would keep the last
@@ -336,14 +342,19 @@ def load_model_registry(path: str | Path) -> dict[str, ModelSpec]:
     from saltbench.io.yaml_files import StrictYAMLLoader, yaml_error_message
 
     path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    key = (str(path.resolve()), text)
+    if key in _LOADED:
+        return dict(_LOADED[key])
     try:
-        raw = yaml.load(path.read_text(encoding="utf-8"), Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
+        raw = yaml.load(text, Loader=StrictYAMLLoader)  # noqa: S506 - SafeLoader
     except yaml.YAMLError as exc:
         raise RegistryError(yaml_error_message(path, exc)) from None
     try:
-        return parse_model_registry(raw)
+        _LOADED[key] = parse_model_registry(raw)
     except RegistryError as exc:
         raise RegistryError(f"{path}: {exc}") from None
+    return dict(_LOADED[key])
 
 
 MOVED_KEYS = {

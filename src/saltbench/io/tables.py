@@ -31,7 +31,6 @@ import importlib.metadata
 import io
 import json
 import os
-import subprocess
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -54,15 +53,39 @@ _MAGIC = b"PAR1"
 
 @lru_cache(maxsize=1)
 def git_commit() -> str:
-    """The current git commit of the repository holding this package (``"unknown"`` outside git)."""
-    here = Path(__file__).resolve().parent
+    """The current git commit of the repository holding this package (``"unknown"`` outside git), read
+    from the repository's files (``HEAD``, then the branch's ref file or ``packed-refs``; a worktree's
+    ``.git`` file points to its own folder) rather than from a ``git`` process, which a loaded machine could
+    time out — and the provenance of identical outputs would then differ."""
+    for folder in Path(__file__).resolve().parents:
+        dot_git = folder / ".git"
+        if dot_git.exists():
+            return _head_commit(dot_git) or "unknown"
+    return "unknown"
+
+
+def _head_commit(dot_git: Path) -> str | None:
+    """The commit ``HEAD`` names in the repository (or worktree) of ``dot_git``; ``None`` if unreadable."""
     try:
-        out = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=here, capture_output=True, text=True, check=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() or "unknown"
+        git_dir = dot_git
+        if dot_git.is_file():  # a worktree: "gitdir: PATH"
+            git_dir = (dot_git.parent / dot_git.read_text().split("gitdir:", 1)[1].strip()).resolve()
+        head = (git_dir / "HEAD").read_text().strip()
+        if not head.startswith("ref:"):
+            return head  # a detached HEAD names its commit
+        ref = head.removeprefix("ref:").strip()
+        common = git_dir / "commondir"
+        shared = (git_dir / common.read_text().strip()).resolve() if common.exists() else git_dir
+        for base in (git_dir, shared):
+            if (base / ref).is_file():
+                return (base / ref).read_text().strip()
+        for line in (shared / "packed-refs").read_text().splitlines():
+            commit, _, name = line.partition(" ")
+            if name == ref:
+                return commit
+    except (OSError, IndexError):
+        return None
+    return None
 
 
 def config_hash(config: Mapping[str, Any]) -> str:

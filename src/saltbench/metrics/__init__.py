@@ -13,6 +13,8 @@ and ``prr(..., ties="paper")`` reproduce the authors' quirks; the defaults of ``
 order-independent tie handling.
 """
 
+from saltbench.core.metric_registry import MetricSpec, metric_registry
+
 from ._aurc import aurc
 from ._auroc import auroc, auroc_per_group, auroc_per_response
 from ._bootstrap import ConfidenceInterval, bootstrap_ci, bootstrap_cis, mean_score
@@ -30,7 +32,9 @@ from ._prr import (
 from ._rejection import TIES, RejectionCurve, RejectionCurves, Ties, rejection_curve
 
 __all__ = [
+    "MetricSpec",
     "mean_score",
+    "metric_registry",
     "BINNINGS",
     "GROUP_WEIGHTINGS",
     "TIES",

@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 import polars as pl
 from matplotlib.figure import Figure
 
+from saltbench.core.lazy import load_reference
 from saltbench.core.outputs import FIGURE_OUTPUTS
 
 from ._health import plot_generation_health
@@ -54,24 +55,9 @@ from ._style import (
     style_context,
 )
 
-FIGURES: Mapping[str, Callable[..., Figure]] = {
-    "generation_health": plot_generation_health,
-    "accuracy_by_task": plot_accuracy_by_task,
-    "dominance": plot_dominance,
-    "granularity_auroc": plot_granularity_auroc,
-    "reliability_diagrams": plot_reliability_diagrams,
-    "rejection_curves": plot_rejection_curves,
-    "interventions_propagation": plot_interventions_propagation,
-    "interventions_context_length": plot_interventions_context_length,
-    "reasoning_tradeoff": plot_reasoning_tradeoff,
-    "training_loss": plot_training_loss,
-    "label_noise_sensitivity": plot_label_noise_sensitivity,
-}
-"""Figure name (file stem under ``figures/``; :data:`saltbench.core.outputs.FIGURE_OUTPUTS`) → plotting
-function."""
-
-if set(FIGURES) != {f.name for f in FIGURE_OUTPUTS}:  # one plotting function per figure of the study
-    raise RuntimeError(f"plotting functions {sorted(FIGURES)} differ from FIGURE_OUTPUTS")
+FIGURES: Mapping[str, Callable[..., Figure]] = {f.name: load_reference(f.draw) for f in FIGURE_OUTPUTS}
+"""Figure name (file stem under ``figures/``) → plotting function: the ``draw`` of each entry of
+:data:`saltbench.core.outputs.FIGURE_OUTPUTS`, where every figure is declared (docs/extending.md §7)."""
 
 FIGURE_TABLES: Mapping[str, str] = {f.name: f.table for f in FIGURE_OUTPUTS if f.table is not None}
 """Figure name → the analysis table it is drawn from (a key of :data:`saltbench.core.contracts.TABLES`); the
@@ -119,6 +105,7 @@ __all__ = [
     "plot_granularity_auroc",
     "plot_interventions_context_length",
     "plot_interventions_propagation",
+    "plot_label_noise_sensitivity",
     "plot_reasoning_tradeoff",
     "plot_rejection_curves",
     "plot_reliability_diagrams",

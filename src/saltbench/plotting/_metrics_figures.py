@@ -22,6 +22,7 @@ from saltbench.core.vocabulary import GRANULARITIES
 from ._style import (
     COLUMN_WIDTH,
     CONFIDENCE_LABELS,
+    METRIC_LABELS,
     MISSING_COLOR,
     TASK_LABELS,
     TEXT_WIDTH,
@@ -585,11 +586,9 @@ def plot_reasoning_tradeoff(table: pl.DataFrame, *, max_labels: int = 14) -> Fig
 
 
 NOISE_METRIC_LABELS: dict[str, str] = {
-    "ece": "ECE",
-    "auroc_pooled": "AUROC (pooled)",
-    "auroc_per_response": "AUROC (per response)",
-    "prr": "PRR",
+    m: METRIC_LABELS[m] for m in ("ece", "auroc_pooled", "auroc_per_response", "prr")
 }
+"""The label-noise panels, in order, with their metrics' labels."""
 
 
 @styled

@@ -23,6 +23,7 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.core.metric_registry import metric_labels
 from saltbench.io import write_atomic
 from saltbench.tasks import TASKS
 
@@ -50,14 +51,8 @@ CONFIDENCE_LABELS: Mapping[str, str] = {
 }
 """Short names of the confidence functions (from the registry, plugins included) and the rejection
 baselines."""
-METRIC_LABELS: Mapping[str, str] = {
-    "auroc_pooled": "AUROC (pooled)",
-    "auroc_per_response": "AUROC (per response)",
-    "ece": "ECE",
-    "prr": "PRR (= 2·AUROC − 1 on pooled units)",
-    "aurc": "AURC",
-    "precision": "precision",
-}
+METRIC_LABELS: Mapping[str, str] = metric_labels()
+"""Labels of the metrics (from the metric registry, plugins included)."""
 
 
 def label(name: object, table: Mapping[str, str] | None = None) -> str:

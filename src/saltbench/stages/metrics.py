@@ -14,11 +14,14 @@ Protocol (docs/metrics.md §9, docs/confidence.md §5; the split is our choice �
   config) into a calibration split, where each calibrator is fitted, and a disjoint evaluation split,
   where the metric is computed. ``none`` is only used for functions that already are probabilities.
 * Every value has a percentile bootstrap interval over responses (seeded; NaN when undefined).
+
+The metrics are those of the registry (:func:`saltbench.core.metric_registry.metric_registry`, plugins
+included), each computed from what it takes (``responses``, ``scores``, ``scores_by_response`` or
+``probabilities``), in registry order within each group of rows.
 """
 
 from __future__ import annotations
 
-import functools
 import logging
 from collections.abc import Callable, Sequence
 
@@ -29,19 +32,9 @@ from saltbench.calibration import fit_calibrator, split_by_sample
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.config import MetricsConfig
 from saltbench.core.contracts import METRIC_ROW_COLUMNS, is_confidence_column
+from saltbench.core.metric_registry import MetricInput, MetricSpec, metric_registry
 from saltbench.core.vocabulary import RESPONSE_STATUSES
-from saltbench.metrics import (
-    aurc,
-    auroc,
-    auroc_per_response,
-    bootstrap_ci,
-    bootstrap_cis,
-    brier,
-    ece,
-    mce,
-    mean_score,
-    prr,
-)
+from saltbench.metrics import bootstrap_ci, bootstrap_cis
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +118,11 @@ def _ranking_cis(
     return [(ci.point, ci.low, ci.high) for ci in intervals]
 
 
+def _taking(takes: MetricInput) -> list[MetricSpec]:
+    """The metrics of the registry that take ``takes``, in registry order."""
+    return [spec for spec in metric_registry().values() if spec.takes == takes]
+
+
 def response_accuracy(units: pl.DataFrame) -> pl.DataFrame:
     """Per (granularity, response): precision = C / (R + I) and recall = C / G (0 when undefined).
 
@@ -185,16 +183,16 @@ def compute_metrics(
     for granularity in units["granularity"].unique(maintain_order=True).cast(pl.String).to_list():
         per_response = acc.filter(pl.col("granularity").cast(pl.String) == granularity)
         codes = np.arange(per_response.height)
-        for metric in ("precision", "recall"):
-            vals = per_response[metric].to_numpy().astype(np.float64)
-            ci = _ci(mean_score, vals, vals, codes, settings, seed)
+        for spec in _taking("responses"):
+            vals = per_response[spec.name].to_numpy().astype(np.float64)
+            ci = _ci(spec.bind(settings), vals, vals, codes, settings, seed)
             rows.append(
                 _row(
                     granularity,
                     None,
                     None,
                     None,
-                    metric,
+                    spec.name,
                     ci,
                     int(per_response["response"].sum()),
                     per_response.height,
@@ -227,11 +225,8 @@ def _granularity_rows(
     _, groups = np.unique(sample_ids, return_inverse=True)
     n_responses = int(groups.max()) + 1
     calib_mask = split_by_sample(sample_ids, settings.calibration_fraction, seed) if n_responses > 1 else None
-    ranking: dict[str, Callable[..., float]] = {
-        "auroc_pooled": auroc,
-        "prr": functools.partial(prr, ties=settings.prr_ties),
-        "aurc": aurc,
-    }
+    ranking = {spec.name: spec.bind(settings) for spec in _taking("scores")}
+    grouped = {spec.name: spec.bind(settings) for spec in _taking("scores_by_response")}
     for flavour in flavours:
         for name in confidences:
             column = f"{flavour}.{name}"
@@ -247,18 +242,9 @@ def _granularity_rows(
             intervals = _ranking_cis(list(ranking.values()), oriented, y, g, settings, seed)
             for metric, ci in zip(ranking, intervals):
                 rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
-            rows.append(
-                _row(
-                    granularity,
-                    name,
-                    flavour,
-                    "none",
-                    "auroc_per_response",
-                    _ci(auroc_per_response, oriented, y, g, settings, seed, with_groups=True),
-                    n_units,
-                    n_responses,
-                )
-            )
+            for metric, fn in grouped.items():
+                ci = _ci(fn, oriented, y, g, settings, seed, with_groups=True)
+                rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
             rows += _calibration_rows(
                 granularity,
                 name,
@@ -288,38 +274,21 @@ def _calibration_rows(
     methods = list(settings.calibration_methods)
     if not spec.needs_calibration and "none" not in methods:
         methods.append("none")
+    calibration = {metric.name: metric.bind(settings) for metric in _taking("probabilities")}
     rows: list[dict[str, object]] = []
     for method in methods:
         if method == "none" and spec.needs_calibration:
             continue
         nan3 = (float("nan"),) * 3
         if calib_mask is None or calib_mask.all() or not calib_mask.any():
-            results = {"ece": nan3, "mce": nan3, "brier": nan3}
+            results = dict.fromkeys(calibration, nan3)
             n_eval, n_resp = 0, 0
         else:
             calibrator = fit_calibrator(method, raw[calib_mask], y[calib_mask], spec.higher_is_confident)
             evaluation = ~calib_mask
             probs = np.clip(calibrator.apply(raw[evaluation]), 0.0, 1.0)
             ye, ge = y[evaluation], g[evaluation]
-            results = {
-                "ece": _ci(
-                    functools.partial(ece, n_bins=settings.n_bins, binning=settings.ece_binning),
-                    probs,
-                    ye,
-                    ge,
-                    settings,
-                    seed,
-                ),
-                "mce": _ci(
-                    functools.partial(mce, n_bins=settings.n_bins, binning=settings.ece_binning),
-                    probs,
-                    ye,
-                    ge,
-                    settings,
-                    seed,
-                ),
-                "brier": _ci(brier, probs, ye, ge, settings, seed),
-            }
+            results = {metric: _ci(fn, probs, ye, ge, settings, seed) for metric, fn in calibration.items()}
             n_eval, n_resp = int(probs.size), int(np.unique(ge).size)
         for metric, ci in results.items():
             rows.append(_row(granularity, name, flavour, method, metric, ci, n_eval, n_resp))

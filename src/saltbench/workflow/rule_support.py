@@ -136,14 +136,17 @@ def names_regex(names: Iterable[str]) -> str:
     return "|".join(re.escape(name) for name in sorted(names)) or "(?!)"
 
 
-def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -> str | _Untracked:
+def plugin_versions(
+    tasks: Iterable[str] = (), confidence: Iterable[str] = (), metrics: bool = False
+) -> str | _Untracked:
     """What a job's outputs depend on besides its inputs: the fingerprint (package, version, source digest:
     :attr:`saltbench.core.plugins.Plugin.fingerprint`) of each plugin among its ``tasks`` and
-    ``confidence`` functions, as one string, or :data:`NO_PLUGIN`.
+    ``confidence`` functions, and with ``metrics`` of every metric plugin, as one string, or
+    :data:`NO_PLUGIN`.
 
-    The rules that run plugin code (datasets, inference, scoring, interventions) take it as the parameter
-    ``plugins``; Snakemake reruns a job whose parameters changed, so a new plugin version, or an edited
-    editable install, makes the outputs that used it stale (docs/extending.md §5).
+    The rules that run plugin code (datasets, inference, scoring, interventions, metrics) take it as the
+    parameter ``plugins``; Snakemake reruns a job whose parameters changed, so a new plugin version, or an
+    edited editable install, makes the outputs that used it stale (docs/extending.md §5).
     """
     from saltbench.confidence import CONFIDENCE_PLUGINS
     from saltbench.tasks import TASK_PLUGINS
@@ -152,6 +155,10 @@ def plugin_versions(tasks: Iterable[str] = (), confidence: Iterable[str] = ()) -
     used += [
         f"confidence {c}: {CONFIDENCE_PLUGINS[c].fingerprint}" for c in confidence if c in CONFIDENCE_PLUGINS
     ]
+    if metrics:
+        from saltbench.core.metric_registry import metric_plugins
+
+        used += [f"metric {name}: {version}" for name, version in metric_plugins().items()]
     return "; ".join(used) if used else NO_PLUGIN
 
 

@@ -1,4 +1,4 @@
-"""An example inference backend for saltbench (docs/extending.md §6): greedy generation through transformers'
+"""An example inference backend for saltbench (docs/extending.md §9): greedy generation through transformers'
 own ``generate`` instead of saltbench's decoding loop, writing the same records.
 
 A backend is three things: a model class that keeps the protocol of

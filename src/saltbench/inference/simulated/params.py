@@ -103,7 +103,7 @@ class SimulationParams(Block):
         0.0, "Share of <think> traces that never end: the budget cuts them inside the thinking."
     )
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
         table = self.accuracy if isinstance(self.accuracy, Mapping) else {"default": self.accuracy}
         object.__setattr__(self, "accuracy", {str(k): float(v) for k, v in table.items()})

@@ -65,7 +65,7 @@ class ApiSource(Block):
     model: Text = required("The model name the server serves.")
     kind: Literal["api"] = setting("api", "Source kind.")
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """The base URL without a trailing ``/``."""
         object.__setattr__(self, "base_url", self.base_url.rstrip("/"))
 

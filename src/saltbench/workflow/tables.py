@@ -1,0 +1,506 @@
+"""Every analysis table, declared once: its rule's inputs, the configuration keys it reads, the function that
+computes it and what it writes (docs/architecture.md §4; adding one: docs/extending.md §6).
+
+rules/analysis.smk generates one rule ``table_{name}`` per entry of :data:`TABLE_RULES` (log
+``logs/tables/{name}.log``, benchmark ``benchmarks/tables/{name}.tsv``, script
+workflow_scripts/make_table.py); the default target takes :func:`target_files`; each table's contract is
+:data:`saltbench.core.contracts.TABLES` (a job refuses to write a table without one) and its report caption
+``report/table_{name}.rst``. A table's function gets a :class:`~saltbench.workflow.table_rules.TableJob`
+(named input files, parameters) and returns its frame(s); it imports what it needs when its job runs, so
+that this module, read by the Snakefile, stays cheap.
+
+>>> [t.name for t in TABLE_OUTPUTS if t.needs == "interventions"][:2]
+['interventions', 'interventions_by_position']
+>>> table_rule(TABLE_RULES, "table_dominance").params
+{'calibration': 'analysis.ece_calibration'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+from saltbench.core.outputs import Derived, Needs, figure_files
+from saltbench.workflow.table_rules import (
+    DATA_ONLY,
+    RuleInput,
+    TableFrames,
+    TableJob,
+    TableOutput,
+    TableRule,
+    table_rule,
+)
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from saltbench.analysis import SimulatedRun
+
+ALPHA = Derived(("metrics.ci_level",), lambda level: 1 - level)
+"""The test level of an interval: ``1 - metrics.ci_level``."""
+
+_UNITS_KEYS = ("model", "style", "task", "granularity", "sample_id", "status", "is_correct")
+"""The units columns the unit-level tables read besides the confidence columns."""
+
+
+def generation_health_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.generation_health` of one row per response (its units repeat its columns),
+    read file by file: bounded memory at paper size."""
+    import polars as pl
+
+    from saltbench.analysis import RESPONSE_COLUMNS, generation_health
+    from saltbench.workflow.unit_files import iter_units
+
+    files = iter_units(job.files("units"), RESPONSE_COLUMNS)
+    return generation_health(pl.concat(units.unique("sample_id", maintain_order=True) for units in files))
+
+
+def _metrics(job: TableJob) -> pl.DataFrame:
+    """The metrics tables of input ``metrics``, concatenated."""
+    from saltbench.analysis import METRICS_SCHEMA, read_tables
+
+    return read_tables(job.files("metrics"), METRICS_SCHEMA, "metrics")
+
+
+def leaderboard_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.leaderboard` of every metrics table."""
+    from saltbench.analysis import leaderboard
+
+    p = job.params
+    return leaderboard(
+        _metrics(job),
+        confidence=p.confidence,
+        flavour=p.flavour,
+        calibration=p.calibration,
+        granularity=p.granularity,
+    )
+
+
+def accuracy_by_task_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.accuracy_by_task` of every metrics table."""
+    from saltbench.analysis import accuracy_by_task
+
+    return accuracy_by_task(_metrics(job))
+
+
+def dominance_tables(job: TableJob) -> TableFrames:
+    """:func:`saltbench.analysis.dominance` and the per-cell winners behind it (``dominance_cells``)."""
+    from saltbench.analysis import dominance, dominance_cells
+
+    metrics, calibration = _metrics(job), job.params.calibration
+    return {
+        "dominance": dominance(metrics, calibration=calibration),
+        "dominance_cells": dominance_cells(metrics, calibration=calibration),
+    }
+
+
+def granularity_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.granularity_table`, with the correct and incorrect units each AUROC rests
+    on (counted file by file)."""
+    from saltbench.analysis import auroc_unit_counts
+    from saltbench.analysis import granularity_table as table
+    from saltbench.core.contracts import confidence_column
+    from saltbench.workflow.unit_files import iter_units
+
+    p = job.params
+    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
+    counts = auroc_unit_counts(
+        iter_units(job.files("units"), columns), confidence=p.confidence, flavour=p.flavour
+    )
+    return table(_metrics(job), confidence=p.confidence, flavour=p.flavour, counts=counts)
+
+
+def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.reasoning_tradeoff` (task level) or its sample-level form of every model run
+    with both styles (CoT vs direct) and every reasoning / non-reasoning pair of the roster
+    (:func:`saltbench.analysis.model_pairs`: registry key ``pair_with`` or the base-model name rule); the
+    pairs go into the provenance."""
+    import logging
+
+    from saltbench.analysis import comparisons, model_pairs, reasoning_tradeoff
+    from saltbench.workflow.unit_files import reasoning_tradeoff_from_unit_files, registry_entries
+
+    p = job.params
+    metrics = _metrics(job)
+    pairs = model_pairs(registry_entries(job.file("registry")), p.models)
+    cmps = comparisons([(m, s) for m in p.models for s in p.styles], pairs)
+    logging.getLogger(__name__).info(
+        "%d reasoning pairs, %d comparisons (%s level)", len(pairs), len(cmps), p.level
+    )
+    options = {
+        "confidence": p.confidence,
+        "flavour": p.flavour,
+        "granularity": p.granularity,
+        "n_resamples": p.n_resamples,
+        "alpha": p.alpha,
+    }
+    job.provenance["pairs"] = [pair.__dict__ for pair in pairs]
+    if p.level == "sample":
+        return reasoning_tradeoff_from_unit_files(job.files("units"), cmps, seed=p.seed, **options)
+    return reasoning_tradeoff(metrics, cmps, seed=p.seed, **options)
+
+
+def intervention_tables(job: TableJob) -> TableFrames:
+    """The fitted intervention effects (:func:`saltbench.analysis.fit_intervention_effects`) and the
+    next-atom accuracy by position, corrupted fraction and placement."""
+    from saltbench.analysis import (
+        INTERVENTIONS_SCHEMA,
+        accuracy_by_corruption,
+        accuracy_by_placement,
+        accuracy_by_position,
+        fit_intervention_effects,
+        read_tables,
+    )
+
+    p = job.params
+    data = read_tables(job.files("interventions"), INTERVENTIONS_SCHEMA, "interventions")
+    return {
+        "interventions": fit_intervention_effects(
+            data, method=p.method, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
+        ),
+        "interventions_by_position": accuracy_by_position(data, n_bins=p.position_bins),
+        "interventions_by_corruption": accuracy_by_corruption(data, n_bins=p.corruption_bins),
+        "interventions_by_placement": accuracy_by_placement(data),
+    }
+
+
+def _scored_units_columns(job: TableJob) -> tuple[list[str], list[str]]:
+    """The confidence functions the run scored in the table's flavour, and the units columns to read."""
+    from saltbench.confidence import scored_columns
+
+    p = job.params
+    functions = [name for _, name in scored_columns(p.functions, [p.flavour])]
+    return functions, [*_UNITS_KEYS, *(f"{p.flavour}.{fn}" for fn in functions)]
+
+
+def reliability_diagram_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.reliability_table` of every scored confidence function."""
+    from saltbench.analysis import reliability_table
+    from saltbench.core.vocabulary import GRANULARITIES
+    from saltbench.workflow.unit_files import iter_units
+
+    p = job.params
+    functions, columns = _scored_units_columns(job)
+    return reliability_table(
+        iter_units(job.files("units"), columns),
+        confidences=functions,
+        flavour=p.flavour,
+        granularities=GRANULARITIES,
+        method=p.method,
+        calibration_fraction=p.calibration_fraction,
+        seed=p.seed,
+        n_bins=p.n_bins,
+    )
+
+
+def rejection_curve_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.rejection_table` of every scored confidence function."""
+    from saltbench.analysis import rejection_table
+    from saltbench.workflow.unit_files import iter_units
+
+    p = job.params
+    functions, columns = _scored_units_columns(job)
+    units = iter_units(job.files("units"), columns)
+    return rejection_table(units, confidences=functions, flavour=p.flavour, n_points=p.n_points)
+
+
+def label_noise_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.label_noise_sensitivity` of the default confidence function."""
+    from saltbench.analysis import label_noise_sensitivity
+    from saltbench.core.contracts import confidence_column
+    from saltbench.workflow.unit_files import iter_units
+
+    p = job.params
+    columns = [*_UNITS_KEYS, confidence_column(p.flavour, p.confidence)]
+    return label_noise_sensitivity(
+        iter_units(job.files("units"), columns),
+        confidence=p.confidence,
+        flavour=p.flavour,
+        granularities=p.granularities,
+        epsilons=p.epsilons,
+        n_replicates=p.n_replicates,
+        n_bins=p.n_bins,
+        alpha=p.alpha,
+        seed=p.seed,
+    )
+
+
+def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFrame) -> SimulatedRun:
+    """The :class:`saltbench.analysis.SimulatedRun` of the job: the simulated models' parameters, datasets,
+    intervention rows, compared conditions, reasoning models and budgets."""
+    import polars as pl
+
+    from saltbench.analysis import INTERVENTIONS_SCHEMA, SimulatedRun, read_tables
+    from saltbench.inference import load_model_registry
+    from saltbench.inference.sources import SimulatedSource
+    from saltbench.io import read_table
+
+    p = job.params
+    registry = load_model_registry(job.file("registry"))
+    params = {
+        m: source.parameters for m in p.models if isinstance(source := registry[m].source, SimulatedSource)
+    }
+    budgets = responses.group_by("model", "style", "task").agg(pl.col("max_new_tokens").max())
+    return SimulatedRun(
+        params=params,
+        styles=p.styles,
+        datasets={t: read_table(f, "dataset") for t, f in zip(p.tasks, job.files("datasets"), strict=True)},
+        intervention_models=p.intervention_models,
+        intervention_tasks=p.intervention_tasks,
+        intervention_style=p.intervention_style,
+        interventions=read_tables(job.files("intervention_rows"), INTERVENTIONS_SCHEMA, "interventions")
+        if p.intervention_models
+        else None,
+        comparisons=list(tradeoff.select("model_a", "style_a", "model_b", "style_b").iter_rows()),
+        thinking={m for m in params if registry[m].reasoning_format == "think"},
+        budgets={(m, s, t): b for m, s, t, b in budgets.iter_rows()},
+    )
+
+
+def recovery_table(job: TableJob) -> pl.DataFrame:
+    """Every planted value of the run's simulated models beside the run's estimate of it
+    (:func:`saltbench.analysis.recovery_table`, docs/simulation.md §4)."""
+    import logging
+
+    import polars as pl
+
+    from saltbench.analysis import RESPONSE_COLUMNS, planted_values, recovery_estimates
+    from saltbench.analysis import recovery_table as table
+    from saltbench.io import read_table
+    from saltbench.workflow.unit_files import iter_units
+
+    tradeoff = read_table(job.file("tradeoff"), "table.reasoning_tradeoff")
+    # one row per response of the simulated models (their units repeat its columns)
+    responses = pl.concat(
+        u.unique("sample_id", maintain_order=True) for u in iter_units(job.files("units"), RESPONSE_COLUMNS)
+    )
+    planted = planted_values(_simulated_run(job, tradeoff, responses), seed=job.params.seed)
+    interventions = job.files("interventions")
+    estimates = recovery_estimates(
+        _metrics(job),
+        read_table(job.file("health"), "table.generation_health"),
+        read_table(interventions[0], "table.interventions") if interventions else None,
+        tradeoff,
+        responses,
+    )
+    recovery = table(planted, estimates, job.params.intervention_style)
+    inside = recovery.filter(pl.col("inside").is_not_null())
+    logging.getLogger(__name__).info(
+        "%d planted values, %d estimated, %d inside their intervals",
+        recovery.height,
+        inside.height,
+        inside["inside"].sum(),
+    )
+    return recovery
+
+
+_REASONING_RESAMPLES = Derived(
+    ("analysis.reasoning_level", "analysis.paired_bootstrap", "metrics.n_bootstrap"),
+    lambda level, paired, n_bootstrap: paired if level == "task" else max(n_bootstrap, 1),
+)
+"""Task level: ``analysis.paired_bootstrap`` paired resamples; sample level: the metrics' bootstrap size."""
+
+TABLE_RULES: tuple[TableRule, ...] = (
+    TableRule(
+        "generation_health",
+        "What each model's responses hold (answered, truncated, no fence, error), its tokens and its budget.",
+        generation_health_table,
+        inputs={"units": "units"},
+    ),
+    TableRule(
+        "leaderboard",
+        "Per model x style: precision at three granularities, ECE, AUROC, AURC of the default confidence.",
+        leaderboard_table,
+        inputs={"metrics": "metrics"},
+        params={
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "calibration": "analysis.ece_calibration",
+            "granularity": "analysis.granularity",
+        },
+    ),
+    TableRule(
+        "accuracy_by_task",
+        "Per-task precision of every model, style and granularity (tidy; behind figure accuracy_by_task).",
+        accuracy_by_task_table,
+        inputs={"metrics": "metrics"},
+    ),
+    TableRule(
+        "dominance",
+        "Which confidence function wins each aspect (ECE, AUROC, AURC) per granularity, and by how much.",
+        dominance_tables,
+        inputs={"metrics": "metrics"},
+        params={"calibration": "analysis.ece_calibration"},
+        also=(TableOutput("dominance_cells", ("parquet",), target=False, prefix="cells_"),),
+    ),
+    TableRule(
+        "granularity",
+        "AUROC (pooled and per response) at atom, line and generation level, per task and style, with the "
+        "correct and incorrect units each rests on.",
+        granularity_table,
+        inputs={"metrics": "metrics", "units": "units"},
+        params={"confidence": "metrics.default_confidence", "flavour": "analysis.flavour"},
+    ),
+    TableRule(
+        "reasoning_tradeoff",
+        "Paired CoT-vs-direct and reasoning-vs-base comparisons: delta precision, relative delta AUROC.",
+        reasoning_tradeoff_table,
+        inputs={
+            "metrics": "metrics",
+            "units": RuleInput("units", when=("analysis.reasoning_level", "sample")),
+            "registry": "registry",
+        },
+        params={
+            "models": "run.models",
+            "styles": "run.styles",
+            "level": "analysis.reasoning_level",
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "granularity": "analysis.granularity",
+            "n_resamples": _REASONING_RESAMPLES,
+            "alpha": ALPHA,
+            "seed": "seed",
+        },
+        mem_mb=8000,
+        runtime=60,
+        local=False,
+    ),
+    TableRule(
+        "label_noise",
+        "How ECE, AUROC and PRR move when a seeded fraction of the correctness labels is flipped.",
+        label_noise_table,
+        inputs={"units": "units"},
+        params={
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "granularities": "scoring.granularities",
+            "epsilons": "analysis.label_noise_epsilons",
+            "n_replicates": "analysis.label_noise_replicates",
+            "n_bins": "metrics.n_bins",
+            "alpha": ALPHA,
+            "seed": "seed",
+        },
+        mem_mb=8000,
+        runtime=60,
+        local=False,
+    ),
+    TableRule(
+        "reliability",
+        "Reliability-diagram bins of every confidence function (calibrated on a calibration split).",
+        reliability_diagram_table,
+        inputs={"units": "units"},
+        params={
+            "flavour": "analysis.flavour",
+            "functions": "scoring.confidence_functions",
+            "method": "analysis.ece_calibration",
+            "calibration_fraction": "metrics.calibration_fraction",
+            "n_bins": "metrics.n_bins",
+            "seed": "seed",
+        },
+        formats=DATA_ONLY,
+        mem_mb=8000,
+        runtime=60,
+        local=False,
+    ),
+    TableRule(
+        "rejection",
+        "Risk-coverage curves of every confidence function with oracle and random baselines.",
+        rejection_curve_table,
+        inputs={"units": "units"},
+        params={
+            "flavour": "analysis.flavour",
+            "functions": "scoring.confidence_functions",
+            "n_points": "analysis.rejection_points",
+        },
+        formats=DATA_ONLY,
+        mem_mb=8000,
+        runtime=60,
+        local=False,
+    ),
+    TableRule(
+        "interventions",
+        "Fitted intervention effects (with cluster-bootstrap CIs) and next-atom accuracy tables.",
+        intervention_tables,
+        inputs={"interventions": "interventions"},
+        params={
+            "method": "analysis.intervention_fit",
+            "n_resamples": "analysis.intervention_bootstrap",
+            "alpha": ALPHA,
+            "position_bins": "analysis.position_bins",
+            "corruption_bins": "analysis.corruption_bins",
+            "seed": "seed",
+        },
+        needs="interventions",
+        also=tuple(
+            TableOutput(f"interventions_by_{by}", needs="interventions", prefix=f"{by}_")
+            for by in ("position", "corruption", "placement")
+        ),
+        runtime=30,
+    ),
+    TableRule(
+        "recovery",
+        "Runs with simulated models: every planted value beside the run's estimate of it and its interval.",
+        recovery_table,
+        inputs={
+            "metrics": "metrics",
+            "health": "table:generation_health",
+            # the simulated models' units: their response columns, reasoning traces (docs/simulation.md §4)
+            "units": "simulated_units",
+            "tradeoff": "table:reasoning_tradeoff",
+            "interventions": RuleInput("table:interventions", when=("run.interventions", True)),
+            "intervention_rows": "interventions",
+            "datasets": "datasets",
+            "registry": "registry",
+        },
+        params={
+            "models": "run.models",
+            "styles": "run.styles",
+            "tasks": "run.tasks",
+            "simulation": "run.simulation",
+            "intervention_models": "run.intervention_models",
+            "intervention_tasks": "run.intervention_tasks",
+            "intervention_style": "interventions.style",
+            "seed": "seed",
+        },
+        formats=DATA_ONLY,
+        needs="simulation",
+        runtime=30,
+    ),
+)
+"""Every table rule, in the order of the paper's sections (rules/analysis.smk generates them)."""
+
+TABLE_OUTPUTS: tuple[TableOutput, ...] = tuple(out for rule in TABLE_RULES for out in rule.outputs)
+"""Every analysis table, in the order of the paper's sections."""
+
+
+def table_output(name: str) -> TableOutput:
+    """The entry of table ``name``.
+
+    Raises:
+        KeyError: naming the known tables.
+    """
+    for table in TABLE_OUTPUTS:
+        if table.name == name:
+            return table
+    raise KeyError(f"{name!r} is not a table of the study ({', '.join(t.name for t in TABLE_OUTPUTS)})")
+
+
+def target_files(enabled: Collection[Needs]) -> list[str]:
+    """The table and figure files of a run whose enabled parts are ``enabled`` (``always`` is implied)."""
+    parts = {"always", *enabled}
+    tables = [
+        f"results/tables/{t.name}.{fmt}"
+        for t in TABLE_OUTPUTS
+        if t.target and t.needs in parts
+        for fmt in t.formats
+    ]
+    return tables + figure_files(parts)
+
+
+__all__ = [
+    "TABLE_OUTPUTS",
+    "TABLE_RULES",
+    "table_output",
+    "table_rule",
+    "target_files",
+]
