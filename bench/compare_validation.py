@@ -8,7 +8,9 @@ integers, booleans and strings ``Strict()`` (``Annotated[int, Strict(), Ge(0)]``
 ``exclusiveMaximum``, ``pattern``, ``minItems``, ``minProperties``) as its ``annotated_types`` / ``Field``
 constraint; a tagged union discriminated by ``kind``; the registries' names (tasks, confidence functions,
 backends) as ``Literal``; an optional key as a default that an explicit ``null`` does not meet, unless the
-block allows null. ``uniqueItems`` has no pydantic constraint and is left out. Checks between keys
+block allows null. ``uniqueItems`` has no pydantic constraint and is left out. A registry entry's
+``backend_options`` are validated after the entry by the model of its backend's options block (an
+``after`` model validator), as the registry validates them by the block. Other checks between keys
 (``ModelSpec.check``) are code in either system and are not compared.
 
 Measures, in one run: (1) the import cost of each system in fresh interpreters (alternating, minimum of
@@ -213,8 +215,13 @@ def pydantic_error(model: Any, data: Any) -> str:
     try:
         model.model_validate(data)
     except pydantic.ValidationError as exc:
-        return " / ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        return pydantic_error_text(exc)
     return "(accepted)"
+
+
+def pydantic_error_text(exc: Any) -> str:
+    """A pydantic ``ValidationError`` as ``key.path: message`` per error, joined by `` / ``."""
+    return " / ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
 
 
 def saltbench_error(check: Callable[[Any], object], data: Any) -> str:
@@ -282,12 +289,39 @@ def saltbench_systems() -> dict[str, Callable[[Any], object]]:
     return {"registry": read_registry, "config": read_config}
 
 
+def with_backend_options(names: Mapping[str, list[str]], models: dict[type, Any]) -> Any:
+    """The model of a registry entry whose ``backend_options`` are validated, as the registry does, by the
+    model of the options block that the entry's backend declares (none: no options allowed); cached in
+    ``models`` as the entry's model, so the registry's model uses it."""
+    import pydantic
+
+    from saltbench.inference.backends import options_class
+    from saltbench.inference.registry import ModelSpec
+
+    def options(entry: Any) -> Any:
+        block = options_class(entry.backend)
+        if block is None and entry.backend_options:
+            raise ValueError(f"backend_options: backend {entry.backend!r} takes no options")
+        if block is not None:
+            try:
+                pydantic_model(block, names, models).model_validate(entry.backend_options)
+            except pydantic.ValidationError as exc:
+                raise ValueError(f"backend_options: {pydantic_error_text(exc)}") from None
+        return entry
+
+    checked: Any = pydantic.model_validator(mode="after")(options)
+    base = pydantic_model(ModelSpec, names, models)
+    models[ModelSpec] = pydantic.create_model("ModelSpec", __base__=base, __validators__={"options": checked})
+    return models[ModelSpec]
+
+
 def pydantic_systems() -> dict[str, Any]:
     """The pydantic models of a registry file and of a configuration file (module docstring)."""
     from saltbench.config import WorkflowConfig
     from saltbench.inference.registry import ModelRegistry
 
     names, models = registry_names(), dict[type, Any]()
+    with_backend_options(names, models)
     return {
         "registry": pydantic_model(ModelRegistry, names, models),
         "config": pydantic_model(WorkflowConfig, names, models),
