@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "bench_inference.py": ("hf", "backends", "server", "groups", "interventions"),
     "bench_io.py": ("tables", "manifest"),
     "bench_paper_size.py": (),
+    "bench_plan.py": (),
     "bench_simulated.py": ("speed", "coverage"),
     "bench_tiny_recipe.py": (),
     "compare.py": ("evaluation", "confidence", "metrics", "planning"),
