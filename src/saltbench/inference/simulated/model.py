@@ -45,7 +45,6 @@ import polars as pl
 from saltbench.evaluation import decompose_clean, resolve_task
 from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
-from saltbench.inference.simulated.chain import atom_chain, atom_confidence
 from saltbench.inference.simulated.params import STRUCTURE_PROB, SimulationParams
 from saltbench.inference.simulated.thinking import draw_trace_length, trace_text
 from saltbench.tasks import get_task
@@ -328,6 +327,8 @@ class SimulatedModel:
 
     def plan(self, prompt: str) -> Plan:
         """What the planted process decided for ``prompt`` (the draws :meth:`generate` writes out)."""
+        from saltbench.inference.simulated.chain import atom_chain, atom_confidence  # numba: on first use
+
         params, answer, style = self.params, self._answer(prompt), style_of(prompt)
         rng = _rng(params.seed, prompt)
         n = len(answer.atoms)
@@ -426,6 +427,8 @@ class SimulatedModel:
     ) -> tuple[str, np.ndarray, np.ndarray]:
         """The continuation text after ``prefix`` with its byte probabilities, and the teacher-forced
         log-probabilities of the ``n_target`` target tokens."""
+        from saltbench.inference.simulated.chain import atom_chain, atom_confidence  # numba: on first use
+
         fence = prefix.rfind(FENCE + "\n")
         body = prefix[fence + len(FENCE) + 1 :] if fence >= 0 else ""
         rule = resolve_task(get_task(answer.task, answer.variant))
