@@ -12,9 +12,10 @@ For each fraction (``--fractions 64 16 8``: 1/64, 1/16, 1/8), in a copy of the w
 
 Per stage it reports jobs, summed wall and CPU seconds, the longest job and the peak RSS of any job (from the
 rules' benchmark files; the report's from its process), and over the fractions the growth exponent of each
-stage's CPU time in the number of generations, and the full-size prediction: the largest fraction's cost
-plus its marginal cost per generation (between the two largest fractions) times the generations still
-missing. Predicted wall time on ``c`` cores: the sum over stages of ``max(cpu/c, longest job)``.
+stage's CPU time in the number of generations, and the full-size prediction scaled from the largest run
+(:func:`predict`; one run is enough, ``--report`` reads the runs of any earlier ``--out`` files, a stage
+that some of them lack included). Predicted wall time on ``c`` cores: the sum over stages of
+``max(cpu/c, longest job)``.
 Writes ``--out`` (JSON) and prints a Markdown table (docs/performance.md §5).
 """
 
@@ -176,15 +177,22 @@ SCALED = ("score_units", "compute_metrics", "tables", "explorer")
 report read tables whose rows follow the models and cells, which a 1/N-of-the-samples run already has."""
 
 
-def predict(runs: list[dict], full: int, cores: tuple[int, ...] = (2, 16)) -> dict:
-    """The full-size prediction. A stage of :data:`SCALED`: the largest run's CPU time times
-    ``full / generations`` (each per-model job of a model-subset run is already at its full size; an
-    aggregate table's cost follows its units), its longest job the same for a per-model stage and scaled for
-    an aggregate one. Any other stage: the most any run measured. Peak RSS: the most any run measured (a
-    job's peak follows its largest input file, at full size in a model-subset run). Growth exponents of the
-    CPU time between the two largest runs."""
-    small, large = runs[-2], runs[-1]
+PER_MODEL = ("score_units", "compute_metrics")
+"""Stages of one job per (model, style): a job's input follows its model's samples, not the roster."""
+
+
+def predict(runs: list[dict], full: int, full_models: int, cores: tuple[int, ...] = (2, 16)) -> dict:
+    """The full-size prediction from one run or more (sorted by generations; the largest is scaled).
+
+    A stage of :data:`SCALED`: the largest run's CPU time times ``full / generations``; its longest job times
+    the growth of one job's input — the samples per model (``full / full_models`` over the run's
+    ``generations / models``) for a stage of :data:`PER_MODEL` (1 for a model-subset run, which answers every
+    sample), ``full / generations`` for an aggregate one. Any other stage: the most any run measured. Peak
+    RSS: the most any run measured. The growth exponent of a stage's CPU time in the generations: between the
+    largest run and the largest smaller one that measured the stage (none with one run)."""
+    large = runs[-1]
     scale = full / large["generations"]
+    per_model = (full / full_models) / (large["generations"] / large["models"])
     out: dict = {"scale": scale, "stages": {}}
     for stage, cost in large["stages"].items():
         measured = [run["stages"][stage] for run in runs if stage in run["stages"]]
@@ -192,17 +200,15 @@ def predict(runs: list[dict], full: int, cores: tuple[int, ...] = (2, 16)) -> di
             (m["peak_rss_mib"] for m in measured if not math.isnan(m["peak_rss_mib"])), default=math.nan
         )
         if stage in SCALED:
-            per_model = cost["jobs"] > small["stages"][stage]["jobs"]
-            row = {
-                "cpu_s": cost["cpu_s"] * scale,
-                "longest_s": cost["longest_s"] * (1 if per_model else scale),
-            }
+            job_scale = per_model if stage in PER_MODEL else scale
+            row = {"cpu_s": cost["cpu_s"] * scale, "longest_s": cost["longest_s"] * job_scale}
         else:
             row = {key: max(m[key] for m in measured) for key in ("cpu_s", "longest_s")}
         row["peak_rss_mib"] = peak
-        before = small["stages"][stage]["cpu_s"]
+        smaller = [r for r in runs if r["generations"] < large["generations"] and stage in r["stages"]]
+        before = smaller[-1]["stages"][stage]["cpu_s"] if smaller else 0.0
         if before > 0 and cost["cpu_s"] > 0:
-            ratio = large["generations"] / small["generations"]
+            ratio = large["generations"] / smaller[-1]["generations"]
             row["cpu_s_exponent"] = math.log(cost["cpu_s"] / before) / math.log(ratio)
         out["stages"][stage] = row
     out["disk_mib"] = {key: size * scale for key, size in large["disk_mib"].items()}
@@ -221,7 +227,10 @@ def markdown(runs: list[dict], prediction: dict, full: int) -> str:
     ]
     for stage in stages:
         cells = [
-            f"{r['stages'][stage]['cpu_s']:.0f} ({r['stages'][stage]['peak_rss_mib']:.0f})" for r in runs
+            f"{r['stages'][stage]['cpu_s']:.0f} ({r['stages'][stage]['peak_rss_mib']:.0f})"
+            if stage in r["stages"]
+            else "–"
+            for r in runs
         ]
         p = prediction["stages"][stage]
         exponent = p.get("cpu_s_exponent", float("nan"))
@@ -254,11 +263,12 @@ def main() -> None:
     parser.add_argument("--report", type=Path, nargs="*", help="only print the table of earlier --out files")
     args = parser.parse_args()
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text(encoding="utf-8"))
-    full = len(paper["models"]) * len(paper["prompt_styles"]) * sum(paper["datasets"]["n_samples"].values())
+    roster = len(paper["models"])
+    full = roster * len(paper["prompt_styles"]) * sum(paper["datasets"]["n_samples"].values())
     if args.report:
         runs = [run for path in args.report for run in json.loads(path.read_text())["runs"]]
         runs.sort(key=lambda run: run["generations"])
-        print(markdown(runs, predict(runs, full), full))
+        print(markdown(runs, predict(runs, full, roster), full))
         return
     sizes: list[tuple[str, float, list[str] | None]]
     sizes = [(f"1/{d} of the samples", 1 / d, None) for d in sorted(args.fractions, reverse=True)]
@@ -272,10 +282,9 @@ def main() -> None:
         if not args.keep:
             shutil.rmtree(root)
     runs.sort(key=lambda run: run["generations"])
-    prediction = predict(runs, full) if len(runs) > 1 else {}
+    prediction = predict(runs, full, roster)
     args.out.write_text(json.dumps({"runs": runs, "full": full, "prediction": prediction}, indent=1))
-    if prediction:
-        print(markdown(runs, prediction, full))
+    print(markdown(runs, prediction, full))
 
 
 if __name__ == "__main__":

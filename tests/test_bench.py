@@ -218,7 +218,7 @@ def test_paper_size_report(
         _benchmarks(tmp_path / str(generations), seconds)
         stages = paper_size["stage_costs"](tmp_path / str(generations))
         stages["report"] = {"jobs": 1, "wall_s": 1.0, "cpu_s": 1.0, "longest_s": 1.0, "peak_rss_mib": 50.0}
-        run = {"label": f"{generations}", "generations": generations, "stages": stages}
+        run = {"label": f"{generations}", "generations": generations, "models": 2, "stages": stages}
         runs.append({**run, "analysis": {"wall_s": 10.0}, "disk_mib": {"results": 1.0}})
     assert runs[1]["stages"]["score_units"] == {
         "jobs": 1,
@@ -231,3 +231,29 @@ def test_paper_size_report(
     assert run_script(["bench_paper_size.py", "--report", str(tmp_path / "runs.json")], monkeypatch) == 0
     table = capsys.readouterr().out
     assert "| score_units | 1 (100) | 2 (100) | 1.00 |" in table
+    # one run alone, and a run that lacks a stage another measured (the explorer): a prediction each
+    (tmp_path / "one.json").write_text(json.dumps({"runs": runs[1:]}))
+    assert run_script(["bench_paper_size.py", "--report", str(tmp_path / "one.json")], monkeypatch) == 0
+    assert "| score_units | 2 (100) | nan |" in capsys.readouterr().out
+    del runs[0]["stages"]["explorer"]
+    (tmp_path / "mixed.json").write_text(json.dumps({"runs": runs}))
+    assert run_script(["bench_paper_size.py", "--report", str(tmp_path / "mixed.json")], monkeypatch) == 0
+    assert "| explorer | – | 2 (100) | nan |" in capsys.readouterr().out
+
+
+def test_paper_size_prediction_scales_a_per_model_job_by_its_models_samples(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A model-subset run answers every sample of its models: its per-model jobs are already at full size,
+    while its aggregate jobs and every stage's CPU time grow with the whole roster's generations."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    predict = runpy.run_path(str(BENCH / "bench_paper_size.py"))["predict"]
+    cost = {"jobs": 4, "wall_s": 8.0, "cpu_s": 8.0, "longest_s": 2.0, "peak_rss_mib": 10.0}
+    stages = {"score_units": cost, "tables": cost}
+    subset = {"generations": 400, "models": 4, "stages": stages, "disk_mib": {"results": 1.0}}
+    out = predict([subset], full=5900, full_models=59)
+    assert out["stages"]["score_units"]["longest_s"] == pytest.approx(2.0)  # 100 generations per model
+    assert out["stages"]["tables"]["longest_s"] == pytest.approx(2.0 * 5900 / 400)
+    assert out["stages"]["score_units"]["cpu_s"] == pytest.approx(8.0 * 5900 / 400)
+    fraction = {**subset, "generations": 590, "models": 59}  # a tenth of every model's samples
+    assert predict([fraction], full=5900, full_models=59)["stages"]["score_units"]["longest_s"] == 20.0
