@@ -62,6 +62,8 @@ def test_every_number_on_the_page_is_in_a_table():
     page = findings_markdown(tables)
     assert assert_numbers_come_from_tables(page, tables) > 20
     assert page.count("## ") == 7 and NOT_ENOUGH not in page.split("## 4.")[1].split("## 5.")[0]
+    interventions = page.split("## 3.")[1].split("## 4.")[0]
+    assert "samples; slopes in log-odds of a correct next atom per unit of the fraction):" in interventions
     summary = page.split("## What this run estimated")[1].split("## 1.")[0]
     assert NOT_ENOUGH not in summary and summary.count("\n- ") >= 5
 
@@ -156,4 +158,9 @@ def test_an_auroc_resting_on_too_few_units_is_named_unreliable_and_no_finding():
     summary = page.split("## What this run estimated")[1].split("\n## ")[0]
     assert "rest on at least 20 correct and 20 incorrect units" in summary
     assert "2 more rest on fewer (unreliable, no finding)" in summary  # dna, both styles
+    # the cells counted are named, split by their verdict: matmul's two, not dna's
+    named = re.search(r"incorrect units \(((?:lower|not lower): [^)]*)\)", summary)
+    assert named is not None
+    cells = re.findall(r"(\w+ (?:direct|cot))", named.group(1))
+    assert sorted(cells) == ["matmul cot", "matmul direct"]
     assert "[the explorer](explorer/index.html)" in page

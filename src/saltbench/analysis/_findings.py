@@ -124,6 +124,21 @@ def _granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> list[
     return lines
 
 
+SLOPE_SCALES = {
+    "logistic": "log-odds of a correct next atom per unit of the fraction",
+    "linear": "probability of a correct next atom per unit of the fraction",
+}
+"""The scale of an intervention slope, by the regression fitted (the effects table's ``method``)."""
+
+
+def _slope_scale(part: pl.DataFrame) -> str:
+    """``slopes in …`` for a model × task's fit, from its ``method`` (:data:`SLOPE_SCALES`); empty when the
+    rows name no single known method."""
+    methods = part["method"].unique().to_list() if "method" in part.columns else []
+    known = len(methods) == 1 and methods[0] in SLOPE_SCALES
+    return f"slopes in {SLOPE_SCALES[methods[0]]}" if known else ""
+
+
 def _interventions(effects: pl.DataFrame | None) -> list[str]:
     if effects is None or effects.is_empty():
         return [f"- {NOT_ENOUGH}: no intervention results (interventions disabled or no samples)."]
@@ -144,7 +159,8 @@ def _interventions(effects: pl.DataFrame | None) -> list[str]:
             excludes_zero = row["ci_low"] > 0 or row["ci_high"] < 0
             verdict = "interval excludes 0" if excludes_zero else "interval includes 0"
             pieces.append(f"{name}: slope {_interval(row)} ({verdict})")
-        lines.append(f"- {model}, {task} ({part['n_samples'][0]} samples): " + "; ".join(pieces) + ".")
+        about = "; ".join(filter(None, [f"{part['n_samples'][0]} samples", _slope_scale(part)]))
+        lines.append(f"- {model}, {task} ({about}): " + "; ".join(pieces) + ".")
     return lines
 
 
@@ -227,27 +243,30 @@ def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) 
     if granularity is None or granularity.is_empty():
         return None
     pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
-    lower, cells, weak, tasks, missing = 0, 0, 0, [], []
-    for (task, _style), part in pooled.group_by(["task", "style"], maintain_order=True):
+    lower: list[str] = []
+    higher: list[str] = []
+    weak, missing, counted = 0, [], set()
+    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
         rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
         if all(r.height and math.isfinite(r["mean"][0]) for r in rows.values()):
             if any(_units_text(r.row(0, named=True), min_units)[1] for r in rows.values()):
                 weak += 1
                 continue
-            cells += 1
-            lower += rows["atom"]["mean"][0] < rows["line"]["mean"][0]
-            tasks += [task] if task not in tasks else []
+            counted.add(task)
+            below = rows["atom"]["mean"][0] < rows["line"]["mean"][0]
+            (lower if below else higher).append(f"{task} {style}")
         elif task not in missing:
             missing.append(task)
-    missing = [t for t in missing if t not in tasks]
-    if not cells and not weak:
+    missing = [t for t in missing if t not in counted]
+    if not lower and not higher and not weak:
         return None
     text = (
-        f"Atom vs line resolution: pooled AUROC is lower at atom level in {lower} of {cells} "
-        f"task × style cells where both are defined and rest on at least {min_units} correct and "
-        f"{min_units} incorrect units"
+        f"Atom vs line resolution: pooled AUROC is lower at atom level in {len(lower)} of "
+        f"{len(lower) + len(higher)} task × style cells where both are defined and rest on at least "
+        f"{min_units} correct and {min_units} incorrect units"
     )
-    text += f" (tasks {', '.join(tasks)})" if tasks else ""
+    named = [f"lower: {', '.join(lower)}"] * bool(lower) + [f"not lower: {', '.join(higher)}"] * bool(higher)
+    text += f" ({'; '.join(named)})" if named else ""
     text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
     return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
 
@@ -265,7 +284,10 @@ def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
             if row.get("status", "ok") == "ok" and math.isfinite(row["estimate"])
         ]
         if pieces:
-            lines.append(f"Next-atom correctness after a prefix, {model}, {task}: " + "; ".join(pieces) + ".")
+            scale = f" ({_slope_scale(part)})" if _slope_scale(part) else ""
+            lines.append(
+                f"Next-atom correctness after a prefix, {model}, {task}{scale}: " + "; ".join(pieces) + "."
+            )
     return lines
 
 
