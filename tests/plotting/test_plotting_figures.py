@@ -308,3 +308,15 @@ def test_granularity_auroc_draws_estimates_on_few_units_hollow_and_says_how_many
     defined = table.filter(pl.col("mean").is_finite())
     assert len(points) == defined.height
     assert len(hollow) == defined.filter(pl.col("task") == "dna").height > 0
+
+
+def test_granularity_auroc_markers_lie_inside_their_whiskers(raws):
+    """A skewed cell, whose mean lies below its inter-quartile range (one model far below the others): the
+    marker is drawn at the median, inside its whisker."""
+    table = granularity_table(raws["two_models"].metrics).with_columns(
+        mean=pl.lit(0.2), median=pl.lit(0.62), q25=pl.lit(0.6), q75=pl.lit(0.64)
+    )
+    fig = render("granularity_auroc", table)
+    points = [line for ax in fig.axes for line in ax.lines if line.get_marker() in ("o", "s", "D")]
+    heights = {float(p.get_ydata()[0]) for p in points}
+    assert points and heights == {0.62}

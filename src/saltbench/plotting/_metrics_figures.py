@@ -240,11 +240,11 @@ def _count(value: object) -> int | None:
 
 
 def _auroc_floor(table: pl.DataFrame, counted: bool) -> float:
-    """The lower y limit of the AUROC panels: under the lowest mean (0.4 at most), and under zero when the
-    points carry count labels."""
-    means = table["mean"].to_numpy().astype(float)
-    means = means[np.isfinite(means)]
-    floor = min(0.4, float(means.min()) - 0.05) if means.size else 0.4
+    """The lower y limit of the AUROC panels: under the lowest point or whisker drawn (the medians and lower
+    quartiles; 0.4 at most), and under zero when the points carry count labels."""
+    drawn = table.select("median", "q25").to_numpy().astype(float).ravel()
+    drawn = drawn[np.isfinite(drawn)]
+    floor = min(0.4, float(drawn.min()) - 0.05) if drawn.size else 0.4
     return min(floor, -0.12) if counted else floor  # room for the count labels under the lowest points
 
 
@@ -267,10 +267,11 @@ def _draw_auroc_point(
     min_units: int,
     counted: bool,
 ) -> None:
-    """Draw one cell's mean AUROC with its inter-quartile whisker and its unit counts, hollow and grey when it
-    rests on fewer than ``min_units`` units; ``n/a`` when the mean is undefined."""
-    mean = cell["mean"][0] if cell.height else None
-    if mean is None or not _finite(mean):
+    """Draw one cell's median AUROC over models with its inter-quartile whisker (the median lies inside it; a
+    mean can lie outside) and its unit counts, hollow and grey when it rests on fewer than ``min_units``
+    units; ``n/a`` when no model has a value."""
+    median = cell["median"][0] if cell.height else None
+    if median is None or not _finite(median):
         mark_missing(ax, position, floor + 0.06, rotation=90, size=5.5)
         return
     n_correct, n_incorrect = _unit_counts(cell, counted)
@@ -281,7 +282,7 @@ def _draw_auroc_point(
         ax.vlines(position, lower_quartile, upper_quartile, color=colour, linewidth=1.0)
     ax.plot(
         position,
-        mean,
+        median,
         marker=marker,
         color=colour,
         markersize=3.5,
@@ -289,10 +290,10 @@ def _draw_auroc_point(
         markerfacecolor="white" if weak else colour,
     )
     if n_correct is not None and n_incorrect is not None:
-        below = mean > 0.3  # low points: labelled above (n/a marks below)
+        below = median > 0.3  # low points: labelled above (n/a marks below)
         ax.annotate(
             f"{n_correct}|{n_incorrect}",
-            (position, mean),
+            (position, median),
             xytext=(0, -4 if below else 4),
             textcoords="offset points",
             rotation=90,
@@ -386,9 +387,10 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
         min_units: an estimate resting on fewer correct or fewer incorrect units than this
             (``analysis.min_units``) is drawn as a hollow grey marker: unreliable, not a finding.
 
-    Points: mean over models; whiskers: inter-quartile range over models; dashed line: chance (0.5).
-    Rows: prompt styles. Each point is labelled ``correct|incorrect``, the units its AUROCs rank (summed
-    over models). Undefined values (e.g. per-response AUROC of whole generations) show ``n/a``.
+    Points: median over models, inside their whiskers, the inter-quartile range over models (the findings
+    page gives the mean); dashed line: chance (0.5). Rows: prompt styles. Each point is labelled
+    ``correct|incorrect``, the units its AUROCs rank (summed over models). Undefined values (e.g.
+    per-response AUROC of whole generations) show ``n/a``.
     """
     title = "AUROC by granularity"
     if table.is_empty():
