@@ -91,6 +91,8 @@ def test_comparisons_enumerates_style_and_reasoning_pairs():
         Comparison("style", "q", "direct", "q", "cot", "q"),
         Comparison("reasoning", "q", "direct", "q-thinking", "direct", "q"),
     ]
+    # a reasoning comparison is named by its pair, not its base model (two pairs may share one base)
+    assert [c.label for c in got] == ["q", "q-thinking vs q (direct)"]
 
 
 # -- paired bootstrap and tests ------------------------------------------------------------------------------

@@ -59,8 +59,10 @@ class Comparison:
 
     @property
     def label(self) -> str:
-        """Short label: the model for style comparisons, the base model and style for reasoning ones."""
-        return self.model_a if self.kind == "style" else f"{self.base_model} ({self.style_a})"
+        """Short label: the model for style comparisons; the pair, reasoning model first, and the style for
+        reasoning ones (``r1-distill vs qwen (direct)``: two models of one base would share a base-model
+        label)."""
+        return self.model_a if self.kind == "style" else f"{self.model_b} vs {self.model_a} ({self.style_a})"
 
 
 def base_model(name: str) -> str:

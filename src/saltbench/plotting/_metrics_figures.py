@@ -436,7 +436,8 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
 def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> None:
     """Write each point's labels (joined when points coincide) where they overlap neither each other nor the
     points: adjustText moves them apart (deterministic: its random start is seeded) and draws a thin leader
-    line from a moved label to its point."""
+    line from every label to its point, however short the move (a label nudged next to another comparison's
+    point would otherwise read as that one's)."""
     from adjustText import adjust_text
 
     if not labels:
@@ -454,6 +455,7 @@ def _label_points(ax: Axes, labels: dict[tuple[float, float], list[str]]) -> Non
         ax=ax,
         expand=(1.15, 1.5),
         ensure_inside_axes=True,
+        min_arrow_len=0,
         arrowprops={"arrowstyle": "-", "color": "0.55", "linewidth": 0.4},
     )
 
