@@ -265,7 +265,11 @@ def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) 
         f"{len(lower) + len(higher)} task × style cells where both are defined and rest on at least "
         f"{min_units} correct and {min_units} incorrect units"
     )
-    named = [f"lower: {', '.join(lower)}"] * bool(lower) + [f"not lower: {', '.join(higher)}"] * bool(higher)
+    named = [
+        f"{verdict}: {', '.join(cells)}"
+        for verdict, cells in (("lower", lower), ("not lower", higher))
+        if cells
+    ]
     text += f" ({'; '.join(named)})" if named else ""
     text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
     return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
@@ -284,7 +288,8 @@ def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
             if row.get("status", "ok") == "ok" and math.isfinite(row["estimate"])
         ]
         if pieces:
-            scale = f" ({_slope_scale(part)})" if _slope_scale(part) else ""
+            scale = _slope_scale(part)
+            scale = f" ({scale})" if scale else ""
             lines.append(
                 f"Next-atom correctness after a prefix, {model}, {task}{scale}: " + "; ".join(pieces) + "."
             )
