@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
-from saltbench.inference.chat import encode_prompt, render_prompts
+from saltbench.inference.chat import encode_prompt, render_for_spec
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 
 if TYPE_CHECKING:
@@ -129,13 +129,7 @@ class ModelBase:
 
     def render(self, instructions: Sequence[str]) -> list[str]:
         """The prompts as the model sees them (the registry's chat template, system prompt, thinking flag)."""
-        return render_prompts(
-            self.tokenizer,
-            instructions,
-            system_prompt=self.spec.system_prompt,
-            chat_template=self.spec.chat_template,
-            template_kwargs=self.spec.template_kwargs,
-        )
+        return render_for_spec(self.tokenizer, instructions, self.spec)
 
     def capped(self, prompts: Sequence[str], budgets: Sequence[int]) -> list[int]:
         """One budget per prompt, capped by the registry's rule

@@ -119,6 +119,18 @@ HARMONY_FINAL = "<|channel|>final<|message|>"
 """Where a harmony (gpt-oss) answer's text starts, after the generation prompt's ``<|start|>assistant``."""
 
 
+def render_for_spec(tokenizer: Any, instructions: Sequence[str], spec: Any) -> list[str]:
+    """:func:`render_prompts` with a registry entry's system prompt, chat template and template arguments
+    (``spec``: a :class:`~saltbench.inference.registry.ModelSpec`), as every backend renders them."""
+    return render_prompts(
+        tokenizer,
+        instructions,
+        system_prompt=spec.system_prompt,
+        chat_template=spec.chat_template,
+        template_kwargs=spec.template_kwargs,
+    )
+
+
 def answer_start(prompt: str, reasoning_format: str | None) -> str:
     """``prompt`` (rendered) followed by what puts the next token where the model's answer starts
     (docs/reasoning.md §5): for ``think``, a closed, empty reasoning block — ``</think>`` when the template

@@ -104,15 +104,9 @@ def _counter(tokenizer: Any) -> Callable[[str], int]:
 def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> list[str]:
     """The text of each request: the rendered prompt (``completions``) or system prompt + instruction."""
     if api_settings(spec).endpoint == "completions":
-        from saltbench.inference.chat import render_prompts
+        from saltbench.inference.chat import render_for_spec
 
-        return render_prompts(
-            tokenizer,
-            instructions,
-            system_prompt=spec.system_prompt,
-            chat_template=spec.chat_template,
-            template_kwargs=spec.template_kwargs,
-        )
+        return render_for_spec(tokenizer, instructions, spec)
     return [f"{spec.system_prompt}\n{text}" if spec.system_prompt else text for text in instructions]
 
 

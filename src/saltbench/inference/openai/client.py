@@ -172,15 +172,9 @@ class OpenAIModel:
         ``chat_template_kwargs``); ``completions``: the prompt rendered with ``backend_options.tokenizer``'s
         chat template (the registry's system prompt, template and template arguments)."""
         if self.settings.endpoint == "completions":
-            from saltbench.inference.chat import render_prompts
+            from saltbench.inference.chat import render_for_spec
 
-            return render_prompts(
-                self.tokenizer,
-                instructions,
-                system_prompt=self.spec.system_prompt,
-                chat_template=self.spec.chat_template,
-                template_kwargs=self.spec.template_kwargs,
-            )
+            return render_for_spec(self.tokenizer, instructions, self.spec)
         system = [{"role": "system", "content": self.spec.system_prompt}] if self.spec.system_prompt else []
         return [
             json.dumps([*system, {"role": "user", "content": text}], ensure_ascii=False)
