@@ -72,13 +72,24 @@ class AnalysisConfig(Block):
         "fewer than this share: its estimates rest on cut-off, unfenced or failed responses "
         "(docs/reasoning.md §3).",
     )
+    eligible_answered_share: Annotated[float, Keywords(minimum=0, maximum=1)] = setting(
+        0.5,
+        "A model (and prompt style) whose answered responses are fewer than this share enters no pooled or "
+        "compared estimate: findings, dominance, figures, label noise, reasoning pairs (docs/metrics.md §10).",
+    )
+    min_model_units: PositiveInt = setting(
+        10,
+        "A model's (style, task, granularity) cell enters a pooled or compared confidence estimate only with "
+        "at least this many correct and this many incorrect units (docs/metrics.md §10).",
+    )
     label_noise_replicates: Annotated[int, Keywords(minimum=1, maximum=10000)] = setting(
         20,
         "Bootstrap-and-noise replicates per (model, style, task, granularity) cell of the label-noise table.",
     )
     min_units: PositiveInt = setting(
         20,
-        "An AUROC estimate resting on fewer correct or fewer incorrect units than this is drawn as "
+        "A pooled AUROC estimate resting on fewer correct or fewer incorrect units than this (summed over the "
+        "eligible models) is drawn as "
         "unreliable (hollow grey marker) in the granularity figure and named as such on the findings page.",
     )
     explorer_alternatives: Annotated[int, Keywords(minimum=1, maximum=20)] = setting(
