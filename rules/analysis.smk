@@ -85,6 +85,7 @@ rule findings:
     localrule: True
     input:
         generation_health="results/tables/generation_health.parquet",
+        eligibility="results/tables/eligibility.parquet",
         dominance="results/tables/dominance.parquet",
         granularity="results/tables/granularity.parquet",
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",

@@ -8,8 +8,10 @@ import polars as pl
 from helpers.synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
+    auroc_unit_counts,
     comparisons,
     dominance,
+    eligibility_table,
     findings_markdown,
     fit_intervention_effects,
     generation_health,
@@ -44,8 +46,12 @@ def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     metrics = synthetic_metrics(models=("model-a",), tasks=tasks, seed=4)
     units = synthetic_units(styles=("direct",), tasks=tasks[:2], n_samples=12, seed=4)
     cmps = comparisons([("model-a", "direct"), ("model-a", "cot")], [])
+    health = generation_health(units)
     return {
-        "generation_health": generation_health(units),
+        "generation_health": health,
+        "eligibility": eligibility_table(
+            health, auroc_unit_counts(units), min_answered_share=0.5, min_model_units=10
+        ),
         "dominance": dominance(metrics),
         "granularity": granularity_table(metrics),
         "interventions": fit_intervention_effects(
@@ -77,7 +83,7 @@ def test_thin_data_says_not_enough_data_with_the_reason():
     assert f"{NOT_ENOUGH} (too few pairs)" in tradeoff
     assert_numbers_come_from_tables(page, tables)
     empty = findings_markdown({})
-    assert empty.count(f"- {NOT_ENOUGH}") == 7 and not NUMBER.findall(empty)
+    assert empty.count(f"- {NOT_ENOUGH}") == 8 and not NUMBER.findall(empty)  # 7 tables, the summary
     assert "not enough data for: which confidence function wins; ranking at atom resolution;" in empty
 
 
@@ -109,7 +115,8 @@ def test_models_whose_estimates_rest_on_few_answered_responses_are_named_first()
     )
     page = findings_markdown(tables, min_answered=0.9)
     summary = page.split("## What this run estimated")[1].split("## 0.")[0]
-    assert "Fewer than 90% answered responses: **thinker** (direct, 0.250 answered)." in summary
+    assert "1 model × style pair answered fewer than 90% of their prompts (named in §0)." in summary
+    assert "thinker" not in summary
     section = page.split("## 0.")[1].split("## 1.")[0]
     assert "- **thinker** (direct): 0.250 answered, 0.750 cut off by the budget" in section
     assert "model-a" not in section

@@ -33,7 +33,9 @@ from saltbench.plotting import FIGURES
 pytestmark = pytest.mark.workflow
 
 REPO = Path(__file__).resolve().parents[2]
-MODELS = ("toy-1b", "toy-1b-thinking")
+MODELS = ("toy-1b", "toy-1b-thinking", "toy-mute")
+MUTE = "toy-mute"
+"""A model whose every response was cut off: it enters no pooled or compared estimate (metrics.md §10)."""
 TASKS = ("dna", "matmul")
 STYLES = ("direct", "cot")
 TABLES = (
@@ -122,7 +124,9 @@ def _write_workflow(root: Path, level: str) -> None:
 
 def _write_inputs(root: Path) -> None:
     metrics = synthetic_metrics(models=MODELS, styles=STYLES, tasks=TASKS, seed=2)
-    units = synthetic_units(models=MODELS, styles=STYLES, tasks=TASKS, n_samples=8, seed=2)
+    units = synthetic_units(models=MODELS, styles=STYLES, tasks=TASKS, n_samples=8, seed=2).with_columns(
+        answer_status=pl.when(pl.col("model") == MUTE).then(pl.lit("truncated")).otherwise("answer_status")
+    )
     for (model, style, task), frame in metrics.partition_by("model", "style", "task", as_dict=True).items():
         (root / "results" / "metrics" / model / style).mkdir(parents=True, exist_ok=True)
         write_table(frame, root / "results" / "metrics" / model / style / f"{task}.parquet", {}, "metrics")
@@ -194,6 +198,34 @@ def test_tables_figures_and_report(tmp_path, level):
         assert "findings.md" in html and "Findings of this run" in html
     leaderboard = pl.read_csv(tmp_path / "results" / "tables" / "leaderboard.csv")
     assert leaderboard.height == len(MODELS) * len(STYLES)
+    _assert_mute_model_only_named(tmp_path, findings)
+
+
+def _assert_mute_model_only_named(root: Path, findings: str) -> None:
+    """The model that answered nothing is named in the findings' §0, the health, eligibility and per-model
+    accuracy tables (marked not eligible), and in no other table or section."""
+    eligibility = read_table(
+        root / "results" / "tables" / "eligibility.parquet", TABLE_ARTIFACTS["eligibility"]
+    )
+    mute = eligibility.filter(pl.col("model") == MUTE)
+    assert mute.height and not mute["eligible_model"].any() and mute["reason"].str.contains("answered").all()
+    assert eligibility.filter(pl.col("model") != MUTE)["eligible_model"].all()
+    for name in ("leaderboard", "accuracy_by_task"):
+        table = read_table(root / "results" / "tables" / f"{name}.parquet", TABLE_ARTIFACTS[name])
+        assert set(table.filter(pl.col("model") == MUTE)["eligible"]) == {False}, name
+    for name in TABLE_ARTIFACTS:
+        path = root / "results" / "tables" / f"{name}.parquet"
+        if (
+            name in ("generation_health", "eligibility", "leaderboard", "accuracy_by_task")
+            or not path.exists()
+        ):
+            continue
+        table = read_table(path, TABLE_ARTIFACTS[name])
+        for column in (c for c, t in table.schema.items() if t == pl.String):
+            assert not table[column].str.contains(MUTE, literal=True).any(), (name, column)
+    sections = findings.split("\n## ")
+    named = [section.splitlines()[0] for section in sections if MUTE in section]
+    assert named == ["0. What the responses hold"], named
 
 
 NEW_TABLE_FUNCTION = '''

@@ -20,9 +20,11 @@ from saltbench.analysis import (
     accuracy_by_placement,
     accuracy_by_position,
     accuracy_by_task,
+    auroc_unit_counts,
     comparisons,
     dominance,
     dominance_cells,
+    eligibility_table,
     fit_intervention_effects,
     generation_health,
     granularity_table,
@@ -89,6 +91,9 @@ def tradeoff_comparisons() -> list[Comparison]:
 
 TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "generation_health": lambda i: generation_health(i.units),
+    "eligibility": lambda i: eligibility_table(
+        generation_health(i.units), auroc_unit_counts(i.units), min_answered_share=0.5, min_model_units=5
+    ),
     "leaderboard": lambda i: leaderboard(i.metrics),
     "accuracy_by_task": lambda i: accuracy_by_task(i.metrics),
     "dominance": lambda i: dominance(i.metrics),

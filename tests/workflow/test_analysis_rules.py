@@ -151,6 +151,7 @@ def test_rule_inputs_params_and_outputs_of_a_declaration():
         "metrics": ["m.parquet"],
         "units": [],  # task level: the metrics suffice
         "registry": "models.yaml",
+        "eligibility": "results/tables/eligibility.parquet",
     }
     config["analysis"]["reasoning_level"] = "sample"
     assert rule_inputs(tradeoff, files, lookup)["units"] == ["u.parquet"]
@@ -188,13 +189,23 @@ def test_a_table_job_writes_the_declared_tables_and_refuses_others(tmp_path, mon
     for (task,), frame in metrics.partition_by("task", as_dict=True).items():
         paths.append(str(tmp_path / f"{task}.parquet"))
         write_table(frame, paths[-1], {}, "metrics")
-    output = FakeOutput({fmt: str(tmp_path / f"accuracy_by_task.{fmt}") for fmt in ("parquet", "csv", "tex")})
-    job = SimpleNamespace(
-        rule="table_accuracy_by_task", input=FakeOutput(metrics=paths), params=FakeOutput(), output=output
+    eligibility = pl.DataFrame(
+        {"model": "m", "style": "direct", "task": ["dna", "logic"], "granularity": "atom", "answered": 0.2}
+    ).with_columns(
+        n_correct=pl.lit(0, pl.Int64),
+        n_incorrect=pl.lit(0, pl.Int64),
+        eligible_model=False,
+        eligible=False,
+        reason=pl.lit("answered share 0.200 (below 0.5)"),
     )
+    write_table(eligibility, tmp_path / "eligibility.parquet", {}, "table.eligibility")
+    output = FakeOutput({fmt: str(tmp_path / f"accuracy_by_task.{fmt}") for fmt in ("parquet", "csv", "tex")})
+    inputs = FakeOutput(metrics=paths, eligibility=str(tmp_path / "eligibility.parquet"))
+    job = SimpleNamespace(rule="table_accuracy_by_task", input=inputs, params=FakeOutput(), output=output)
     run_table_job(job, tables.TABLE_RULES)
     written = read_table(output["parquet"], "table.accuracy_by_task")
-    assert written.equals(accuracy_by_task(pl.concat([pl.read_parquet(p) for p in paths])))
+    expected = accuracy_by_task(pl.concat([pl.read_parquet(p) for p in paths]), eligibility=eligibility)
+    assert written.equals(expected) and not written["eligible"].any()
     assert read_provenance(output["parquet"])["rule"] == "table_accuracy_by_task"
     wrong = TableRule("accuracy_by_task", "", lambda job: {"leaderboard": written}, inputs={})
     with pytest.raises(ValueError, match=r"computed \['leaderboard'\], declares \['accuracy_by_task'\]"):

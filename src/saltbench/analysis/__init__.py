@@ -20,6 +20,16 @@ from ._common import (
     wilson_interval,
 )
 from ._dominance import dominance, dominance_cells
+from ._eligibility import (
+    eligibility_table,
+    eligible_metrics,
+    eligible_styles,
+    eligible_units,
+    excluded_cells,
+    excluded_models,
+    exclusion_lines,
+    mark_eligible,
+)
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
 from ._granularity import auroc_unit_counts, granularity_table, too_few_units
@@ -57,6 +67,14 @@ from ._recovery import SimulatedRun, planted_values, recovery_estimates, recover
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
+    "eligibility_table",
+    "eligible_metrics",
+    "eligible_styles",
+    "eligible_units",
+    "excluded_cells",
+    "excluded_models",
+    "exclusion_lines",
+    "mark_eligible",
     "ASPECT_METRICS",
     "FINDINGS_TABLES",
     "GRANULARITIES",

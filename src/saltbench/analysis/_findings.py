@@ -12,7 +12,9 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
 
 0. What the responses hold — ``generation_health``: every model (and style) with fewer than
    ``analysis.min_answered_share`` answered responses, with its shares of cut-off, unfenced and error ones;
-   and every imported model with responses that carried no log-probabilities, saying how many of how many
+   ``eligibility``: every model (and style) and cell that enters no pooled or compared estimate below, with
+   the reason (docs/metrics.md §10: the only place the page names an excluded model); and every imported
+   model with responses that carried no log-probabilities, saying how many of how many
    (those are scored for accuracy only, their units' confidences NaN; docs/backends.md §9.4), from the
    import records.
 1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
@@ -38,6 +40,7 @@ from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE
 
 FINDINGS_TABLES: tuple[str, ...] = (
     "generation_health",
+    "eligibility",
     "dominance",
     "granularity",
     "interventions",
@@ -333,16 +336,41 @@ def _health(table: pl.DataFrame | None, min_answered: float) -> list[str]:
     return lines
 
 
-def _summary_health(table: pl.DataFrame | None, min_answered: float) -> list[str]:
+def _eligibility(table: pl.DataFrame | None) -> list[str]:
+    """What the eligibility rule kept out of every estimate below (docs/metrics.md §10), one line each."""
+    from saltbench.analysis._eligibility import exclusion_lines
+
+    if table is None:
+        return [f"- {NOT_ENOUGH}: no eligibility table; the estimates below pool every model."]
+    lines = exclusion_lines(table)
+    if not lines:
+        return ["Every model, style and cell enters the estimates below (docs/metrics.md §10)."]
+    head = (
+        "These enter no pooled or compared estimate below (docs/metrics.md §10; "
+        "`results/tables/eligibility.csv`):"
+    )
+    return [head, *(f"- {line}." for line in lines)]
+
+
+def _summary_health(
+    table: pl.DataFrame | None, eligibility: pl.DataFrame | None, min_answered: float
+) -> list[str]:
+    """How many (model, style) pairs answered too rarely and how many enter no estimate; named in §0 only."""
+    from saltbench.analysis._eligibility import excluded_models
     from saltbench.analysis._health import thin_models
 
     if table is None or table.is_empty():
         return []
-    thin = thin_models(table, min_answered)
-    names = [
-        f"**{r['model']}** ({r['style']}, {fmt(r['answered'])} answered)" for r in thin.iter_rows(named=True)
-    ]
-    return [f"Fewer than {min_answered:.0%} answered responses: {', '.join(names)}."] if names else []
+    thin = thin_models(table, min_answered).height
+    excluded = excluded_models(eligibility).height if eligibility is not None else 0
+    lines = [f"{_pairs(thin)} answered fewer than {min_answered:.0%} of their prompts (named in §0)."]
+    lines.append(f"In no estimate below: {_pairs(excluded)} with too few answered responses (named in §0).")
+    return [line for line, n in zip(lines, (thin, excluded), strict=True) if n]
+
+
+def _pairs(n: int) -> str:
+    """``n`` model × style pairs, in words."""
+    return f"{n} model × style pair" + ("" if n == 1 else "s")
 
 
 def _without_logprobs(counts: Mapping[str, tuple[int, int]]) -> list[str]:
@@ -419,7 +447,7 @@ def summary_lines(
     lines = [
         f"- {line}"
         for line in [
-            *_summary_health(tables.get("generation_health"), min_answered),
+            *_summary_health(tables.get("generation_health"), tables.get("eligibility"), min_answered),
             *_without_logprobs(without_logprobs or {}),
         ]
     ] + lines
@@ -446,6 +474,8 @@ def findings_markdown(
     a finding. The page links the explorer (``explorer/index.html``)."""
     health = [
         *_health(tables.get("generation_health"), min_answered),
+        "",
+        *_eligibility(tables.get("eligibility")),
         *_without_logprobs(without_logprobs or {}),
     ]
     sections = [

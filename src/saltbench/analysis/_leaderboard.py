@@ -106,6 +106,7 @@ def leaderboard(
     flavour: str = "topk",
     calibration: str = "zscore_sigmoid",
     granularity: str = "atom",
+    eligibility: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """One row per (model, style): precision at each granularity and uncertainty metrics of one confidence.
 
@@ -128,6 +129,8 @@ def leaderboard(
         flavour: ``"topk"`` or ``"full"``.
         calibration: calibration method used for ECE.
         granularity: granularity of ECE, AUROC and AURC.
+        eligibility: :func:`saltbench.analysis.eligibility_table`; column ``eligible`` says whether a model
+            and style enters pooled estimates (docs/metrics.md §10; all do without one).
     """
     _check_choice("confidence", confidence, tuple(CONFIDENCE_FUNCTIONS))
     _check_choice("flavour", flavour, FLAVOURS)
@@ -165,14 +168,27 @@ def leaderboard(
         out = out.join(agg.drop(f"{name}_n_tasks"), on=list(keys), how="left")
     if n_tasks is not None:
         out = out.join(n_tasks, on=list(keys), how="left").with_columns(pl.col("n_tasks").fill_null(0))
-    return nan_for_null(out.sort(keys))
+    return _marked(nan_for_null(out.sort(keys)), eligibility)
 
 
-def accuracy_by_task(metrics: pl.DataFrame, metric: str = "precision") -> pl.DataFrame:
+def _marked(table: pl.DataFrame, eligibility: pl.DataFrame | None) -> pl.DataFrame:
+    """``table`` with column ``eligible`` (:func:`saltbench.analysis.mark_eligible`; True without a table)."""
+    from saltbench.analysis._eligibility import mark_eligible
+
+    if eligibility is None:
+        return table.with_columns(eligible=pl.lit(True))
+    return mark_eligible(table, eligibility)
+
+
+def accuracy_by_task(
+    metrics: pl.DataFrame, metric: str = "precision", eligibility: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Per-task accuracy (precision by default) of every model, style and granularity.
 
-    Columns: model, style, task, granularity, value, ci_low, ci_high, n_units, n_responses (tidy; one row per
-    cell). This is the table behind the ``accuracy_by_task`` figure.
+    Columns: model, style, task, granularity, value, ci_low, ci_high, n_units, n_responses, eligible (tidy;
+    one row per cell; ``eligible``: the model and style enter pooled estimates, docs/metrics.md §10, all
+    without an ``eligibility`` table). This is the table behind the ``accuracy_by_task`` figure, whose bars
+    pool the eligible models.
     """
     _check_choice("metric", metric, ("precision", "recall"))
-    return select_metric(metrics, metric).sort([*TASK_KEYS, "granularity"])
+    return _marked(select_metric(metrics, metric).sort([*TASK_KEYS, "granularity"]), eligibility)

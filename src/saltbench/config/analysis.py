@@ -75,7 +75,8 @@ class AnalysisConfig(Block):
     eligible_answered_share: Annotated[float, Keywords(minimum=0, maximum=1)] = setting(
         0.5,
         "A model (and prompt style) whose answered responses are fewer than this share enters no pooled or "
-        "compared estimate: findings, dominance, figures, label noise, reasoning pairs (docs/metrics.md §10).",
+        "compared estimate: findings, dominance, figures, label noise, reasoning pairs "
+        "(docs/metrics.md §10).",
     )
     min_model_units: PositiveInt = setting(
         10,
@@ -88,8 +89,8 @@ class AnalysisConfig(Block):
     )
     min_units: PositiveInt = setting(
         20,
-        "A pooled AUROC estimate resting on fewer correct or fewer incorrect units than this (summed over the "
-        "eligible models) is drawn as "
+        "A pooled AUROC estimate resting on fewer correct or fewer incorrect units than this (summed over "
+        "the eligible models) is drawn as "
         "unreliable (hollow grey marker) in the granularity figure and named as such on the findings page.",
     )
     explorer_alternatives: Annotated[int, Keywords(minimum=1, maximum=20)] = setting(

@@ -483,6 +483,39 @@ GENERATION_HEALTH_TABLE = _table(
 """``generation_health``: per (model, style, task), the share of each answer status, the mean completion
 and reasoning tokens and the budget used (:func:`saltbench.analysis.generation_health`)."""
 
+ELIGIBILITY_TABLE = _table(
+    "eligibility",
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        "task": pl.String(),
+        "granularity": pl.String(),
+        "answered": pl.Float64(),
+        "n_correct": pl.Int64(),
+        "n_incorrect": pl.Int64(),
+        "eligible_model": pl.Boolean(),
+        "eligible": pl.Boolean(),
+        "reason": pl.String(),
+    },
+    _KNOWN_GRANULARITY,
+    *_unit_interval("answered"),
+    *_at_least(0, "n_correct", "n_incorrect"),
+    _check(
+        "an eligible cell is of an eligible model",
+        lambda: ~pl.col("eligible") | pl.col("eligible_model"),
+        "eligible",
+        "eligible_model",
+    ),
+    _check(
+        "an excluded cell says why",
+        lambda: pl.col("eligible") | (pl.col("reason").str.len_chars() > 0),
+        "eligible",
+        "reason",
+    ),
+)
+"""``eligibility``: per (model, style, task, granularity), whether it enters pooled and compared estimates,
+and why not (:func:`saltbench.analysis.eligibility_table`, docs/metrics.md §10)."""
+
 LEADERBOARD_TABLE = _table(
     "leaderboard",
     {
@@ -492,13 +525,15 @@ LEADERBOARD_TABLE = _table(
             k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()
         },
         "n_tasks": pl.Int64(),
+        "eligible": pl.Boolean(),
     },
     *_unit_interval(*(c for m in _LEADERBOARD_METRICS for c in (m, f"{m}_ci_low", f"{m}_ci_high"))),
     *(_ordered(f"{m}_ci_low", m, f"{m}_ci_high") for m in _LEADERBOARD_METRICS),
     *_at_least(0, "n_tasks"),
 )
 """``leaderboard``: one row per (model, style), each metric the mean over tasks with its combined interval,
-which contains it (:func:`saltbench.analysis.leaderboard`)."""
+which contains it (:func:`saltbench.analysis.leaderboard`), and whether the model and style enter pooled
+estimates (``eligible``, docs/metrics.md §10)."""
 
 ACCURACY_BY_TASK_TABLE = _table(
     "accuracy_by_task",
@@ -510,6 +545,7 @@ ACCURACY_BY_TASK_TABLE = _table(
         **_interval("value"),
         "n_units": pl.Int64(),
         "n_responses": pl.Int64(),
+        "eligible": pl.Boolean(),
     },
     _KNOWN_GRANULARITY,
     *_unit_interval("value"),
@@ -517,7 +553,8 @@ ACCURACY_BY_TASK_TABLE = _table(
     *_at_least(0, "n_units", "n_responses"),
 )
 """``accuracy_by_task``: precision (or recall) per model, style, task and granularity with the metrics
-stage's bootstrap interval (:func:`saltbench.analysis.accuracy_by_task`)."""
+stage's bootstrap interval (:func:`saltbench.analysis.accuracy_by_task`), and whether the model and style
+enter pooled estimates (``eligible``, docs/metrics.md §10)."""
 
 DOMINANCE_TABLE = _table(
     "dominance",
@@ -817,6 +854,7 @@ TABLES: Mapping[str, Artifact] = {
     a.name.removeprefix("table."): a
     for a in (
         GENERATION_HEALTH_TABLE,
+        ELIGIBILITY_TABLE,
         LEADERBOARD_TABLE,
         ACCURACY_BY_TASK_TABLE,
         DOMINANCE_TABLE,

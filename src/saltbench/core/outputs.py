@@ -66,6 +66,9 @@ class FigureOutput:
     needs: Needs = "always"
     options: Mapping[str, Option] = field(default_factory=dict)
     description: str = ""
+    eligible_only: bool = False
+    """Drawn from the eligible models and cells only (docs/metrics.md §10): the rule reads the eligibility
+    table too, and the figure names what was left out."""
 
 
 _METRICS_FIGURES = "saltbench.plotting._metrics_figures"
@@ -94,6 +97,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         f"{_METRICS_FIGURES}:plot_dominance",
         options={"flavour": "analysis.flavour"},
         description="Heatmap: share of cells each confidence function wins, per aspect and granularity.",
+        eligible_only=True,
     ),
     FigureOutput(
         "granularity_auroc",
@@ -102,6 +106,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         f"{_METRICS_FIGURES}:plot_granularity_auroc",
         options={"min_units": "analysis.min_units"},
         description="AUROC per task at atom, line and generation level (pooled and per response).",
+        eligible_only=True,
     ),
     FigureOutput(
         "reliability_diagrams",
@@ -110,6 +115,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         f"{_STUDY_FIGURES}:plot_reliability_diagrams",
         options={"granularity": "analysis.reliability_granularity", "top": "analysis.reliability_top"},
         description="Reliability diagrams of the best-calibrated confidence functions.",
+        eligible_only=True,
     ),
     FigureOutput(
         "rejection_curves",
@@ -118,6 +124,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         f"{_STUDY_FIGURES}:plot_rejection_curves",
         options={"top": "analysis.rejection_top"},
         description="Risk-coverage curves with oracle and random baselines, per granularity.",
+        eligible_only=True,
     ),
     FigureOutput(
         "reasoning_tradeoff",
@@ -125,6 +132,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         "Reasoning",
         f"{_METRICS_FIGURES}:plot_reasoning_tradeoff",
         description="Delta precision vs relative delta AUROC of CoT and reasoning models vs their baselines.",
+        eligible_only=True,
     ),
     FigureOutput(
         "label_noise_sensitivity",
@@ -132,6 +140,7 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         "Uncertainty",
         f"{_METRICS_FIGURES}:plot_label_noise_sensitivity",
         description="ECE, AUROC and PRR against the fraction of flipped correctness labels.",
+        eligible_only=True,
     ),
     FigureOutput(
         "interventions_propagation",

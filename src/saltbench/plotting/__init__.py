@@ -51,6 +51,7 @@ from ._style import (
     TEXT_WIDTH,
     empty_figure,
     mark_missing,
+    note_exclusions,
     save_figure,
     style_context,
 )
@@ -93,6 +94,7 @@ __all__ = [
     "COLUMN_WIDTH",
     "FIGURES",
     "FIGURE_TABLES",
+    "note_exclusions",
     "read_figure_input",
     "PALETTE",
     "PALETTE_NAME",

@@ -57,10 +57,19 @@ def _draw_precision_cell(
     n_models: int,
     rng: Generator,
 ) -> None:
-    """Draw one task × style cell: the bar of mean precision with one dot per model, or the single model's
-    bootstrap interval; ``n/a`` when no value is finite."""
+    """Draw one task × style cell: the bar of mean precision over the eligible models with one dot per model
+    (hollow: a model that enters no pooled estimate, docs/metrics.md §10), or the single model's bootstrap
+    interval; ``n/a`` when no value is finite."""
+    eligible = cell["eligible"] if "eligible" in cell.columns else pl.Series([True] * cell.height)
     values = cell["value"].to_numpy().astype(float) if cell.height else np.empty(0)
-    finite = values[np.isfinite(values)]
+    kept = eligible.to_numpy().astype(bool) & np.isfinite(values)
+    excluded = ~eligible.to_numpy().astype(bool) & np.isfinite(values)
+    if n_models > 1 and excluded.any():
+        jitter = rng.uniform(-0.25, 0.25, int(excluded.sum())) * width
+        ax.scatter(
+            position + jitter, values[excluded], s=6, facecolor="none", edgecolor=colour, linewidth=0.5
+        )
+    finite = values[kept]
     if finite.size == 0:
         mark_missing(ax, position, 0.08, rotation=90)
         return
@@ -107,10 +116,10 @@ def _draw_precision_panel(
 
 
 def _precision_legend_handles(
-    styles: Sequence[str], colours: Mapping[object, Any], n_models: int
+    styles: Sequence[str], colours: Mapping[object, Any], n_models: int, *, excluded: int = 0
 ) -> list[Line2D]:
-    """Legend entries of the precision figure: one square per prompt style, and the per-model dot when
-    there are several models."""
+    """Legend entries of the precision figure: one square per prompt style, the per-model dot when there are
+    several models, and the hollow dot of the ``excluded`` models (not in the bars) when there are any."""
     handles = [
         Line2D([], [], color=colours[style], marker="s", linestyle="", markersize=5, label=style)
         for style in styles
@@ -119,6 +128,19 @@ def _precision_legend_handles(
         handles.append(
             Line2D(
                 [], [], color="0.4", marker="o", linestyle="", markersize=3, label=f"one model (n={n_models})"
+            )
+        )
+    if n_models > 1 and excluded:
+        handles.append(
+            Line2D(
+                [],
+                [],
+                color="0.4",
+                marker="o",
+                markerfacecolor="none",
+                linestyle="",
+                markersize=3,
+                label=f"excluded, not in the bars (n={excluded})",
             )
         )
     return handles
@@ -133,9 +155,10 @@ def plot_accuracy_by_task(table: pl.DataFrame, *, granularities: Sequence[str] =
             ci_low, ci_high).
         granularities: panels, in order.
 
-    Bars are the mean over models of the per-task precision; dots are the individual models; with a single
-    model the bar carries that model's bootstrap interval. Task × style cells without a finite value
-    show ``n/a``.
+    Bars are the mean over the eligible models (column ``eligible``, docs/metrics.md §10; all models when
+    the column is absent) of the per-task precision; dots are the individual models, hollow for the
+    excluded ones; with a single model the bar carries that model's bootstrap interval. Task × style cells
+    without a finite value show ``n/a``.
     """
     title = "Precision by task"
     if table.is_empty() or "value" not in table.columns:
@@ -153,7 +176,10 @@ def plot_accuracy_by_task(table: pl.DataFrame, *, granularities: Sequence[str] =
         ax.set_title(f"{granularity} units")
         ax.grid(axis="x", visible=False)
     axes[0].set_ylabel("precision")
-    handles = _precision_legend_handles(styles, colours, n_models)
+    excluded = table.filter(~pl.col("eligible")) if "eligible" in table.columns else table.clear()
+    handles = _precision_legend_handles(
+        styles, colours, n_models, excluded=excluded["model"].n_unique() if excluded.height else 0
+    )
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles), title=None)
     return fig
 

@@ -191,6 +191,16 @@ def empty_figure(
     return fig
 
 
+def note_exclusions(fig: Figure, lines: Sequence[str], *, shown: int = 6) -> None:
+    """Name under ``fig`` what the eligibility rule kept out of it (docs/metrics.md §10): the first ``shown``
+    of ``lines`` (:func:`saltbench.analysis.exclusion_lines`), then how many more; nothing when empty."""
+    if not lines:
+        return
+    more = f"; and {len(lines) - shown} more (results/tables/eligibility.csv)" if len(lines) > shown else ""
+    text = "Not drawn: " + "; ".join(lines[:shown]) + more + "."
+    fig.text(0.01, 0.0, text, ha="left", va="top", fontsize=5.5, color="0.3", wrap=True)
+
+
 def grid_shape(n_panels: int, max_cols: int) -> tuple[int, int]:
     """``(rows, cols)`` for ``n_panels`` panels with at most ``max_cols`` columns."""
     cols = max(1, min(max_cols, n_panels))

@@ -17,7 +17,7 @@ that this module, read by the Snakefile, stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import TYPE_CHECKING
 
 from saltbench.core.outputs import Derived, Needs, figure_files
@@ -55,6 +55,49 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
     return generation_health(pl.concat(units.unique("sample_id", maintain_order=True) for units in files))
 
 
+def eligibility_cells_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.eligibility_table` of the health table and the units an AUROC of the default
+    confidence ranks (counted file by file)."""
+    from saltbench.analysis import auroc_unit_counts, eligibility_table
+    from saltbench.core.contracts import confidence_column
+    from saltbench.io import read_table
+    from saltbench.workflow.unit_files import iter_units
+
+    p = job.params
+    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
+    counts = auroc_unit_counts(
+        iter_units(job.files("units"), columns), confidence=p.confidence, flavour=p.flavour
+    )
+    return eligibility_table(
+        read_table(job.file("health"), "table.generation_health"),
+        counts,
+        min_answered_share=p.min_answered_share,
+        min_model_units=p.min_model_units,
+    )
+
+
+def _eligibility(job: TableJob) -> pl.DataFrame:
+    """The eligibility table of input ``eligibility`` (docs/metrics.md §10)."""
+    from saltbench.io import read_table
+
+    return read_table(job.file("eligibility"), "table.eligibility")
+
+
+def _eligible_metrics(job: TableJob) -> pl.DataFrame:
+    """The metrics rows of input ``metrics`` that enter pooled and compared estimates."""
+    from saltbench.analysis import eligible_metrics
+
+    return eligible_metrics(_metrics(job), _eligibility(job))
+
+
+def _eligible_units(job: TableJob, columns: list[str]) -> Iterator[pl.DataFrame]:
+    """The units files of input ``units`` (``columns``), one at a time, restricted to the eligible cells."""
+    from saltbench.analysis import eligible_units
+    from saltbench.workflow.unit_files import iter_units
+
+    return eligible_units(iter_units(job.files("units"), columns), _eligibility(job))
+
+
 def _metrics(job: TableJob) -> pl.DataFrame:
     """The metrics tables of input ``metrics``, concatenated."""
     from saltbench.analysis import METRICS_SCHEMA, read_tables
@@ -73,21 +116,24 @@ def leaderboard_table(job: TableJob) -> pl.DataFrame:
         flavour=p.flavour,
         calibration=p.calibration,
         granularity=p.granularity,
+        eligibility=_eligibility(job),
     )
 
 
 def accuracy_by_task_table(job: TableJob) -> pl.DataFrame:
-    """:func:`saltbench.analysis.accuracy_by_task` of every metrics table."""
+    """:func:`saltbench.analysis.accuracy_by_task` of every metrics table, each row marked ``eligible`` or
+    not (docs/metrics.md §10): its figure pools the eligible models and draws the others hollow."""
     from saltbench.analysis import accuracy_by_task
 
-    return accuracy_by_task(_metrics(job))
+    return accuracy_by_task(_metrics(job), eligibility=_eligibility(job))
 
 
 def dominance_tables(job: TableJob) -> TableFrames:
-    """:func:`saltbench.analysis.dominance` and the per-cell winners behind it (``dominance_cells``)."""
+    """:func:`saltbench.analysis.dominance` and the per-cell winners behind it (``dominance_cells``), of the
+    eligible cells (docs/metrics.md §10)."""
     from saltbench.analysis import dominance, dominance_cells
 
-    metrics, calibration = _metrics(job), job.params.calibration
+    metrics, calibration = _eligible_metrics(job), job.params.calibration
     return {
         "dominance": dominance(metrics, calibration=calibration),
         "dominance_cells": dominance_cells(metrics, calibration=calibration),
@@ -95,19 +141,16 @@ def dominance_tables(job: TableJob) -> TableFrames:
 
 
 def granularity_table(job: TableJob) -> pl.DataFrame:
-    """:func:`saltbench.analysis.granularity_table`, with the correct and incorrect units each AUROC rests
-    on (counted file by file)."""
+    """:func:`saltbench.analysis.granularity_table` of the eligible cells (docs/metrics.md §10), with the
+    correct and incorrect units each AUROC rests on (counted file by file)."""
     from saltbench.analysis import auroc_unit_counts
     from saltbench.analysis import granularity_table as table
     from saltbench.core.contracts import confidence_column
-    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
-    counts = auroc_unit_counts(
-        iter_units(job.files("units"), columns), confidence=p.confidence, flavour=p.flavour
-    )
-    return table(_metrics(job), confidence=p.confidence, flavour=p.flavour, counts=counts)
+    counts = auroc_unit_counts(_eligible_units(job, columns), confidence=p.confidence, flavour=p.flavour)
+    return table(_eligible_metrics(job), confidence=p.confidence, flavour=p.flavour, counts=counts)
 
 
 def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
@@ -117,15 +160,16 @@ def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
     pairs go into the provenance."""
     import logging
 
-    from saltbench.analysis import comparisons, model_pairs, reasoning_tradeoff
+    from saltbench.analysis import comparisons, eligible_styles, model_pairs, reasoning_tradeoff
     from saltbench.workflow.unit_files import reasoning_tradeoff_from_unit_files, registry_entries
 
     p = job.params
-    metrics = _metrics(job)
+    metrics = _eligible_metrics(job)
     pairs = model_pairs(registry_entries(job.file("registry")), p.models)
-    cmps = comparisons([(m, s) for m in p.models for s in p.styles], pairs)
+    eligible = eligible_styles(_eligibility(job))
+    cmps = comparisons([(m, s) for m in p.models for s in p.styles if (m, s) in eligible], pairs)
     logging.getLogger(__name__).info(
-        "%d reasoning pairs, %d comparisons (%s level)", len(pairs), len(cmps), p.level
+        "%d reasoning pairs, %d comparisons of eligible models (%s level)", len(pairs), len(cmps), p.level
     )
     options = {
         "confidence": p.confidence,
@@ -177,12 +221,11 @@ def reliability_diagram_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.reliability_table` of every scored confidence function."""
     from saltbench.analysis import reliability_table
     from saltbench.core.vocabulary import GRANULARITIES
-    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     functions, columns = _scored_units_columns(job)
     return reliability_table(
-        iter_units(job.files("units"), columns),
+        _eligible_units(job, columns),
         confidences=functions,
         flavour=p.flavour,
         granularities=GRANULARITIES,
@@ -196,24 +239,23 @@ def reliability_diagram_table(job: TableJob) -> pl.DataFrame:
 def rejection_curve_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.rejection_table` of every scored confidence function."""
     from saltbench.analysis import rejection_table
-    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     functions, columns = _scored_units_columns(job)
-    units = iter_units(job.files("units"), columns)
-    return rejection_table(units, confidences=functions, flavour=p.flavour, n_points=p.n_points)
+    return rejection_table(
+        _eligible_units(job, columns), confidences=functions, flavour=p.flavour, n_points=p.n_points
+    )
 
 
 def label_noise_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.label_noise_sensitivity` of the default confidence function."""
     from saltbench.analysis import label_noise_sensitivity
     from saltbench.core.contracts import confidence_column
-    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = [*_UNITS_KEYS, confidence_column(p.flavour, p.confidence)]
     return label_noise_sensitivity(
-        iter_units(job.files("units"), columns),
+        _eligible_units(job, columns),
         confidence=p.confidence,
         flavour=p.flavour,
         granularities=p.granularities,
@@ -308,10 +350,22 @@ TABLE_RULES: tuple[TableRule, ...] = (
         inputs={"units": "units"},
     ),
     TableRule(
+        "eligibility",
+        "Which models and cells enter pooled and compared estimates, and why not (docs/metrics.md §10).",
+        eligibility_cells_table,
+        inputs={"units": "units", "health": "table:generation_health"},
+        params={
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "min_answered_share": "analysis.eligible_answered_share",
+            "min_model_units": "analysis.min_model_units",
+        },
+    ),
+    TableRule(
         "leaderboard",
         "Per model x style: precision at three granularities, ECE, AUROC, AURC of the default confidence.",
         leaderboard_table,
-        inputs={"metrics": "metrics"},
+        inputs={"metrics": "metrics", "eligibility": "table:eligibility"},
         params={
             "confidence": "metrics.default_confidence",
             "flavour": "analysis.flavour",
@@ -323,13 +377,13 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "accuracy_by_task",
         "Per-task precision of every model, style and granularity (tidy; behind figure accuracy_by_task).",
         accuracy_by_task_table,
-        inputs={"metrics": "metrics"},
+        inputs={"metrics": "metrics", "eligibility": "table:eligibility"},
     ),
     TableRule(
         "dominance",
         "Which confidence function wins each aspect (ECE, AUROC, AURC) per granularity, and by how much.",
         dominance_tables,
-        inputs={"metrics": "metrics"},
+        inputs={"metrics": "metrics", "eligibility": "table:eligibility"},
         params={"calibration": "analysis.ece_calibration"},
         also=(TableOutput("dominance_cells", ("parquet",), target=False, prefix="cells_"),),
     ),
@@ -338,7 +392,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "AUROC (pooled and per response) at atom, line and generation level, per task and style, with the "
         "correct and incorrect units each rests on.",
         granularity_table,
-        inputs={"metrics": "metrics", "units": "units"},
+        inputs={"metrics": "metrics", "units": "units", "eligibility": "table:eligibility"},
         params={"confidence": "metrics.default_confidence", "flavour": "analysis.flavour"},
     ),
     TableRule(
@@ -349,6 +403,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
             "metrics": "metrics",
             "units": RuleInput("units", when=("analysis.reasoning_level", "sample")),
             "registry": "registry",
+            "eligibility": "table:eligibility",
         },
         params={
             "models": "run.models",
@@ -369,7 +424,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "label_noise",
         "How ECE, AUROC and PRR move when a seeded fraction of the correctness labels is flipped.",
         label_noise_table,
-        inputs={"units": "units"},
+        inputs={"units": "units", "eligibility": "table:eligibility"},
         params={
             "confidence": "metrics.default_confidence",
             "flavour": "analysis.flavour",
@@ -388,7 +443,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "reliability",
         "Reliability-diagram bins of every confidence function (calibrated on a calibration split).",
         reliability_diagram_table,
-        inputs={"units": "units"},
+        inputs={"units": "units", "eligibility": "table:eligibility"},
         params={
             "flavour": "analysis.flavour",
             "functions": "scoring.confidence_functions",
@@ -406,7 +461,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "rejection",
         "Risk-coverage curves of every confidence function with oracle and random baselines.",
         rejection_curve_table,
-        inputs={"units": "units"},
+        inputs={"units": "units", "eligibility": "table:eligibility"},
         params={
             "flavour": "analysis.flavour",
             "functions": "scoring.confidence_functions",
