@@ -258,3 +258,19 @@ def test_auroc_needs_its_own_pairs():
     assert (row["n_pairs"], row["n_pairs_auroc"]) == (6, 3)
     assert row["status_precision"] == "ok" and row["status_auroc"] == "too_few_pairs"
     assert math.isnan(row["rel_delta_auroc"]) and math.isfinite(row["auroc_a"])
+
+
+def test_a_comparisons_interval_does_not_depend_on_the_other_comparisons():
+    """Each comparison's bootstrap is seeded by its own pair: leaving a model out (the eligibility rule,
+    docs/metrics.md §10) changes no other row."""
+    from helpers.synthetic_tables import synthetic_metrics
+
+    from saltbench.analysis import comparisons, reasoning_tradeoff
+
+    models = ("other", "m")  # "m" comes second: an index-based seed would differ
+    metrics = synthetic_metrics(models=models, styles=("direct", "cot"), seed=3)
+    both = reasoning_tradeoff(
+        metrics, comparisons([(m, s) for m in models for s in ("direct", "cot")], []), n_resamples=50
+    )
+    alone = reasoning_tradeoff(metrics, comparisons([("m", "direct"), ("m", "cot")], []), n_resamples=50)
+    assert both.filter(pl.col("model_a") == "m").equals(alone)

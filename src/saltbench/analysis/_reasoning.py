@@ -35,6 +35,7 @@ import polars as pl
 
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.core.contracts import REASONING_TRADEOFF_TABLE
+from saltbench.core.seeds import derive_seed
 from saltbench.core.vocabulary import RESPONSE_STATUSES
 from saltbench.metrics import ConfidenceInterval, auroc
 
@@ -67,14 +68,25 @@ only where the status is ``ok``."""
 _QUANTITIES = {"precision": "delta_precision", "auroc": "rel_delta_auroc"}
 
 
-def comparison_seed(seed: int, index: int) -> int:
-    """The bootstrap seed of comparison ``index`` of a trade-off table seeded ``seed``: ``seed + index``, the
-    same whether the comparisons are estimated in one call or one call each (the workflow's sample level).
+def comparison_seed(seed: int, comparison: Comparison) -> int:
+    """The bootstrap seed of ``comparison`` in a trade-off table seeded ``seed``: derived from the seed and
+    the compared pair alone (:func:`saltbench.core.seeds.derive_seed`), so that its interval is the same
+    whichever other comparisons the table holds (a model left out by the eligibility rule changes no other
+    interval, docs/metrics.md §10) and whether the comparisons are estimated in one call or one call each
+    (the workflow's sample level).
 
-    >>> comparison_seed(7, 0), comparison_seed(7, 2)
-    (7, 9)
+    >>> a = Comparison("style", "m", "direct", "m", "cot", "m")
+    >>> comparison_seed(7, a) == comparison_seed(7, a) != comparison_seed(8, a)
+    True
     """
-    return seed + index
+    return derive_seed(
+        "reasoning_tradeoff",
+        seed,
+        comparison.model_a,
+        comparison.style_a,
+        comparison.model_b,
+        comparison.style_b,
+    )
 
 
 def empty_tradeoff() -> pl.DataFrame:
@@ -338,7 +350,7 @@ def reasoning_tradeoff(
         "auroc": (auc, "rel_delta_auroc", lambda a, b: _rel_change(float(a.mean()), float(b.mean()))),
     }
     rows = []
-    for index, comparison in enumerate(comparisons):
+    for comparison in comparisons:
         estimates: dict[str, float | int] = {}
         n_pairs = 0
         for name, (cells, key, statistic) in quantities.items():
@@ -355,7 +367,7 @@ def reasoning_tradeoff(
                 values_b,
                 n_resamples=n_resamples,
                 alpha=alpha,
-                seed=comparison_seed(seed, index),
+                seed=comparison_seed(seed, comparison),
                 test=test,
             )
         rows.append(_row(comparison, "task", n_pairs, **estimates))
@@ -525,7 +537,7 @@ def reasoning_tradeoff_units(
     needed = ["model", "style", "task", "sample_id", "granularity", "is_correct", score_col]
     require_columns(units, needed, "units")
     rows = []
-    for index, cmp in enumerate(comparisons):
+    for cmp in comparisons:
         keys, units_a, units_b = _paired_samples(units, cmp, granularity, score_col)
         if keys.height == 0:
             undefined = {column: NAN for column, dtype in TRADEOFF_SCHEMA.items() if dtype.is_float()}
@@ -538,7 +550,7 @@ def reasoning_tradeoff_units(
             confidence=confidence,
             n_resamples=int(n_resamples),
             alpha=alpha,
-            seed=comparison_seed(seed, index),
+            seed=comparison_seed(seed, cmp),
         )
         rows.append(_row(cmp, "sample", keys.height, **estimates))
         logger.info("reasoning trade-off %s: %d paired samples", cmp.label, keys.height)

@@ -42,10 +42,11 @@ def reasoning_tradeoff_from_unit_files(
     **options: Any,
 ) -> pl.DataFrame:
     """The sample-level reasoning trade-off (:func:`saltbench.analysis.reasoning_tradeoff_units`) of each
-    comparison, reading only the units files of its two conditions (bounded memory); comparison ``k`` draws
-    its bootstrap with :func:`~saltbench.analysis.comparison_seed` ``(seed, k)``, as in one call for all.
+    comparison, reading only the units files of its two conditions (bounded memory); each comparison draws
+    its bootstrap with :func:`~saltbench.analysis.comparison_seed` ``(seed, comparison)``, as in one call
+    for all.
     No comparison: the empty table (:func:`~saltbench.analysis.empty_tradeoff`)."""
-    from saltbench.analysis import comparison_seed, empty_tradeoff, reasoning_tradeoff_units
+    from saltbench.analysis import empty_tradeoff, reasoning_tradeoff_units
 
     columns = [
         "model",
@@ -58,14 +59,14 @@ def reasoning_tradeoff_from_unit_files(
         confidence_column(flavour, confidence),
     ]
     parts = []
-    for index, comparison in enumerate(cmps):
+    for comparison in cmps:
         wanted = {(comparison.model_a, comparison.style_a), (comparison.model_b, comparison.style_b)}
         units = read_units([p for p in paths if units_path_key(p) in wanted], columns)
         parts.append(
             reasoning_tradeoff_units(
                 units,
                 [comparison],
-                seed=comparison_seed(seed, index),
+                seed=seed,
                 confidence=confidence,
                 flavour=flavour,
                 **options,
