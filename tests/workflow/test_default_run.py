@@ -44,13 +44,15 @@ def _section(page: str, number: int) -> str:
     return page.split(f"## {number}.")[1].split("\n## ")[0]
 
 
-def test_granularity_is_defined_for_four_tasks_in_each_style(run_dir: Path) -> None:
-    """Some model has correct and wrong units at atom and line level in >= 4 tasks per prompt style."""
+def test_granularity_is_defined_for_three_tasks_in_each_style(run_dir: Path) -> None:
+    """Some eligible model has correct and wrong units at atom and line level in >= 3 tasks per prompt style
+    (logic, kronecker, words; MatMul's lines hold 3-4 correct ones over all models, below the per-model
+    floor of docs/metrics.md §10)."""
     pooled = _table(run_dir, "granularity").filter(pl.col("metric") == "auroc_pooled")
     for style, part in pooled.group_by("style"):
         defined = part.filter(pl.col("granularity").is_in(["atom", "line"]) & pl.col("mean").is_finite())
         tasks = defined.group_by("task").len().filter(pl.col("len") == 2)["task"].to_list()
-        assert len(tasks) >= 4, (style, sorted(tasks))
+        assert len(tasks) >= 3, (style, sorted(tasks))
 
 
 def test_intervention_effects_are_fitted_with_intervals_for_two_tasks(run_dir: Path) -> None:
@@ -89,6 +91,18 @@ def test_findings_page_estimates_the_tiny_family_everywhere(run_dir: Path) -> No
     figures = run_dir / "figures"
     for name in ("reasoning_tradeoff", "interventions_propagation", "interventions_context_length"):
         assert (figures / f"{name}.png").stat().st_size > 10_000
+
+
+def test_smollm2_which_answers_nothing_is_named_in_section_0_only(run_dir: Path) -> None:
+    """SmolLM2 answers none of its prompts (docs/tiny-models.md): it enters no pooled or compared estimate,
+    and the findings page names it in §0 alone (docs/metrics.md §10)."""
+    eligibility = _table(run_dir, "eligibility")
+    assert not eligibility.filter(pl.col("model") == "smollm2-135m")["eligible_model"].any()
+    tradeoff = _table(run_dir, "reasoning_tradeoff")
+    assert "smollm2-135m" not in {*tradeoff["model_a"], *tradeoff["model_b"]}
+    page = (run_dir / "results" / "findings.md").read_text()
+    named = [section.splitlines()[0] for section in page.split("\n## ") if "smollm2" in section]
+    assert named == ["0. What the responses hold"], named
 
 
 def test_a_damaged_model_file_fails_its_job_by_name_and_the_next_run_rebuilds_it(
