@@ -19,6 +19,7 @@ from saltbench.confidence import (
     token_distributions,
     token_signals,
 )
+from saltbench.confidence._extended import BOOST_EPSILON, BOOST_JUMP
 from saltbench.stages.scoring import confidence_columns
 
 TOP_K = 20
@@ -39,9 +40,25 @@ def reference_topk(vector: list[float], top_k: int = TOP_K) -> list[float]:
     return [w / sum(weights) for w in weights]
 
 
+def reference_boosted(p: list[float]) -> float:
+    """BoostedProb of the chosen token ``p[0]`` (docs/confidence.md §4.4), one rank at a time."""
+    ordered = sorted(p, reverse=True)
+    cuts = [
+        i
+        for i in range(len(ordered) - 1)
+        if ordered[i] - ordered[i + 1] > BOOST_JUMP * ordered[i]
+        and ordered[i] - ordered[i + 1] > BOOST_EPSILON
+    ]
+    rank = sum(x > p[0] for x in p[1:])
+    return sum(ordered[: cuts[-1] + 1]) if cuts and rank <= cuts[-1] else p[0]
+
+
 def reference_values(p: list[float], k: int) -> dict[str, float]:
     ordered = sorted(p, reverse=True)
+    present = [x for x in p if x > 0]
     return {
+        "mean_boosted_probability": reference_boosted(p),
+        "mean_self_certainty": -math.log(len(present)) - sum(math.log(x) for x in present) / len(present),
         "min_probability": p[0],  # per token; the unit takes the minimum
         "mean_margin": ordered[0] - ordered[1],
         "mean_renyi_negentropy": math.log(k) + math.log(sum(x**RENYI_ALPHA for x in p)) / (RENYI_ALPHA - 1),
@@ -128,6 +145,11 @@ def test_worked_values() -> None:
     flat = extended_confidences(uniform, [0], [0], 1, EXTENDED_FUNCTIONS)
     assert flat["mean_renyi_negentropy"][0] == pytest.approx(0.0, abs=1e-12)
     assert flat["mean_fisher_rao"][0] == pytest.approx(0.0, abs=1e-6)
+    assert got["mean_boosted_probability"] == pytest.approx(0.8)  # jumps after ranks 1 and 2: 0.5 + 0.3
+    certainty = -math.log(3) - (math.log(0.5) + math.log(0.3) + math.log(0.2)) / 3
+    assert got["mean_self_certainty"] == pytest.approx(certainty) == pytest.approx(0.0702, abs=1e-4)
+    assert flat["mean_self_certainty"][0] == pytest.approx(0.0, abs=1e-12)
+    assert flat["mean_boosted_probability"][0] == pytest.approx(1 / 3)  # no jump: its own probability
 
 
 def test_the_scoring_path_writes_each_function_in_the_flavours_it_supports() -> None:
@@ -152,3 +174,43 @@ def test_the_scoring_path_writes_each_function_in_the_flavours_it_supports() -> 
     ]
     assert columns["full.min_probability"].tolist() == pytest.approx([0.4, 0.9])
     assert columns["n_tokens"].tolist() == [2, 1]
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_tokens=st.integers(1, 16), width=st.integers(2, 20))
+def test_boosted_probability_equals_the_boostedprob_package(seed, n_tokens, width) -> None:
+    """Ours against the authors' package (boostedprob 0.1.3, its defaults) on shared inputs: whole
+    distributions over ``width`` outcomes stored as the top-k flavour (renormalising changes nothing), the
+    chosen token anywhere in them (docs/confidence.md §4.4)."""
+    torch = pytest.importorskip("torch")
+    boostedprob = pytest.importorskip("boostedprob")
+    rng = np.random.default_rng(seed)
+    logits = rng.normal(0.0, rng.uniform(0.5, 4.0), (n_tokens, width))
+    logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+    target = rng.integers(0, width, n_tokens)
+    others = np.array([np.delete(row, t) for row, t in zip(logp, target, strict=True)])
+    d = token_distributions(logp[np.arange(n_tokens), target], others, None, "topk", top_k=width)
+    ours = extended_confidences(
+        d,
+        np.arange(n_tokens),
+        np.arange(n_tokens),
+        n_tokens,
+        (CONFIDENCE_FUNCTIONS["mean_boosted_probability"],),
+    )["mean_boosted_probability"]
+    theirs = boostedprob.calculate_boostedprob(torch.tensor(logp).clone(), torch.tensor(target))
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=0, atol=1e-6)
+
+
+def test_self_certainty_is_the_kl_divergence_from_uniform() -> None:
+    """Against torch's KL divergence on whole distributions: KL(U ‖ p) = Σ_j (1/V) ln((1/V) / p_j)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    logits = rng.normal(0.0, 2.0, (30, 20))
+    logp = logits - np.logaddexp.reduce(logits, axis=1, keepdims=True)
+    d = token_distributions(logp[:, 0], logp[:, 1:], None, "topk", top_k=20)
+    ours = extended_confidences(
+        d, np.arange(30), np.arange(30), 30, (CONFIDENCE_FUNCTIONS["mean_self_certainty"],)
+    )
+    uniform = torch.full((30, 20), 1 / 20, dtype=torch.float64)
+    kl = torch.nn.functional.kl_div(torch.tensor(logp), uniform, reduction="none").sum(dim=1)
+    np.testing.assert_allclose(ours["mean_self_certainty"], kl.numpy(), rtol=1e-9, atol=1e-12)

@@ -219,6 +219,38 @@ def _fisher_rao_to_uniform(d: TokenDistributions) -> FloatArray:
     return (2.0 / math.pi) * np.arccos(np.clip(affinity, 0.0, 1.0))
 
 
+BOOST_JUMP = 0.3
+"""BoostedProb's relative jump: a gap after rank ``i`` counts if ``p_(i) − p_(i+1) > BOOST_JUMP · p_(i)``."""
+BOOST_EPSILON = 0.005
+"""BoostedProb's absolute jump: the gap must also exceed this."""
+
+
+def _boosted_probability(d: TokenDistributions) -> FloatArray:
+    """BoostedProb of the chosen token (Dinh et al. 2025): with the token's probabilities sorted,
+    ``p_(1) ≥ p_(2) ≥ …``, the dominant tokens are ranks ``1..c`` where ``c`` is the *last* rank whose gap to
+    the next one exceeds both ``BOOST_JUMP · p_(c)`` and ``BOOST_EPSILON`` (none without such a gap); a
+    dominant chosen token scores the mass of the dominant tokens, any other its own probability."""
+    p = np.exp(d.logprobs)  # absent entries (-inf): 0
+    ranked = -np.sort(-p, axis=1)
+    gap = ranked[:, :-1] - ranked[:, 1:]
+    jump = (gap > BOOST_JUMP * ranked[:, :-1]) & (gap > BOOST_EPSILON)
+    has_cut = jump.any(axis=1)
+    cut = (jump.shape[1] - 1) - np.argmax(jump[:, ::-1], axis=1)  # last jump: ranks 0..cut dominate
+    mass = np.take_along_axis(np.cumsum(ranked, axis=1), cut[:, None], axis=1)[:, 0]
+    chosen = p[:, 0]
+    rank = (p[:, 1:] > chosen[:, None]).sum(axis=1)  # alternatives more likely than the chosen token
+    return np.where(has_cut & (rank <= cut), mass, chosen)
+
+
+def _self_certainty(d: TokenDistributions) -> FloatArray:
+    """KL(U ‖ p) of the token's distribution over its ``V`` present entries: ``−ln V − (1/V) Σ_j ln p_j``
+    (Kang et al. 2025); 0 for a uniform distribution, larger the more peaked."""
+    present = d.logprobs > PAD_LOGPROB / 2  # padding (weight 0) and absent entries are not outcomes
+    n = present.sum(axis=1)
+    total = np.where(present, d.logprobs, 0.0).sum(axis=1)
+    return -np.log(n) - total / n
+
+
 EXTENDED_FUNCTIONS: tuple[ConfidenceSpec, ...] = (
     ConfidenceSpec(
         "min_probability",
@@ -266,13 +298,40 @@ EXTENDED_FUNCTIONS: tuple[ConfidenceSpec, ...] = (
         citation="Fisher–Rao distance to the uniform distribution: Darrin, Piantanida & Colombo (2023), "
         "Rainproof, EMNLP (normalised to [0, 1] by 2/π)",
     ),
+    ConfidenceSpec(
+        "mean_boosted_probability",
+        True,
+        False,
+        "(1/T) Σ b_t; b_t = Σ_{i≤c_t} p_t^(i) if the chosen token ranks ≤ c_t, else p_t; c_t the last rank "
+        "with p^(i) − p^(i+1) > 0.3·p^(i) and > 0.005",
+        token_score=_boosted_probability,
+        reduce="mean",
+        label="boosted prob.",
+        citation="BoostedProb: Dinh & Niehues (2025), Are generative models underconfident? Better "
+        "quality estimation with boosted model probability, EMNLP (their defaults: difference jump 0.3, "
+        "epsilon 0.005, the last cut point); tested against the boostedprob package",
+    ),
+    ConfidenceSpec(
+        "mean_self_certainty",
+        True,
+        True,
+        "(1/T) Σ KL(U_V ‖ p_t) = (1/T) Σ [−ln V − (1/V) Σ_j ln p_tj], V the token's stored outcomes",
+        token_score=_self_certainty,
+        reduce="mean",
+        flavours=("topk",),
+        label="self-certainty",
+        citation="Kang, Zhao & Song (2025), Scalable best-of-N selection for large language models via "
+        "self-certainty (over the renormalised top-k outcomes here, not the whole vocabulary)",
+    ),
 )
-"""Four token-level functions from the literature that the stored top-20 log-probabilities support
-(docs/confidence.md §4.4). The Rényi and Fisher–Rao functions need a whole distribution: the renormalised
-top-k one only."""
+"""Six token-level functions from the literature that the stored top-20 log-probabilities support
+(docs/confidence.md §4.4). The Rényi, Fisher–Rao and self-certainty functions need a whole distribution:
+the renormalised top-k one only."""
 
 
 __all__ = [
+    "BOOST_EPSILON",
+    "BOOST_JUMP",
     "EXTENDED_FUNCTIONS",
     "RENYI_ALPHA",
     "TokenDistributions",

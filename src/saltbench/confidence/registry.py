@@ -1,4 +1,4 @@
-"""The registry of confidence functions: the paper's nine, the four beyond the paper, then the plugins'
+"""The registry of confidence functions: the paper's nine, the six beyond the paper, then the plugins'
 (docs/confidence.md §4, docs/extending.md)."""
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def _registry() -> dict[str, ConfidenceSpec]:
 
 
 CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(_registry())
-"""Every confidence function, by name: the paper's nine, the four of :data:`EXTENDED_FUNCTIONS`, then the
+"""Every confidence function, by name: the paper's nine, the six of :data:`EXTENDED_FUNCTIONS`, then the
 plugins' (docs/confidence.md §4, docs/extending.md)."""
 
 
