@@ -13,6 +13,7 @@ from saltbench.analysis import (
     findings_markdown,
     fit_intervention_effects,
     generation_health,
+    granularity_deltas,
     granularity_table,
     label_noise_sensitivity,
     reasoning_tradeoff,
@@ -47,7 +48,7 @@ def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     return {
         "generation_health": generation_health(units),
         "dominance": dominance(metrics),
-        "granularity": granularity_table(metrics),
+        "granularity": granularity_table(metrics, deltas=granularity_deltas(units, n_resamples=50)),
         "interventions": fit_intervention_effects(
             synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4),
             n_resamples=20,
@@ -157,10 +158,50 @@ def test_an_auroc_resting_on_too_few_units_is_named_unreliable_and_no_finding():
     assert "150 correct, 80 incorrect units)" in matmul[0] and "no finding" not in matmul[0]
     summary = page.split("## What this run estimated")[1].split("\n## ")[0]
     assert "rest on at least 20 correct and 20 incorrect units" in summary
-    assert "2 more rest on fewer (unreliable, no finding)" in summary  # dna, both styles
-    # the cells counted are named, split by their verdict: matmul's two, not dna's
-    named = re.search(r"incorrect units \(((?:lower|not lower): [^)]*)\)", summary)
-    assert named is not None
-    cells = re.findall(r"(\w+ (?:direct|cot))", named.group(1))
-    assert sorted(cells) == ["matmul cot", "matmul direct"]
+    # dna, both styles: named as no finding, not counted
+    assert "no finding where an AUROC rests on fewer units: dna direct, dna cot" in summary
+    assert "lower at atom level in 0 of 1 task × style cells" in summary  # matmul direct; cot: no interval
+    assert "no finding where the difference has no interval: matmul cot" in summary
     assert "[the explorer](explorer/index.html)" in page
+
+
+def test_atom_vs_line_is_worded_by_its_paired_interval_and_the_summary_names_the_cells_it_counts():
+    """Lower only when the whole interval of Δ atom − line lies below 0, higher when above, "no difference"
+    when it covers 0 — whatever the two means say; the summary counts the cells by that rule and names
+    each."""
+    tables = _tables(12, ("dna", "matmul", "code"))
+    intervals = {"dna": (-0.03, -0.01), "matmul": (-0.01, 0.02), "code": (0.004, 0.05)}
+    atom = (pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled")
+    granularity = tables["granularity"].with_columns(
+        n_correct=pl.lit(100, pl.Int64),
+        n_incorrect=pl.lit(100, pl.Int64),
+        n_models_delta=pl.when(atom).then(1).otherwise(0),
+        **{
+            column: pl.when(atom)
+            .then(pl.col("task").replace_strict({t: v[i] for t, v in intervals.items()}, default=None))
+            .otherwise(float("nan"))
+            for i, column in enumerate(("delta_ci_low", "delta_ci_high"))
+        },
+        delta_vs_line=pl.when(atom).then(-0.005).otherwise(float("nan")),
+    )
+    tables = {**tables, "granularity": granularity}
+    page = findings_markdown(tables)
+    section = page.split("## 2.")[1].split("\n## ")[0]
+    verdicts = {
+        task: line.split("paired over prompts: ")[1].split(";")[0]
+        for line in section.splitlines()
+        for task in intervals
+        if line.startswith(f"- {task}, direct")
+    }
+    assert verdicts == {
+        "dna": "lower at atom resolution",
+        "matmul": "no difference",
+        "code": "higher at atom resolution",
+    }
+    summary = page.split("## What this run estimated")[1].split("\n## ")[0]
+    assert "pooled AUROC is lower at atom level in 2 of 6 task × style cells" in summary
+    assert (
+        "lower: dna direct, dna cot; higher: code direct, code cot; no difference: matmul direct, matmul cot"
+        in summary
+    )
+    assert_numbers_come_from_tables(page, tables)

@@ -22,7 +22,7 @@ from ._common import (
 from ._dominance import dominance, dominance_cells
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
-from ._granularity import auroc_unit_counts, granularity_table, too_few_units
+from ._granularity import auroc_unit_counts, granularity_deltas, granularity_table, too_few_units
 from ._health import RESPONSE_COLUMNS, generation_health, thin_models
 from ._interventions import (
     FIT_STATUSES,
@@ -96,6 +96,7 @@ __all__ = [
     "label_noise_sensitivity",
     "separated",
     "granularity_table",
+    "granularity_deltas",
     "auroc_unit_counts",
     "too_few_units",
     "latex_escape",

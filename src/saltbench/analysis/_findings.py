@@ -100,26 +100,68 @@ def _units_text(row: Mapping[str, object], min_units: int) -> tuple[str, bool]:
     return f" ({n_correct} correct, {n_incorrect} incorrect units{note})", weak
 
 
+def interval_verdict(low: object, high: object) -> str | None:
+    """How the page words a difference by its interval: ``"lower"`` when the whole interval lies below 0,
+    ``"higher"`` when above, ``"no difference"`` when it covers 0; ``None`` without a finite interval.
+
+    >>> interval_verdict(-0.03, -0.01), interval_verdict(-0.01, 0.02), interval_verdict(0.01, 0.02)
+    ('lower', 'no difference', 'higher')
+    """
+    if not all(isinstance(b, (int, float)) and math.isfinite(b) for b in (low, high)):
+        return None
+    return "lower" if high < 0 else "higher" if low > 0 else "no difference"  # type: ignore[operator]
+
+
+def _atom_line(atom: Mapping[str, object], line: Mapping[str, object], min_units: int) -> tuple[str, str]:
+    """The verdict of a task × style (a key of :data:`ATOM_LINE_VERDICTS`) and its sentence's tail: the
+    paired difference atom − line with its interval (the atom row's ``delta_vs_line``)."""
+    (_, atom_weak), (_, line_weak) = (_units_text(r, min_units) for r in (atom, line))
+    if atom_weak or line_weak:
+        return "unreliable", "no finding: an estimate rests on too few units"
+    verdict = interval_verdict(atom.get("delta_ci_low"), atom.get("delta_ci_high"))
+    if verdict is None:
+        return "no interval", "no finding: the paired difference has no interval"
+    n = atom.get("n_models_delta", atom["n_models"])
+    difference = _interval(atom, "delta_vs_line", "delta_ci_low", "delta_ci_high")
+    word = "no difference" if verdict == "no difference" else f"{verdict} at atom resolution"
+    return verdict, (
+        f"Δ atom − line {difference}, paired over prompts: {word}; mean over {n} "
+        f"model{'s' if n != 1 else ''} with both"
+    )
+
+
+ATOM_LINE_VERDICTS: tuple[str, ...] = ("lower", "higher", "no difference", "no interval", "unreliable")
+"""The verdicts of an atom-vs-line comparison on the page (:func:`_atom_line`); only the first three are
+findings."""
+
+
+def _atom_line_rows(granularity: pl.DataFrame) -> list[tuple[str, str, dict | None, dict | None]]:
+    """(task, style, atom row, line row) of the pooled AUROC per task × style; a row is ``None`` where
+    its AUROC is undefined."""
+    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
+    out = []
+    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
+        rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
+        atom, line = (
+            rows[g].row(0, named=True) if rows[g].height and math.isfinite(rows[g]["mean"][0]) else None
+            for g in ("atom", "line")
+        )
+        out.append((str(task), str(style), atom, line))
+    return out
+
+
 def _granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> list[str]:
     if granularity is None or granularity.is_empty():
         return [f"- {NOT_ENOUGH}: no granularity table."]
-    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
     lines = []
-    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
-        values = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
-        if any(v.is_empty() or not math.isfinite(v["mean"][0]) for v in values.values()):
+    for task, style, atom, line in _atom_line_rows(granularity):
+        if atom is None or line is None:
             lines.append(f"- {task}, {style}: {NOT_ENOUGH} (AUROC undefined at atom or line level).")
             continue
-        atom, line = values["atom"].row(0, named=True), values["line"].row(0, named=True)
-        (atom_units, atom_weak), (line_units, line_weak) = (_units_text(r, min_units) for r in (atom, line))
-        if atom_weak or line_weak:
-            verdict = "no finding: an estimate rests on too few units"
-        else:
-            verdict = ("lower" if atom["mean"] < line["mean"] else "not lower") + " at atom resolution"
+        atom_units, line_units = (_units_text(r, min_units)[0] for r in (atom, line))
         lines.append(
             f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])}{atom_units} vs line "
-            f"level {fmt(line['mean'])}{line_units} ({verdict}; mean over "
-            f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''})."
+            f"level {fmt(line['mean'])}{line_units} ({_atom_line(atom, line, min_units)[1]})."
         )
     return lines
 
@@ -240,39 +282,33 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
 
 
 def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> str | None:
+    """One line: the task × style cells where the paired interval of Δ pooled AUROC (atom − line) lies
+    below 0, above 0, or covers 0 (:func:`interval_verdict`), each named; then those without a finding."""
     if granularity is None or granularity.is_empty():
         return None
-    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
-    lower: list[str] = []
-    higher: list[str] = []
-    weak, missing, counted = 0, [], set()
-    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
-        rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
-        if all(r.height and math.isfinite(r["mean"][0]) for r in rows.values()):
-            if any(_units_text(r.row(0, named=True), min_units)[1] for r in rows.values()):
-                weak += 1
-                continue
-            counted.add(task)
-            below = rows["atom"]["mean"][0] < rows["line"]["mean"][0]
-            (lower if below else higher).append(f"{task} {style}")
-        elif task not in missing:
-            missing.append(task)
-    missing = [t for t in missing if t not in counted]
-    if not lower and not higher and not weak:
+    cells: dict[str, list[str]] = {verdict: [] for verdict in ATOM_LINE_VERDICTS}
+    missing: list[str] = []
+    for task, style, atom, line in _atom_line_rows(granularity):
+        if atom is None or line is None:
+            missing.append(f"{task} {style}")
+        else:
+            cells[_atom_line(atom, line, min_units)[0]].append(f"{task} {style}")
+    found = [v for v in ATOM_LINE_VERDICTS[:3] if cells[v]]
+    if not found and not cells["unreliable"] and not cells["no interval"]:
         return None
+    counted = sum(len(cells[v]) for v in ATOM_LINE_VERDICTS[:3])
     text = (
-        f"Atom vs line resolution: pooled AUROC is lower at atom level in {len(lower)} of "
-        f"{len(lower) + len(higher)} task × style cells where both are defined and rest on at least "
-        f"{min_units} correct and {min_units} incorrect units"
+        f"Atom vs line resolution: pooled AUROC is lower at atom level in {len(cells['lower'])} of {counted} "
+        f"task × style cells where both rest on at least {min_units} correct and {min_units} incorrect "
+        "units (lower, higher or no difference: by the paired bootstrap interval of Δ atom − line"
     )
-    named = [
-        f"{verdict}: {', '.join(cells)}"
-        for verdict, cells in (("lower", lower), ("not lower", higher))
-        if cells
-    ]
-    text += f" ({'; '.join(named)})" if named else ""
-    text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
-    return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
+    named = [f"{verdict}: {', '.join(cells[verdict])}" for verdict in found]
+    text += f"; {'; '.join(named)})" if named else ")"
+    if cells["unreliable"]:
+        text += f"; no finding where an AUROC rests on fewer units: {', '.join(cells['unreliable'])}"
+    if cells["no interval"]:
+        text += f"; no finding where the difference has no interval: {', '.join(cells['no interval'])}"
+    return text + (f"; not estimable: {', '.join(missing)}." if missing else ".")
 
 
 def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:

@@ -7,11 +7,14 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.core.contracts import GRANULARITY_TABLE, confidence_column
+from saltbench.core.seeds import derive_seed
 from saltbench.core.vocabulary import FLAVOURS, GRANULARITIES
+from saltbench.metrics import group_counts, weighted_auroc
 
-from ._common import METRICS_SCHEMA, nan_for_null, require_columns, response_units
+from ._common import METRICS_SCHEMA, NAN, nan_for_null, require_columns, response_units
+from ._reasoning import _percentile_ci
 
 GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = GRANULARITY_TABLE.columns
 """Columns of :func:`granularity_table` (the contract :data:`saltbench.core.contracts.GRANULARITY_TABLE`)."""
@@ -19,6 +22,9 @@ GRANULARITY_SCHEMA: Mapping[str, pl.DataType] = GRANULARITY_TABLE.columns
 AUROC_METRICS: tuple[str, ...] = ("auroc_pooled", "auroc_per_response")
 
 CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
+
+_DELTA_COLUMNS: tuple[str, ...] = ("delta_vs_line", "delta_ci_low", "delta_ci_high", "n_models_delta")
+"""The granularity table's columns from :func:`granularity_deltas`."""
 
 COUNTS_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),
@@ -149,7 +155,124 @@ def _summary_table(grouped: pl.DataFrame) -> pl.DataFrame:
         keys = {key: record[key] for key in _SUMMARY_KEYS}
         counts = {"n_correct": record["n_correct"], "n_incorrect": record["n_incorrect"]}
         records.append(keys | _model_statistics(record["value"]) | counts)
-    return pl.DataFrame(records, schema=dict(GRANULARITY_SCHEMA))
+    schema = {name: dtype for name, dtype in GRANULARITY_SCHEMA.items() if name not in _DELTA_COLUMNS}
+    return pl.DataFrame(records, schema=schema)
+
+
+DELTA_REFERENCE = "line"
+"""The granularity every other one is compared with (:func:`granularity_deltas`)."""
+
+DELTA_SCHEMA: Mapping[str, pl.DataType] = {
+    "task": pl.String(),
+    "style": pl.String(),
+    "granularity": pl.String(),
+    "metric": pl.String(),
+    "delta_vs_line": pl.Float64(),
+    "delta_ci_low": pl.Float64(),
+    "delta_ci_high": pl.Float64(),
+    "n_models_delta": pl.Int64(),
+}
+"""Columns of :func:`granularity_deltas`."""
+
+
+def _prompt_counts(sample_ids: np.ndarray, n_resamples: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each unit's prompt code and the ``(1 + R, S)`` multiplicities of the ``S`` prompts: a row of ones
+    (the data), then ``R`` resamples of the prompts drawn with replacement (``numpy.random.default_rng``
+    of ``seed``)."""
+    prompts, codes = np.unique(sample_ids, return_inverse=True)
+    draws = np.random.default_rng(seed).integers(0, prompts.size, size=(n_resamples, prompts.size))
+    counts = np.vstack([np.ones((1, prompts.size)), group_counts(draws, prompts.size)])
+    return codes.reshape(-1), counts
+
+
+def _resampled_aurocs(
+    cell: pl.DataFrame, column: str, confidence: str, counts: np.ndarray
+) -> dict[tuple[str, str], np.ndarray]:
+    """Per (model, granularity) of one task × style: its pooled AUROC under every row of ``counts`` (the
+    data first, then each resample; :func:`saltbench.metrics.weighted_auroc`, correct = status
+    ``correct``, scores oriented higher = more confident)."""
+    out = {}
+    for (model, granularity), units in cell.partition_by(["model", "granularity"], as_dict=True).items():
+        scores = ranking_scores(confidence, units[column].to_numpy())
+        labels = (units["status"].cast(pl.String) == "correct").to_numpy().astype(np.float64)
+        out[(str(model), str(granularity))] = weighted_auroc(
+            scores, labels, units["_prompt"].to_numpy(), counts
+        )
+    return out
+
+
+def _cell_deltas(
+    cell: pl.DataFrame, column: str, confidence: str, n_resamples: int, alpha: float, seed: int
+) -> list[dict[str, object]]:
+    """The rows of :func:`granularity_deltas` of one task × style (every granularity but the reference)."""
+    task, style = str(cell["task"][0]), str(cell["style"][0])
+    codes, counts = _prompt_counts(
+        cell["sample_id"].cast(pl.String).to_numpy(),
+        n_resamples,
+        derive_seed(seed, "granularity", task, style),
+    )
+    values = _resampled_aurocs(cell.with_columns(pl.Series("_prompt", codes)), column, confidence, counts)
+    models = sorted({model for model, _ in values})
+    missing = np.full(counts.shape[0], NAN)
+    rows = []
+    for granularity in (g for g in GRANULARITIES if g != DELTA_REFERENCE):
+        differences = np.array(
+            [
+                values.get((m, granularity), missing) - values.get((m, DELTA_REFERENCE), missing)
+                for m in models
+            ]
+        ).reshape(len(models), counts.shape[0])
+        paired = differences[np.isfinite(differences[:, 0])]
+        # a resample where a paired model's AUROC is undefined (one class drawn) leaves the mean undefined
+        mean = paired.mean(axis=0) if paired.size else missing
+        interval = _percentile_ci(float(mean[0]), mean[1:], alpha, 0.5)
+        rows.append(
+            {"task": task, "style": style, "granularity": granularity, "metric": "auroc_pooled"}
+            | dict(zip(_DELTA_COLUMNS, (*interval, paired.shape[0])))
+        )
+    return rows
+
+
+def granularity_deltas(
+    units: pl.DataFrame,
+    *,
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
+    n_resamples: int = 2000,
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> pl.DataFrame:
+    r"""Pooled AUROC at each granularity minus at line level, per task × style, with a paired bootstrap
+    interval (docs/metrics.md §3.4).
+
+    Per model :math:`m` of a task and style, :math:`d_m = \mathrm{AUROC}_g(m) - \mathrm{AUROC}_\text{line}(m)`
+    (the pooled AUROC of ``{flavour}.{confidence}``, the metrics stage's protocol: response units with a
+    finite value, correct = status ``correct``); ``delta_vs_line`` is the mean of :math:`d_m` over the
+    ``n_models_delta`` models where both AUROCs are defined — the difference of the two means of
+    :func:`granularity_table` where the same models define both.
+
+    Interval: percentile bootstrap over prompts (``sample_id``), ``n_resamples`` resamples drawn with
+    replacement from ``numpy.random.default_rng(derive_seed(seed, "granularity", task, style))``. A drawn
+    prompt brings every unit of every model's response to it, at every granularity: the atoms and lines of
+    a response stay together and both granularities (and all models) see the same resamples, so the
+    interval is paired. A resample where a model's AUROC is undefined gives no value; with fewer than
+    half of the resamples defined the bounds are NaN. Computed on the resamples' unit weights
+    (:func:`saltbench.metrics.weighted_auroc`, no loop over resamples or units).
+
+    ``units`` must hold every model of each task and style it holds (the resamples are drawn per task and
+    style). Returns :data:`DELTA_SCHEMA`, one row per task × style × granularity other than line
+    (``metric`` ``auroc_pooled``).
+    """
+    column = confidence_column(flavour, confidence)
+    require_columns(units, ["model", "style", "task", "granularity", "sample_id", "status", column], "units")
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, int) or n_resamples < 1:
+        raise ValueError(f"n_resamples must be a positive integer, got {n_resamples!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    scored = response_units(units).filter(pl.col(column).is_finite())
+    cells = scored.partition_by(["task", "style"], maintain_order=True)
+    rows = [row for cell in cells for row in _cell_deltas(cell, column, confidence, n_resamples, alpha, seed)]
+    return pl.DataFrame(rows, schema=dict(DELTA_SCHEMA))
 
 
 def granularity_table(
@@ -158,6 +281,7 @@ def granularity_table(
     confidence: str = "mean_probability",
     flavour: str = "topk",
     counts: pl.DataFrame | None = None,
+    deltas: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """AUROC of one confidence function per task × style × granularity, summarised across models.
 
@@ -174,11 +298,17 @@ def granularity_table(
     null when ``counts`` is not given. An AUROC resting on few units of either class is noise: the figure
     and the findings page mark estimates below ``analysis.min_units`` (docs/explorer.md §5).
 
+    ``delta_vs_line``, ``delta_ci_low``, ``delta_ci_high``, ``n_models_delta``: the paired difference of
+    the pooled AUROC from the line level's and its interval (:func:`granularity_deltas`, ``deltas``) on
+    the atom and generation rows of ``auroc_pooled``; NaN (and 0 models) on the other rows and without
+    ``deltas``.
+
     Args:
         metrics: concatenated metrics tables.
         confidence: confidence function.
         flavour: ``"topk"`` or ``"full"``.
         counts: :func:`auroc_unit_counts` output.
+        deltas: :func:`granularity_deltas` output.
     """
     require_columns(metrics, METRICS_SCHEMA, "metrics")
     if confidence not in CONFIDENCE_FUNCTIONS:
@@ -190,10 +320,12 @@ def granularity_table(
     grouped = _values_over_models(_per_model_values(rows, counts), counted=counts is not None)
     summary = _summary_table(grouped)
     result = grid.join(summary, on=list(_SUMMARY_KEYS), how="left", maintain_order="left")
-    filled = [pl.col("n_models").fill_null(0)]
+    filled = [pl.col("n_models").fill_null(0), pl.col("n_models_delta").fill_null(0)]
     if counts is not None:
         filled += [pl.col("n_correct").fill_null(0), pl.col("n_incorrect").fill_null(0)]
-    return nan_for_null(result.with_columns(filled))
+    found = pl.DataFrame(schema=dict(DELTA_SCHEMA)) if deltas is None else deltas.select(list(DELTA_SCHEMA))
+    result = result.join(found, on=list(_SUMMARY_KEYS), how="left", maintain_order="left")
+    return nan_for_null(result.with_columns(filled)).select(list(GRANULARITY_SCHEMA))
 
 
 def too_few_units(min_units: int) -> pl.Expr:

@@ -42,7 +42,11 @@ class AnalysisConfig(Block):
     reasoning_level: ReasoningLevel = setting(
         "task", "task: pairs = tasks (metrics tables); sample: pairs = samples (units tables)."
     )
-    paired_bootstrap: PositiveInt = setting(2000, "Resamples of the task-level paired bootstrap.")
+    paired_bootstrap: PositiveInt = setting(
+        2000,
+        "Resamples of the paired bootstraps: the task-level reasoning trade-off and the granularity table's "
+        "atom-vs-line difference.",
+    )
     intervention_fit: FitMethod = setting("logistic", "Model of the intervention effects.")
     intervention_bootstrap: Count = setting(
         200, "Cluster-bootstrap resamples of the intervention fits (0 = no intervals)."

@@ -593,16 +593,20 @@ GRANULARITY_TABLE = _table(
         "n_models": pl.Int64(),
         "n_correct": pl.Int64(),
         "n_incorrect": pl.Int64(),
+        **_interval("delta_vs_line", "delta_ci_low", "delta_ci_high"),
+        "n_models_delta": pl.Int64(),
     },
     _KNOWN_GRANULARITY,
     _KNOWN_METRIC,
     *_unit_interval("mean", "median", "q25", "q75"),
     _ordered("q25", "median", "q75"),
-    *_at_least(0, "n_models", "n_correct", "n_incorrect"),
+    _ordered("delta_ci_low", "delta_ci_high"),
+    *_at_least(0, "n_models", "n_correct", "n_incorrect", "n_models_delta"),
 )
 """``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models, with the
-correct and incorrect units the AUROCs rank (summed over those models; null where not counted)
-(:func:`saltbench.analysis.granularity_table`)."""
+correct and incorrect units the AUROCs rank (summed over those models; null where not counted) and, on the
+atom and generation rows of the pooled AUROC, its paired difference from the line level with a bootstrap
+interval (:func:`saltbench.analysis.granularity_table`, :func:`saltbench.analysis.granularity_deltas`)."""
 
 REASONING_TRADEOFF_TABLE = _table(
     "reasoning_tradeoff",

@@ -96,18 +96,28 @@ def dominance_tables(job: TableJob) -> TableFrames:
 
 def granularity_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.granularity_table`, with the correct and incorrect units each AUROC rests
-    on (counted file by file)."""
-    from saltbench.analysis import auroc_unit_counts
+    on and the paired difference of the pooled AUROC from the line level's with its bootstrap interval
+    (:func:`saltbench.analysis.granularity_deltas`), the units read one task × style at a time."""
+    import polars as pl
+
+    from saltbench.analysis import auroc_unit_counts, granularity_deltas
     from saltbench.analysis import granularity_table as table
     from saltbench.core.contracts import confidence_column
-    from saltbench.workflow.unit_files import iter_units
+    from saltbench.workflow.unit_files import read_units, units_by_task_style
 
     p = job.params
-    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
-    counts = auroc_unit_counts(
-        iter_units(job.files("units"), columns), confidence=p.confidence, flavour=p.flavour
+    column = confidence_column(p.flavour, p.confidence)
+    options = {"confidence": p.confidence, "flavour": p.flavour}
+    counts, deltas = [auroc_unit_counts([], **options)], []
+    for paths in units_by_task_style(job.files("units")):
+        units = read_units(paths, ["model", "style", "task", "granularity", "sample_id", "status", column])
+        counts.append(auroc_unit_counts(units, **options))
+        deltas.append(
+            granularity_deltas(units, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed, **options)
+        )
+    return table(
+        _metrics(job), counts=pl.concat(counts), deltas=pl.concat(deltas) if deltas else None, **options
     )
-    return table(_metrics(job), confidence=p.confidence, flavour=p.flavour, counts=counts)
 
 
 def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
@@ -336,10 +346,16 @@ TABLE_RULES: tuple[TableRule, ...] = (
     TableRule(
         "granularity",
         "AUROC (pooled and per response) at atom, line and generation level, per task and style, with the "
-        "correct and incorrect units each rests on.",
+        "correct and incorrect units each rests on and the paired difference from the line level.",
         granularity_table,
         inputs={"metrics": "metrics", "units": "units"},
-        params={"confidence": "metrics.default_confidence", "flavour": "analysis.flavour"},
+        params={
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "n_resamples": "analysis.paired_bootstrap",
+            "alpha": ALPHA,
+            "seed": "seed",
+        },
     ),
     TableRule(
         "reasoning_tradeoff",
