@@ -8,6 +8,7 @@ import polars as pl
 from helpers.synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
+    accuracy_by_placement,
     comparisons,
     dominance,
     findings_markdown,
@@ -45,14 +46,13 @@ def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     metrics = synthetic_metrics(models=("model-a",), tasks=tasks, seed=4)
     units = synthetic_units(styles=("direct",), tasks=tasks[:2], n_samples=12, seed=4)
     cmps = comparisons([("model-a", "direct"), ("model-a", "cot")], [])
+    interventions = synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4)
     return {
         "generation_health": generation_health(units),
         "dominance": dominance(metrics),
         "granularity": granularity_table(metrics, deltas=granularity_deltas(units, n_resamples=50)),
-        "interventions": fit_intervention_effects(
-            synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4),
-            n_resamples=20,
-        ),
+        "interventions": fit_intervention_effects(interventions, n_resamples=20),
+        "interventions_by_placement": accuracy_by_placement(interventions, n_resamples=20),
         "reasoning_tradeoff": reasoning_tradeoff(metrics, cmps, n_resamples=50),
         "label_noise": label_noise_sensitivity(units, epsilons=(0.0, 0.2), n_replicates=3),
     }
@@ -204,4 +204,37 @@ def test_atom_vs_line_is_worded_by_its_paired_interval_and_the_summary_names_the
         "lower: dna direct, dna cot; higher: code direct, code cot; no difference: matmul direct, matmul cot"
         in summary
     )
+    assert_numbers_come_from_tables(page, tables)
+
+
+def test_placements_are_worded_by_their_paired_intervals():
+    """Each placement comparison the page states carries its interval and is worded by it; one without an
+    interval (too few samples) is "not enough data", with no number; the summary names each cell it
+    counts."""
+    tables = _tables(30, ("dna", "matmul"))
+    placement = tables["interventions_by_placement"]
+    intervals = {"local": (-0.2, -0.05), "random": (-0.01, 0.03)}
+    compared = pl.col("placement").is_in(list(intervals))
+    rigged = placement.with_columns(
+        **{
+            column: pl.when(compared & (pl.col("task") == "dna"))
+            .then(pl.col("placement").replace_strict({p: v[i] for p, v in intervals.items()}, default=None))
+            .when(compared)
+            .then(float("nan"))
+            .otherwise(pl.col(column))
+            for i, column in enumerate(("delta_ci_low_vs_distant", "delta_ci_high_vs_distant"))
+        }
+    )
+    tables = {**tables, "interventions_by_placement": rigged}
+    page = findings_markdown(tables)
+    section = page.split("## 3.")[1].split("## 4.")[0]
+    dna = next(line for line in section.splitlines() if line.startswith("- model-a, dna, next-atom accuracy"))
+    assert re.search(r"local − distant -?\d\.\d{3} \[-0\.200, -0\.050\] \(lower\)", dna)
+    assert re.search(r"random − distant -?\d\.\d{3} \[-0\.010, 0\.030\] \(no difference\)", dna)
+    matmul = next(line for line in section.splitlines() if line.startswith("- model-a, matmul, next-atom"))
+    assert f"local − distant: {NOT_ENOUGH} (no interval, 30 samples)" in matmul
+    summary = page.split("## What this run estimated")[1].split("\n## ")[0]
+    assert "in 2 model × task × placement cells" in summary
+    assert "lower: model-a dna local; no difference: model-a dna random)" in summary
+    assert "no interval: model-a matmul local, model-a matmul random." in summary
     assert_numbers_come_from_tables(page, tables)

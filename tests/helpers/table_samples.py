@@ -102,7 +102,7 @@ TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "interventions": lambda i: fit_intervention_effects(i.interventions, n_resamples=5),
     "interventions_by_position": lambda i: accuracy_by_position(i.interventions),
     "interventions_by_corruption": lambda i: accuracy_by_corruption(i.interventions),
-    "interventions_by_placement": lambda i: accuracy_by_placement(i.interventions),
+    "interventions_by_placement": lambda i: accuracy_by_placement(i.interventions, n_resamples=20),
     "recovery": lambda i: recovery_sample(i),
 }
 """Table name → how the workflow builds it (the functions of rules/analysis.smk's scripts)."""

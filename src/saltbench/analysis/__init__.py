@@ -32,6 +32,7 @@ from ._interventions import (
     accuracy_by_position,
     distinct_interventions,
     fit_intervention_effects,
+    placement_contrasts,
     separated,
 )
 from ._label_noise import (
@@ -76,6 +77,7 @@ __all__ = [
     "SimulatedRun",
     "accuracy_by_corruption",
     "accuracy_by_placement",
+    "placement_contrasts",
     "accuracy_by_position",
     "accuracy_by_task",
     "generation_health",

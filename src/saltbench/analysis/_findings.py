@@ -21,7 +21,9 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
    ``analysis.min_units`` of either: unreliable, no finding).
 3. What corrupted prefixes and answer-context length do to the next atom — ``interventions`` (slopes of
-   the corrupted fraction and of the position, per model and task, with their intervals and statuses).
+   the corrupted fraction and of the position, per model and task, with their intervals and statuses) and
+   ``interventions_by_placement`` (each placement's paired next-atom accuracy difference from ``distant``
+   and from the clean prefix, worded by its interval).
 4. The reasoning trade-off — ``reasoning_tradeoff`` (Δ precision and relative Δ AUROC per comparison).
 5. How much label noise moves the metrics — ``label_noise`` (atom-level pooled AUROC and ECE at ε = 0 and
    the largest ε, uniform noise).
@@ -41,6 +43,7 @@ FINDINGS_TABLES: tuple[str, ...] = (
     "dominance",
     "granularity",
     "interventions",
+    "interventions_by_placement",
     "reasoning_tradeoff",
     "label_noise",
     "recovery",
@@ -206,6 +209,54 @@ def _interventions(effects: pl.DataFrame | None) -> list[str]:
     return lines
 
 
+PLACEMENT_COMPARISONS: tuple[tuple[str, str], ...] = (
+    ("distant", "at equal position and corrupted count"),
+    ("clean", "against the clean prefix at equal position"),
+)
+"""(reference placement, how its interventions are matched) of the placement comparisons the page states
+(:func:`saltbench.analysis.placement_contrasts`)."""
+
+
+def _placement_pieces(part: pl.DataFrame, reference: str) -> list[tuple[str, str | None, str]]:
+    """(placement, verdict, text) of each comparison of a model × task's placements with ``reference``:
+    ``"local − distant Δ [low, high] (lower)"``; verdict ``None`` and "not enough data" without an
+    interval (the difference is not stated)."""
+    delta, low, high = (f"{name}_vs_{reference}" for name in ("delta", "delta_ci_low", "delta_ci_high"))
+    pieces: list[tuple[str, str | None, str]] = []
+    for row in part.filter(pl.col(f"n_samples_vs_{reference}") > 0).iter_rows(named=True):
+        name = f"{row['placement']} − {reference}"
+        verdict = interval_verdict(row[low], row[high])
+        if verdict is None:
+            reason = f"no interval, {row[f'n_samples_vs_{reference}']} samples"
+            pieces.append((row["placement"], None, f"{name}: {NOT_ENOUGH} ({reason})"))
+        else:
+            pieces.append(
+                (row["placement"], verdict, f"{name} {_interval(row, delta, low, high)} ({verdict})")
+            )
+    return pieces
+
+
+def _placements(table: pl.DataFrame | None) -> list[str]:
+    """One line per model × task: each placement's paired next-atom accuracy difference from ``distant``
+    and from the clean prefix, worded by its interval (:func:`interval_verdict`)."""
+    if table is None or table.is_empty() or "delta_vs_distant" not in table.columns:
+        return []
+    lines = []
+    for (model, task), part in table.group_by(["model", "task"], maintain_order=True):
+        groups = [
+            f"{how}: " + "; ".join(text for *_, text in pieces)
+            for reference, how in PLACEMENT_COMPARISONS
+            if (pieces := _placement_pieces(part, reference))
+        ]
+        if groups:
+            lines.append(
+                f"- {model}, {task}, next-atom accuracy by placement (Δ paired over samples), "
+                + "; ".join(groups)
+                + "."
+            )
+    return lines
+
+
 _TRADEOFF_QUANTITIES = (
     ("precision", "delta_precision", "Δ precision"),
     ("auroc", "rel_delta_auroc", "relative Δ AUROC"),
@@ -332,6 +383,28 @@ def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
     return lines
 
 
+def _summary_placements(table: pl.DataFrame | None) -> str | None:
+    """One line: the model × task × placement cells whose next-atom accuracy is lower than, higher than or
+    not different from ``distant`` at equal position and corrupted count, by the paired interval, each
+    named; those without an interval named too."""
+    if table is None or table.is_empty() or "delta_vs_distant" not in table.columns:
+        return None
+    cells: dict[str | None, list[str]] = {"lower": [], "higher": [], "no difference": [], None: []}
+    for (model, task), part in table.group_by(["model", "task"], maintain_order=True):
+        for placement, verdict, _ in _placement_pieces(part, "distant"):
+            cells[verdict].append(f"{model} {task} {placement}")
+    counted = [v for v in ("lower", "higher", "no difference") if cells[v]]
+    if not counted and not cells[None]:
+        return None
+    total = sum(len(cells[v]) for v in counted)
+    text = (
+        f"Placement of the corruption: next-atom accuracy against distant corruption at equal position and "
+        f"corrupted count, in {total} model × task × placement cells (by the paired interval over samples"
+    )
+    text += "; " + "; ".join(f"{v}: {', '.join(cells[v])}" for v in counted) + ")" if counted else ")"
+    return text + (f"; no interval: {', '.join(cells[None])}." if cells[None] else ".")
+
+
 def _summary_tradeoff(table: pl.DataFrame | None) -> list[str]:
     if table is None or table.is_empty():
         return []
@@ -443,7 +516,10 @@ def summary_lines(
         "ranking at atom resolution": [
             s for s in [_summary_granularity(tables.get("granularity"), min_units)] if s
         ],
-        "corrupted prefixes and context length": _summary_interventions(tables.get("interventions")),
+        "corrupted prefixes and context length": [
+            *_summary_interventions(tables.get("interventions")),
+            *[s for s in [_summary_placements(tables.get("interventions_by_placement"))] if s],
+        ],
         "the reasoning trade-off": _summary_tradeoff(tables.get("reasoning_tradeoff")),
         "label noise": [
             "Label noise: " + s.removeprefix("- ")
@@ -491,7 +567,13 @@ def findings_markdown(
             "2. Does ranking break down at atom resolution?",
             _granularity(tables.get("granularity"), min_units),
         ),
-        ("3. Corrupted prefixes and answer-context length", _interventions(tables.get("interventions"))),
+        (
+            "3. Corrupted prefixes and answer-context length",
+            [
+                *_interventions(tables.get("interventions")),
+                *_placements(tables.get("interventions_by_placement")),
+            ],
+        ),
         ("4. The reasoning trade-off", _tradeoff(tables.get("reasoning_tradeoff"))),
         ("5. Sensitivity to label noise", _label_noise(tables.get("label_noise"))),
     ]

@@ -791,14 +791,30 @@ INTERVENTIONS_BY_CORRUPTION_TABLE = _table(
 """``interventions_by_corruption``: next-atom accuracy per model × task × placement × corrupted-fraction bin;
 clean prefixes are bin -1 (:func:`saltbench.analysis.accuracy_by_corruption`)."""
 
+_PLACEMENT_CONTRAST: Mapping[str, pl.DataType] = {
+    column: dtype
+    for reference in ("distant", "clean")
+    for column, dtype in (
+        *_interval(
+            f"delta_vs_{reference}", f"delta_ci_low_vs_{reference}", f"delta_ci_high_vs_{reference}"
+        ).items(),
+        (f"n_samples_vs_{reference}", pl.Int64()),
+    )
+}
+"""A placement's paired accuracy difference from ``distant`` and from ``clean`` with its interval and the
+samples it rests on (:func:`saltbench.analysis.placement_contrasts`)."""
+
 INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
     "interventions_by_placement",
-    {**_NEXT_ATOM_ACCURACY, "placement": pl.String()},
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String(), **_PLACEMENT_CONTRAST},
     *_NEXT_ATOM_ACCURACY_CHECKS,
     _KNOWN_PLACEMENT,
+    _ordered("delta_ci_low_vs_distant", "delta_ci_high_vs_distant"),
+    _ordered("delta_ci_low_vs_clean", "delta_ci_high_vs_clean"),
+    *_at_least(0, "n_samples_vs_distant", "n_samples_vs_clean"),
 )
-"""``interventions_by_placement``: next-atom accuracy per model × task × placement
-(:func:`saltbench.analysis.accuracy_by_placement`)."""
+"""``interventions_by_placement``: next-atom accuracy per model × task × placement, and the placement's
+paired differences from ``distant`` and ``clean`` (:func:`saltbench.analysis.accuracy_by_placement`)."""
 
 RECOVERY_TABLE = _table(
     "recovery",

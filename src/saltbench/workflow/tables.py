@@ -170,7 +170,9 @@ def intervention_tables(job: TableJob) -> TableFrames:
         ),
         "interventions_by_position": accuracy_by_position(data, n_bins=p.position_bins),
         "interventions_by_corruption": accuracy_by_corruption(data, n_bins=p.corruption_bins),
-        "interventions_by_placement": accuracy_by_placement(data),
+        "interventions_by_placement": accuracy_by_placement(
+            data, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
+        ),
     }
 
 
