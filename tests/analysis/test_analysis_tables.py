@@ -294,7 +294,7 @@ def test_granularity_table_summaries_and_missing_generation_per_response():
 
 
 def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_with_a_value():
-    from saltbench.analysis import auroc_unit_counts, too_few_units
+    from saltbench.analysis import auroc_unit_counts, too_few_units, too_little_support
 
     nan = float("nan")
     units = pl.DataFrame(
@@ -303,6 +303,7 @@ def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_wit
             "style": "direct",
             "task": "dna",
             "granularity": "atom",
+            "sample_id": ["1", "1", "2", "2", "3", "1", "1", "2", "1", "2"],
             "status": [
                 "correct",
                 "incorrect",
@@ -321,16 +322,32 @@ def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_wit
     counts = auroc_unit_counts(units)
     by_model = {r["model"]: (r["n_correct"], r["n_incorrect"]) for r in counts.iter_rows(named=True)}
     assert by_model == {"a": (1, 2), "b": (2, 1), "c": (2, 0)}  # missing and NaN-scored units do not count
+    # a's response 1 holds both classes (1 correct, 1 incorrect), response 2 only an incorrect one; b's
+    # response 1 both, response 2 only a correct one; c's responses one class each
+    mixed = {
+        r["model"]: (r["n_responses"], r["n_responses_mixed"], r["n_correct_mixed"])
+        for r in counts.iter_rows(named=True)
+    }
+    assert mixed == {"a": (2, 1, 1), "b": (2, 1, 1), "c": (2, 0, 0)}
     metrics = cat(
         metrics_rows([("auroc_pooled", "mean_probability", 0.6)], model="a"),
         metrics_rows([("auroc_pooled", "mean_probability", 0.8)], model="b"),
         metrics_rows([("auroc_pooled", "mean_probability", nan)], model="c"),  # one class only: undefined
+        *(metrics_rows([("auroc_per_response", "mean_probability", 1.0)], model=m) for m in "ab"),
     )
     table = granularity_table(metrics, counts=counts)
     atom = table.filter((pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled")).row(
         0, named=True
     )
     assert (atom["n_models"], atom["n_correct"], atom["n_incorrect"]) == (2, 3, 3)  # c's units: no value
+    assert atom["n_responses"] == 4
+    # the per-response AUROC rests on the responses with both classes only: one of a's, one of b's
+    per_response = table.filter(
+        (pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_per_response")
+    )
+    assert per_response.select("n_correct", "n_incorrect", "n_responses").row(0) == (2, 2, 2)
+    weak = table.filter(pl.col("granularity") == "atom").with_columns(weak=too_little_support(3))
+    assert weak.sort("metric")["weak"].to_list() == [True, False]  # per response: 2 < 3 responses
     flagged = table.with_columns(weak=too_few_units(3)).filter(pl.col("metric") == "auroc_pooled")
     assert flagged.filter(pl.col("granularity") == "atom")["weak"].to_list() == [False]
     assert table.with_columns(weak=too_few_units(4))["weak"][0] is True

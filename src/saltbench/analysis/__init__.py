@@ -22,7 +22,13 @@ from ._common import (
 from ._dominance import dominance, dominance_cells
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
-from ._granularity import auroc_unit_counts, granularity_deltas, granularity_table, too_few_units
+from ._granularity import (
+    auroc_unit_counts,
+    granularity_deltas,
+    granularity_table,
+    too_few_units,
+    too_little_support,
+)
 from ._health import RESPONSE_COLUMNS, generation_health, thin_models
 from ._interventions import (
     FIT_STATUSES,
@@ -101,6 +107,7 @@ __all__ = [
     "granularity_deltas",
     "auroc_unit_counts",
     "too_few_units",
+    "too_little_support",
     "latex_escape",
     "leaderboard",
     "model_pairs",

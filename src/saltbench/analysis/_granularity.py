@@ -26,15 +26,34 @@ CELL: tuple[str, ...] = ("model", "style", "task", "granularity")
 _DELTA_COLUMNS: tuple[str, ...] = ("delta_vs_line", "delta_ci_low", "delta_ci_high", "n_models_delta")
 """The granularity table's columns from :func:`granularity_deltas`."""
 
+_COUNTS: tuple[str, ...] = ("n_correct", "n_incorrect", "n_responses")
+"""The support of a granularity-table row: the units its AUROCs rank and the responses they lie in."""
+
 COUNTS_SCHEMA: Mapping[str, pl.DataType] = {
     "model": pl.String(),
     "style": pl.String(),
     "task": pl.String(),
     "granularity": pl.String(),
-    "n_correct": pl.Int64(),
-    "n_incorrect": pl.Int64(),
+    **{name: pl.Int64() for name in _COUNTS},
+    **{f"{name}_mixed": pl.Int64() for name in _COUNTS},
 }
 """Columns of :func:`auroc_unit_counts`."""
+
+
+def _response_counts(scored: pl.DataFrame) -> pl.DataFrame:
+    """Per (model, style, task, granularity): the correct and incorrect units and the responses, of all
+    responses and of those holding both classes (``_mixed``)."""
+    correct = pl.col("status").cast(pl.String) == "correct"
+    per_response = scored.group_by([pl.col(CELL).cast(pl.String), "sample_id"]).agg(
+        n_correct=correct.sum().cast(pl.Int64), n_incorrect=(~correct).sum().cast(pl.Int64)
+    )
+    mixed = (pl.col("n_correct") > 0) & (pl.col("n_incorrect") > 0)
+    return per_response.group_by(list(CELL)).agg(
+        pl.col("n_correct", "n_incorrect").sum(),
+        pl.len().cast(pl.Int64).alias("n_responses"),
+        *(pl.col(name).filter(mixed).sum().alias(f"{name}_mixed") for name in ("n_correct", "n_incorrect")),
+        mixed.sum().cast(pl.Int64).alias("n_responses_mixed"),
+    )
 
 
 def auroc_unit_counts(
@@ -46,31 +65,27 @@ def auroc_unit_counts(
     """The units an AUROC of ``confidence`` ranks, per (model, style, task, granularity): the response units
     (status correct, incorrect, selective, redundant) whose ``{flavour}.{confidence}`` value is finite, split
     into ``n_correct`` and ``n_incorrect`` (every other response status) — the metrics stage's protocol
-    (docs/metrics.md §9).
+    (docs/metrics.md §9) — and the ``n_responses`` (``sample_id``) they lie in. The ``_mixed`` columns count
+    the same over the responses that hold both classes: the only ones a per-response AUROC is defined on.
 
-    ``units``: a units table or an iterable of them (one file at a time keeps memory bounded).
+    ``units``: a units table or an iterable of them (one file at a time keeps memory bounded; a response's
+    units in one table).
 
     >>> units = pl.DataFrame({"model": "m", "style": "direct", "task": "dna", "granularity": "atom",
-    ...     "status": ["correct", "incorrect", "missing", "correct"], "topk.mean_probability": [0.9, 0.2,
-    ...     float("nan"), float("nan")]})
-    >>> auroc_unit_counts(units).select("n_correct", "n_incorrect").row(0)
-    (1, 1)
+    ...     "sample_id": ["a", "a", "b", "b", "c"], "status": ["correct", "incorrect", "missing", "correct",
+    ...     "correct"], "topk.mean_probability": [0.9, 0.2, float("nan"), 0.5, float("nan")]})
+    >>> auroc_unit_counts(units).select("n_correct", "n_incorrect", "n_responses", "n_responses_mixed").row(0)
+    (2, 1, 2, 1)
     """
     column = confidence_column(flavour, confidence)
     frames = [units] if isinstance(units, pl.DataFrame) else units
     parts = []
     for frame in frames:
-        require_columns(frame, [*CELL, "status", column], "units")
-        scored = response_units(frame).filter(pl.col(column).is_finite())
-        parts.append(
-            scored.group_by(pl.col(CELL).cast(pl.String)).agg(
-                n_correct=(pl.col("status").cast(pl.String) == "correct").sum().cast(pl.Int64),
-                n_incorrect=(pl.col("status").cast(pl.String) != "correct").sum().cast(pl.Int64),
-            )
-        )
+        require_columns(frame, [*CELL, "sample_id", "status", column], "units")
+        parts.append(_response_counts(response_units(frame).filter(pl.col(column).is_finite())))
     if not parts:
         return pl.DataFrame(schema=dict(COUNTS_SCHEMA))
-    counts = pl.concat(parts).group_by(list(CELL)).agg(pl.col("n_correct", "n_incorrect").sum())
+    counts = pl.concat(parts).group_by(list(CELL)).agg(pl.exclude(CELL).sum())
     return counts.select(pl.col(name).cast(dtype) for name, dtype in COUNTS_SCHEMA.items()).sort(list(CELL))
 
 
@@ -107,31 +122,30 @@ def _complete_grid(metrics: pl.DataFrame) -> pl.DataFrame:
 
 
 def _per_model_values(rows: pl.DataFrame, counts: pl.DataFrame | None) -> pl.DataFrame:
-    """Mean value per task, style, granularity, metric and model, with the model's unit counts where its value
-    is defined (0 where it is not; null without ``counts``)."""
+    """Mean value per task, style, granularity, metric and model, with the model's support where its value
+    is defined (0 where it is not; null without ``counts``): of every response for the pooled AUROC, of
+    the responses holding both classes for the per-response AUROC."""
     per_model = rows.group_by([*_SUMMARY_KEYS, "model"], maintain_order=True).agg(pl.col("value").mean())
     if counts is None:
-        return per_model.with_columns(
-            pl.lit(None, pl.Int64).alias("n_correct"), pl.lit(None, pl.Int64).alias("n_incorrect")
-        )
-    return per_model.join(
-        counts, on=["model", "style", "task", "granularity"], how="left", maintain_order="left"
-    ).with_columns(
-        # a model's units count where its value is defined (the models the summary is over)
-        pl.when(pl.col("value").is_finite()).then(pl.col(column).fill_null(0)).otherwise(0).alias(column)
-        for column in ("n_correct", "n_incorrect")
+        return per_model.with_columns(pl.lit(None, pl.Int64).alias(column) for column in _COUNTS)
+    per_response = pl.col("metric") == "auroc_per_response"
+    joined = per_model.join(counts, on=list(CELL), how="left", maintain_order="left")
+    return joined.with_columns(
+        # a model's support counts where its value is defined (the models the summary is over)
+        pl.when(pl.col("value").is_finite())
+        .then(pl.when(per_response).then(pl.col(f"{column}_mixed")).otherwise(pl.col(column)).fill_null(0))
+        .otherwise(0)
+        .alias(column)
+        for column in _COUNTS
     )
 
 
 def _values_over_models(per_model: pl.DataFrame, counted: bool) -> pl.DataFrame:
-    """The per-model values of each task, style, granularity and metric as a list, with the unit counts
+    """The per-model values of each task, style, granularity and metric as a list, with the support counts
     summed over models (``counted``) or the null count carried over."""
     return per_model.group_by(list(_SUMMARY_KEYS), maintain_order=True).agg(
         pl.col("value"),
-        *(
-            pl.col(column).sum().cast(pl.Int64) if counted else pl.col(column).first()
-            for column in ("n_correct", "n_incorrect")
-        ),
+        *(pl.col(column).sum().cast(pl.Int64) if counted else pl.col(column).first() for column in _COUNTS),
     )
 
 
@@ -153,7 +167,7 @@ def _summary_table(grouped: pl.DataFrame) -> pl.DataFrame:
     records = []
     for record in grouped.iter_rows(named=True):
         keys = {key: record[key] for key in _SUMMARY_KEYS}
-        counts = {"n_correct": record["n_correct"], "n_incorrect": record["n_incorrect"]}
+        counts = {column: record[column] for column in _COUNTS}
         records.append(keys | _model_statistics(record["value"]) | counts)
     schema = {name: dtype for name, dtype in GRANULARITY_SCHEMA.items() if name not in _DELTA_COLUMNS}
     return pl.DataFrame(records, schema=schema)
@@ -293,10 +307,12 @@ def granularity_table(
     ``n_models = 0``: every task × style × granularity × metric combination of the input is listed, so a
     missing value is visible instead of silently absent.
 
-    ``n_correct`` / ``n_incorrect``: the units the summarised AUROCs rank (:func:`auroc_unit_counts` of the
-    same function and flavour, ``counts``), summed over the models whose value is defined (0 when none is);
-    null when ``counts`` is not given. An AUROC resting on few units of either class is noise: the figure
-    and the findings page mark estimates below ``analysis.min_units`` (docs/explorer.md §5).
+    ``n_correct`` / ``n_incorrect`` / ``n_responses``: the units the summarised AUROCs rank and the responses
+    they lie in (:func:`auroc_unit_counts` of the same function and flavour, ``counts``) — for the
+    per-response AUROC only those of responses holding both classes, the only ones it is defined on —
+    summed over the models whose value is defined (0 when none is); null when ``counts`` is not given. An
+    AUROC resting on little support is noise: the figure and the findings page mark estimates below
+    ``analysis.min_units`` (:func:`too_little_support`, docs/explorer.md §5).
 
     ``delta_vs_line``, ``delta_ci_low``, ``delta_ci_high``, ``n_models_delta``: the paired difference of
     the pooled AUROC from the line level's and its interval (:func:`granularity_deltas`, ``deltas``) on
@@ -322,7 +338,7 @@ def granularity_table(
     result = grid.join(summary, on=list(_SUMMARY_KEYS), how="left", maintain_order="left")
     filled = [pl.col("n_models").fill_null(0), pl.col("n_models_delta").fill_null(0)]
     if counts is not None:
-        filled += [pl.col("n_correct").fill_null(0), pl.col("n_incorrect").fill_null(0)]
+        filled += [pl.col(column).fill_null(0) for column in _COUNTS]
     found = pl.DataFrame(schema=dict(DELTA_SCHEMA)) if deltas is None else deltas.select(list(DELTA_SCHEMA))
     result = result.join(found, on=list(_SUMMARY_KEYS), how="left", maintain_order="left")
     return nan_for_null(result.with_columns(filled)).select(list(GRANULARITY_SCHEMA))
@@ -333,3 +349,12 @@ def too_few_units(min_units: int) -> pl.Expr:
     fewer than ``min_units`` incorrect units (``analysis.min_units``); null where the units were not
     counted."""
     return (pl.col("n_correct") < min_units) | (pl.col("n_incorrect") < min_units)
+
+
+def too_little_support(min_units: int) -> pl.Expr:
+    """True on the rows of a granularity table that are no finding (drawn hollow): a pooled AUROC resting on
+    fewer than ``min_units`` correct or incorrect units (:func:`too_few_units`), a per-response AUROC on
+    fewer than ``min_units`` responses holding both classes (each defines one of the AUROCs it averages);
+    null where nothing was counted."""
+    per_response = pl.col("metric") == "auroc_per_response"
+    return pl.when(per_response).then(pl.col("n_responses") < min_units).otherwise(too_few_units(min_units))

@@ -593,6 +593,7 @@ GRANULARITY_TABLE = _table(
         "n_models": pl.Int64(),
         "n_correct": pl.Int64(),
         "n_incorrect": pl.Int64(),
+        "n_responses": pl.Int64(),
         **_interval("delta_vs_line", "delta_ci_low", "delta_ci_high"),
         "n_models_delta": pl.Int64(),
     },
@@ -601,10 +602,11 @@ GRANULARITY_TABLE = _table(
     *_unit_interval("mean", "median", "q25", "q75"),
     _ordered("q25", "median", "q75"),
     _ordered("delta_ci_low", "delta_ci_high"),
-    *_at_least(0, "n_models", "n_correct", "n_incorrect", "n_models_delta"),
+    *_at_least(0, "n_models", "n_correct", "n_incorrect", "n_responses", "n_models_delta"),
 )
 """``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models, with the
-correct and incorrect units the AUROCs rank (summed over those models; null where not counted) and, on the
+correct and incorrect units the AUROCs rank and the responses they lie in (summed over those models; the
+per-response AUROC's: responses holding both classes only; null where not counted) and, on the
 atom and generation rows of the pooled AUROC, its paired difference from the line level with a bootstrap
 interval (:func:`saltbench.analysis.granularity_table`, :func:`saltbench.analysis.granularity_deltas`)."""
 
