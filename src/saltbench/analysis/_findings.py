@@ -19,7 +19,8 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
    granularity — ``dominance`` (win share over model × style × task cells).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
-   ``analysis.min_units`` of either: unreliable, no finding).
+   ``analysis.min_units`` of either: unreliable, no finding), worded by the paired interval of the
+   difference atom − line (:func:`interval_verdict`; docs/metrics.md §3.4).
 3. What corrupted prefixes and answer-context length do to the next atom — ``interventions`` (slopes of
    the corrupted fraction and of the position, per model and task, with their intervals and statuses) and
    ``interventions_by_placement`` (each placement's paired next-atom accuracy difference from ``distant``
