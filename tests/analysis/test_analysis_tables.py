@@ -459,3 +459,20 @@ def test_granularity_delta_refuses_bad_settings():
         granularity_deltas(units, alpha=1.0)
     with pytest.raises(ValueError, match="sample_id"):
         granularity_deltas(units.drop("sample_id"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_scored_prompts(), st.integers(0, 2**32 - 1))
+def test_granularity_pair_counts_give_the_weighted_bootstrap_auroc(data, seed):
+    """The prompts' pair counts give every resample's pooled AUROC exactly as the unit weights do (ties,
+    undefined resamples and prompts never drawn included)."""
+    from saltbench.analysis._granularity import _pair_auroc
+    from saltbench.metrics import group_counts, weighted_auroc
+
+    scores, labels, prompts = data
+    n_prompts = int(prompts.max()) + 1
+    draws = np.random.default_rng(seed).integers(0, n_prompts, size=(40, n_prompts))
+    counts = group_counts(draws, n_prompts)
+    y = labels.astype(np.float64)
+    expected = weighted_auroc(scores, y, prompts, counts)
+    np.testing.assert_allclose(_pair_auroc(scores, y, prompts, counts), expected, rtol=0, atol=1e-12)
