@@ -49,7 +49,9 @@ class AnalysisConfig(Block):
     )
     intervention_fit: FitMethod = setting("logistic", "Model of the intervention effects.")
     intervention_bootstrap: Count = setting(
-        200, "Cluster-bootstrap resamples of the intervention fits (0 = no intervals)."
+        200,
+        "Cluster-bootstrap resamples of the intervention fits and the placement comparisons (0 = no "
+        "intervals).",
     )
     position_bins: PositiveInt = setting(10, "Equal-width bins of k/n (clean-prefix accuracy).")
     corruption_bins: PositiveInt = setting(5, "Equal-width bins of the corrupted fraction.")
