@@ -91,6 +91,9 @@ rule findings:
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
         label_noise="results/tables/label_noise.parquet",
         interventions=["results/tables/interventions.parquet"] if INTERVENTION_MODELS else [],
+        interventions_by_placement=(
+            ["results/tables/interventions_by_placement.parquet"] if INTERVENTION_MODELS else []
+        ),
         recovery=["results/tables/recovery.parquet"] if SIMULATED_MODELS else [],
         # imported models: their import records say which were scored without log-probabilities
         imports=expand("data/generations/{model}/import.json", model=IMPORTED_MODELS),

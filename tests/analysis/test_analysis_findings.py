@@ -8,6 +8,7 @@ import polars as pl
 from helpers.synthetic_tables import synthetic_interventions, synthetic_metrics, synthetic_units
 
 from saltbench.analysis import (
+    accuracy_by_placement,
     auroc_unit_counts,
     comparisons,
     dominance,
@@ -15,6 +16,7 @@ from saltbench.analysis import (
     findings_markdown,
     fit_intervention_effects,
     generation_health,
+    granularity_deltas,
     granularity_table,
     label_noise_sensitivity,
     reasoning_tradeoff,
@@ -47,17 +49,16 @@ def _tables(n_samples: int, tasks: tuple[str, ...]) -> dict[str, pl.DataFrame]:
     units = synthetic_units(styles=("direct",), tasks=tasks[:2], n_samples=12, seed=4)
     cmps = comparisons([("model-a", "direct"), ("model-a", "cot")], [])
     health = generation_health(units)
+    interventions = synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4)
     return {
         "generation_health": health,
         "eligibility": eligibility_table(
             health, auroc_unit_counts(units), min_answered_share=0.5, min_model_units=10
         ),
         "dominance": dominance(metrics),
-        "granularity": granularity_table(metrics),
-        "interventions": fit_intervention_effects(
-            synthetic_interventions(models=("model-a",), tasks=tasks[:2], n_samples=n_samples, seed=4),
-            n_resamples=20,
-        ),
+        "granularity": granularity_table(metrics, deltas=granularity_deltas(units, n_resamples=50)),
+        "interventions": fit_intervention_effects(interventions, n_resamples=20),
+        "interventions_by_placement": accuracy_by_placement(interventions, n_resamples=20),
         "reasoning_tradeoff": reasoning_tradeoff(metrics, cmps, n_resamples=50),
         "label_noise": label_noise_sensitivity(units, epsilons=(0.0, 0.2), n_replicates=3),
     }
@@ -164,10 +165,83 @@ def test_an_auroc_resting_on_too_few_units_is_named_unreliable_and_no_finding():
     assert "150 correct, 80 incorrect units)" in matmul[0] and "no finding" not in matmul[0]
     summary = page.split("## What this run estimated")[1].split("\n## ")[0]
     assert "rest on at least 20 correct and 20 incorrect units" in summary
-    assert "2 more rest on fewer (unreliable, no finding)" in summary  # dna, both styles
-    # the cells counted are named, split by their verdict: matmul's two, not dna's
-    named = re.search(r"incorrect units \(((?:lower|not lower): [^)]*)\)", summary)
-    assert named is not None
-    cells = re.findall(r"(\w+ (?:direct|cot))", named.group(1))
-    assert sorted(cells) == ["matmul cot", "matmul direct"]
+    # dna, both styles: named as no finding, not counted
+    assert "no finding where an AUROC rests on fewer units: dna direct, dna cot" in summary
+    assert "lower at atom level in 0 of 1 task × style cells" in summary  # matmul direct; cot: no interval
+    assert "no finding where the difference has no interval: matmul cot" in summary
     assert "[the explorer](explorer/index.html)" in page
+
+
+def test_atom_vs_line_is_worded_by_its_paired_interval_and_the_summary_names_the_cells_it_counts():
+    """Lower only when the whole interval of Δ atom − line lies below 0, higher when above, "no difference"
+    when it covers 0 — whatever the two means say; the summary counts the cells by that rule and names
+    each."""
+    tables = _tables(12, ("dna", "matmul", "code"))
+    intervals = {"dna": (-0.03, -0.01), "matmul": (-0.01, 0.02), "code": (0.004, 0.05)}
+    atom = (pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled")
+    granularity = tables["granularity"].with_columns(
+        n_correct=pl.lit(100, pl.Int64),
+        n_incorrect=pl.lit(100, pl.Int64),
+        n_models_delta=pl.when(atom).then(1).otherwise(0),
+        **{
+            column: pl.when(atom)
+            .then(pl.col("task").replace_strict({t: v[i] for t, v in intervals.items()}, default=None))
+            .otherwise(float("nan"))
+            for i, column in enumerate(("delta_ci_low", "delta_ci_high"))
+        },
+        delta_vs_line=pl.when(atom).then(-0.005).otherwise(float("nan")),
+    )
+    tables = {**tables, "granularity": granularity}
+    page = findings_markdown(tables)
+    section = page.split("## 2.")[1].split("\n## ")[0]
+    verdicts = {
+        task: line.split("paired over prompts: ")[1].split(";")[0]
+        for line in section.splitlines()
+        for task in intervals
+        if line.startswith(f"- {task}, direct")
+    }
+    assert verdicts == {
+        "dna": "lower at atom resolution",
+        "matmul": "no difference",
+        "code": "higher at atom resolution",
+    }
+    summary = page.split("## What this run estimated")[1].split("\n## ")[0]
+    assert "pooled AUROC is lower at atom level in 2 of 6 task × style cells" in summary
+    assert (
+        "lower: dna direct, dna cot; higher: code direct, code cot; no difference: matmul direct, matmul cot"
+        in summary
+    )
+    assert_numbers_come_from_tables(page, tables)
+
+
+def test_placements_are_worded_by_their_paired_intervals():
+    """Each placement comparison the page states carries its interval and is worded by it; one without an
+    interval (too few samples) is "not enough data", with no number; the summary names each cell it
+    counts."""
+    tables = _tables(30, ("dna", "matmul"))
+    placement = tables["interventions_by_placement"]
+    intervals = {"local": (-0.2, -0.05), "random": (-0.01, 0.03)}
+    compared = pl.col("placement").is_in(list(intervals))
+    rigged = placement.with_columns(
+        **{
+            column: pl.when(compared & (pl.col("task") == "dna"))
+            .then(pl.col("placement").replace_strict({p: v[i] for p, v in intervals.items()}, default=None))
+            .when(compared)
+            .then(float("nan"))
+            .otherwise(pl.col(column))
+            for i, column in enumerate(("delta_ci_low_vs_distant", "delta_ci_high_vs_distant"))
+        }
+    )
+    tables = {**tables, "interventions_by_placement": rigged}
+    page = findings_markdown(tables)
+    section = page.split("## 3.")[1].split("## 4.")[0]
+    dna = next(line for line in section.splitlines() if line.startswith("- model-a, dna, next-atom accuracy"))
+    assert re.search(r"local − distant -?\d\.\d{3} \[-0\.200, -0\.050\] \(lower\)", dna)
+    assert re.search(r"random − distant -?\d\.\d{3} \[-0\.010, 0\.030\] \(no difference\)", dna)
+    matmul = next(line for line in section.splitlines() if line.startswith("- model-a, matmul, next-atom"))
+    assert f"local − distant: {NOT_ENOUGH} (no interval, 30 samples)" in matmul
+    summary = page.split("## What this run estimated")[1].split("\n## ")[0]
+    assert "in 2 model × task × placement cells" in summary
+    assert "lower: model-a dna local; no difference: model-a dna random)" in summary
+    assert "no interval: model-a matmul local, model-a matmul random." in summary
+    assert_numbers_come_from_tables(page, tables)

@@ -195,3 +195,70 @@ def test_bin_edges_are_open_below():
         )
     )
     assert accuracy_by_corruption(frame, n_bins=4)["bin"][0] == 1  # 0.5 lies in (0.25, 0.5]
+
+
+def _swap(frame: pl.DataFrame, a: str, b: str) -> pl.DataFrame:
+    """``frame`` with placement labels ``a`` and ``b`` exchanged."""
+    label = pl.col("placement")
+    swapped = pl.when(label == a).then(pl.lit(b)).when(label == b).then(pl.lit(a)).otherwise(label)
+    return frame.with_columns(swapped.alias("placement"))
+
+
+def test_placement_contrasts_are_paired_and_antisymmetric(interventions):
+    from saltbench.analysis import placement_contrasts
+
+    def local(frame: pl.DataFrame) -> dict:
+        table = placement_contrasts(frame, n_resamples=50, seed=2)
+        return table.filter((pl.col("task") == "dna") & (pl.col("placement") == "local")).row(0, named=True)
+
+    dna = interventions.filter(pl.col("task") == "dna")
+    there, back = local(dna), local(_swap(dna, "local", "distant"))
+    # a prefix corrupting every atom is local only: matched pairs are the same whichever label is which
+    assert there["delta_vs_distant"] == pytest.approx(-back["delta_vs_distant"], abs=1e-12)
+    assert there["delta_ci_low_vs_distant"] == pytest.approx(-back["delta_ci_high_vs_distant"], abs=1e-12)
+    assert there["delta_ci_high_vs_distant"] == pytest.approx(-back["delta_ci_low_vs_distant"], abs=1e-12)
+    assert there["n_samples_vs_distant"] == 60
+    # distant outcomes copied from the local ones: zero in every resample, because pairs are resampled whole
+    keys = ["sample_id", "position", "n_corrupted"]
+    copied = dna.join(
+        dna.filter(pl.col("placement") == "local").select(*keys, pl.col("next_correct").alias("_local")),
+        on=keys,
+        how="left",
+    )
+    copied = copied.with_columns(
+        next_correct=pl.when(pl.col("placement") == "distant")
+        .then(pl.col("_local"))
+        .otherwise("next_correct")
+    ).drop("_local")
+    same = local(copied)
+    assert (same["delta_vs_distant"], same["delta_ci_low_vs_distant"], same["delta_ci_high_vs_distant"]) == (
+        0.0,
+        0.0,
+        0.0,
+    )
+
+
+def test_placement_contrasts_known_values_and_thin_data(interventions):
+    from saltbench.analysis import placement_contrasts
+
+    rigged = interventions.with_columns(
+        next_correct=pl.col("placement").is_in(["clean", "distant"])  # local and random always wrong
+    )
+    table = accuracy_by_placement(rigged, n_resamples=30, seed=1)
+    local = table.filter((pl.col("task") == "matmul") & (pl.col("placement") == "local")).row(0, named=True)
+    assert (local["delta_vs_distant"], local["delta_ci_low_vs_distant"], local["delta_vs_clean"]) == (
+        -1,
+        -1,
+        -1,
+    )
+    distant = table.filter(pl.col("placement") == "distant")
+    assert distant["delta_vs_distant"].is_nan().all() and (distant["n_samples_vs_distant"] == 0).all()
+    assert (distant["delta_vs_clean"] == 0).all()
+    clean = table.filter(pl.col("placement") == "clean")
+    assert clean["delta_vs_clean"].is_nan().all() and (clean["n_samples_vs_clean"] == 0).all()
+    thin = interventions.filter(pl.col("sample_id").is_in([f"dna-{s}" for s in range(MIN_SAMPLES - 1)]))
+    few = placement_contrasts(thin, n_resamples=30).filter(pl.col("placement") == "local").row(0, named=True)
+    assert math.isfinite(few["delta_vs_distant"]) and math.isnan(few["delta_ci_low_vs_distant"])
+    assert few["n_samples_vs_distant"] == MIN_SAMPLES - 1
+    again = accuracy_by_placement(rigged, n_resamples=30, seed=1)
+    assert again.equals(table)

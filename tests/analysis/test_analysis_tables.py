@@ -294,7 +294,7 @@ def test_granularity_table_summaries_and_missing_generation_per_response():
 
 
 def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_with_a_value():
-    from saltbench.analysis import auroc_unit_counts, too_few_units
+    from saltbench.analysis import auroc_unit_counts, too_few_units, too_little_support
 
     nan = float("nan")
     units = pl.DataFrame(
@@ -303,6 +303,7 @@ def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_wit
             "style": "direct",
             "task": "dna",
             "granularity": "atom",
+            "sample_id": ["1", "1", "2", "2", "3", "1", "1", "2", "1", "2"],
             "status": [
                 "correct",
                 "incorrect",
@@ -321,17 +322,157 @@ def test_granularity_counts_are_the_units_the_aurocs_rank_summed_over_models_wit
     counts = auroc_unit_counts(units)
     by_model = {r["model"]: (r["n_correct"], r["n_incorrect"]) for r in counts.iter_rows(named=True)}
     assert by_model == {"a": (1, 2), "b": (2, 1), "c": (2, 0)}  # missing and NaN-scored units do not count
+    # a's response 1 holds both classes (1 correct, 1 incorrect), response 2 only an incorrect one; b's
+    # response 1 both, response 2 only a correct one; c's responses one class each
+    mixed = {
+        r["model"]: (r["n_responses"], r["n_responses_mixed"], r["n_correct_mixed"])
+        for r in counts.iter_rows(named=True)
+    }
+    assert mixed == {"a": (2, 1, 1), "b": (2, 1, 1), "c": (2, 0, 0)}
     metrics = cat(
         metrics_rows([("auroc_pooled", "mean_probability", 0.6)], model="a"),
         metrics_rows([("auroc_pooled", "mean_probability", 0.8)], model="b"),
         metrics_rows([("auroc_pooled", "mean_probability", nan)], model="c"),  # one class only: undefined
+        *(metrics_rows([("auroc_per_response", "mean_probability", 1.0)], model=m) for m in "ab"),
     )
     table = granularity_table(metrics, counts=counts)
     atom = table.filter((pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_pooled")).row(
         0, named=True
     )
     assert (atom["n_models"], atom["n_correct"], atom["n_incorrect"]) == (2, 3, 3)  # c's units: no value
+    assert atom["n_responses"] == 4
+    # the per-response AUROC rests on the responses with both classes only: one of a's, one of b's
+    per_response = table.filter(
+        (pl.col("granularity") == "atom") & (pl.col("metric") == "auroc_per_response")
+    )
+    assert per_response.select("n_correct", "n_incorrect", "n_responses").row(0) == (2, 2, 2)
+    weak = table.filter(pl.col("granularity") == "atom").with_columns(weak=too_little_support(3))
+    assert weak.sort("metric")["weak"].to_list() == [True, False]  # per response: 2 < 3 responses
     flagged = table.with_columns(weak=too_few_units(3)).filter(pl.col("metric") == "auroc_pooled")
     assert flagged.filter(pl.col("granularity") == "atom")["weak"].to_list() == [False]
     assert table.with_columns(weak=too_few_units(4))["weak"][0] is True
     assert granularity_table(metrics)["n_correct"].is_null().all()  # not counted: null, not 0
+
+
+def _units_of(models, scores, labels, prompts, granularity="atom"):
+    """A units table of one task and style: one model per entry of ``models``, per unit its score, label and
+    prompt (the same arrays for every model)."""
+    return pl.concat(
+        pl.DataFrame(
+            {
+                "model": model,
+                "style": "direct",
+                "task": "dna",
+                "granularity": granularity,
+                "sample_id": [str(p) for p in prompts],
+                "status": ["correct" if y else "incorrect" for y in labels],
+                "topk.mean_probability": [float(s) for s in scores],
+            }
+        )
+        for model in models
+    )
+
+
+@st.composite
+def _scored_prompts(draw):
+    """Scores, labels and prompts of 4–10 prompts with 1–4 units each; the first unit of every other prompt
+    correct and of the rest incorrect (a resample holds both classes unless it draws one parity only)."""
+    sizes = draw(st.lists(st.integers(1, 4), min_size=4, max_size=10))
+    prompts = np.repeat(np.arange(len(sizes)), sizes)
+    labels = np.array(draw(st.lists(st.booleans(), min_size=prompts.size, max_size=prompts.size)))
+    firsts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    labels[firsts] = np.arange(len(sizes)) % 2 == 0
+    scores = draw(st.lists(st.integers(0, 6), min_size=prompts.size, max_size=prompts.size))
+    return np.array(scores) / 6, labels, prompts
+
+
+@settings(max_examples=25, deadline=None)
+@given(_scored_prompts(), _scored_prompts())
+def test_granularity_delta_is_paired_and_antisymmetric(atom, line):
+    from saltbench.analysis import granularity_deltas
+
+    def delta(frames):
+        table = granularity_deltas(pl.concat(frames), n_resamples=40, seed=3)
+        return table.filter(pl.col("granularity") == "atom").row(0, named=True)
+
+    scores, labels, prompts = atom
+    same = [
+        _units_of("ab", scores, labels, prompts),
+        _units_of("ab", 2 * scores + 1, labels, prompts, "line"),
+    ]
+    # the same ranking at both granularities (a monotone transform of the scores): zero in every resample,
+    # because both see the same resamples of the prompts
+    row = delta(same)
+    assert (row["delta_vs_line"], row["delta_ci_low"], row["delta_ci_high"]) == (0.0, 0.0, 0.0)
+    line_scores, line_labels, line_prompts = line
+    forward = [
+        _units_of("ab", scores, labels, prompts),
+        _units_of("ab", line_scores, line_labels, line_prompts, "line"),
+    ]
+    swapped = [
+        _units_of("ab", scores, labels, prompts, "line"),
+        _units_of("ab", line_scores, line_labels, line_prompts),
+    ]
+    there, back = delta(forward), delta(swapped)
+    assert there["delta_vs_line"] == pytest.approx(-back["delta_vs_line"], abs=1e-12)
+    assert there["delta_ci_low"] == pytest.approx(-back["delta_ci_high"], abs=1e-12)
+    assert there["delta_ci_high"] == pytest.approx(-back["delta_ci_low"], abs=1e-12)
+
+
+def test_granularity_delta_is_the_mean_over_models_of_the_pooled_auroc_differences():
+    from saltbench.analysis import granularity_deltas
+    from saltbench.metrics import auroc
+
+    rng = np.random.default_rng(0)
+    frames, expected = [], []
+    for model in ("a", "b", "c"):
+        differences = []
+        for granularity, per_prompt in (("atom", 6), ("line", 2)):
+            prompts = np.repeat(np.arange(30), per_prompt)
+            labels = rng.random(prompts.size) < 0.6
+            scores = rng.normal(size=prompts.size) + labels * (1.5 if granularity == "line" else 0.5)
+            frames.append(_units_of([model], scores, labels, prompts, granularity))
+            differences.append(auroc(scores, labels))
+        expected.append(differences[0] - differences[1])
+    frames.append(frames[0].head(3).with_columns(status=pl.lit("missing")))  # not a response unit: ignored
+    deltas = granularity_deltas(pl.concat(frames), n_resamples=200, alpha=0.1, seed=5)
+    atom = deltas.filter(pl.col("granularity") == "atom").row(0, named=True)
+    assert atom["delta_vs_line"] == pytest.approx(np.mean(expected)) and atom["n_models_delta"] == 3
+    assert atom["delta_ci_low"] < atom["delta_ci_high"] < 0  # line ranks clearly better here
+    again = granularity_deltas(pl.concat(frames), n_resamples=200, alpha=0.1, seed=5)
+    assert again.equals(deltas)  # seeded
+    generation = deltas.filter(pl.col("granularity") == "generation").row(0, named=True)
+    assert generation["n_models_delta"] == 0 and math.isnan(generation["delta_vs_line"])
+    metrics = cat(*(metrics_rows([("auroc_pooled", "mean_probability", 0.7)], model=m) for m in "abc"))
+    table = granularity_table(metrics, deltas=deltas)
+    rows = table.filter(pl.col("metric") == "auroc_pooled").select("granularity", "n_models_delta").rows()
+    assert rows == [("atom", 3), ("line", 0), ("generation", 0)]  # the line level is the reference
+
+
+def test_granularity_delta_refuses_bad_settings():
+    from saltbench.analysis import granularity_deltas
+
+    units = _units_of("a", [0.1, 0.9], [False, True], [0, 1])
+    with pytest.raises(ValueError, match="n_resamples"):
+        granularity_deltas(units, n_resamples=0)
+    with pytest.raises(ValueError, match="alpha"):
+        granularity_deltas(units, alpha=1.0)
+    with pytest.raises(ValueError, match="sample_id"):
+        granularity_deltas(units.drop("sample_id"))
+
+
+@settings(max_examples=30, deadline=None)
+@given(_scored_prompts(), st.integers(0, 2**32 - 1))
+def test_granularity_pair_counts_give_the_weighted_bootstrap_auroc(data, seed):
+    """The prompts' pair counts give every resample's pooled AUROC exactly as the unit weights do (ties,
+    undefined resamples and prompts never drawn included)."""
+    from saltbench.analysis._granularity import _pair_auroc
+    from saltbench.metrics import group_counts, weighted_auroc
+
+    scores, labels, prompts = data
+    n_prompts = int(prompts.max()) + 1
+    draws = np.random.default_rng(seed).integers(0, n_prompts, size=(40, n_prompts))
+    counts = group_counts(draws, n_prompts)
+    y = labels.astype(np.float64)
+    expected = weighted_auroc(scores, y, prompts, counts)
+    np.testing.assert_allclose(_pair_auroc(scores, y, prompts, counts), expected, rtol=0, atol=1e-12)

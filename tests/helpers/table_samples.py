@@ -27,6 +27,7 @@ from saltbench.analysis import (
     eligibility_table,
     fit_intervention_effects,
     generation_health,
+    granularity_deltas,
     granularity_table,
     label_noise_sensitivity,
     leaderboard,
@@ -98,7 +99,7 @@ TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "accuracy_by_task": lambda i: accuracy_by_task(i.metrics),
     "dominance": lambda i: dominance(i.metrics),
     "dominance_cells": lambda i: dominance_cells(i.metrics),
-    "granularity": lambda i: granularity_table(i.metrics),
+    "granularity": lambda i: granularity_table(i.metrics, deltas=granularity_deltas(i.units, n_resamples=20)),
     "reasoning_tradeoff": lambda i: reasoning_tradeoff(i.metrics, tradeoff_comparisons(), n_resamples=20),
     "label_noise": lambda i: label_noise_sensitivity(i.units, epsilons=(0.0, 0.2), n_replicates=2),
     "reliability": lambda i: reliability_table(i.units, granularities=GRANULARITIES, n_bins=5),
@@ -106,7 +107,7 @@ TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "interventions": lambda i: fit_intervention_effects(i.interventions, n_resamples=5),
     "interventions_by_position": lambda i: accuracy_by_position(i.interventions),
     "interventions_by_corruption": lambda i: accuracy_by_corruption(i.interventions),
-    "interventions_by_placement": lambda i: accuracy_by_placement(i.interventions),
+    "interventions_by_placement": lambda i: accuracy_by_placement(i.interventions, n_resamples=20),
     "recovery": lambda i: recovery_sample(i),
 }
 """Table name → how the workflow builds it (the functions of rules/analysis.smk's scripts)."""

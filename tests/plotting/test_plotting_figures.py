@@ -295,19 +295,57 @@ def test_reasoning_tradeoff_labels_do_not_overlap():
     assert overlapping == [], [(labels[i], labels[j]) for i, j in overlapping]
 
 
-def test_granularity_auroc_draws_estimates_on_few_units_hollow_and_says_how_many(raws):
+def test_granularity_auroc_draws_estimates_on_little_support_hollow_and_says_how_much(raws):
+    """Pooled: labelled correct|incorrect units, hollow under min_units of either; per response: labelled
+    with the responses holding both classes, hollow under min_units of them."""
+    dna = pl.col("task") == "dna"
     table = granularity_table(raws["two_models"].metrics).with_columns(
-        n_correct=pl.when(pl.col("task") == "dna").then(4).otherwise(300), n_incorrect=pl.lit(90, pl.Int64)
+        n_correct=pl.when(dna).then(4).otherwise(300),
+        n_incorrect=pl.lit(90, pl.Int64),
+        n_responses=pl.when(dna).then(40).otherwise(3),
     )
     fig = render("granularity_auroc", table, min_units=20)
     texts = _texts(fig)
-    assert "4|90" in texts and "300|90" in texts
-    assert "unreliable: < 20 correct or incorrect units" in texts
+    labels = {t.get_text() for ax in fig.axes for t in ax.texts}
+    assert {"4|90", "300|90", "3", "40"} <= labels
+    assert "no finding: a count in its label under 20" in texts
+    assert "per response, responses with both classes" in texts
     points = [line for ax in fig.axes for line in ax.lines if line.get_marker() in ("o", "s", "D")]
     hollow = [p for p in points if p.get_markerfacecolor() == "white"]
     defined = table.filter(pl.col("mean").is_finite())
     assert len(points) == defined.height
-    assert len(hollow) == defined.filter(pl.col("task") == "dna").height > 0
+    pooled_dna = dna & (pl.col("metric") == "auroc_pooled")
+    per_response_rest = ~dna & (pl.col("metric") == "auroc_per_response")
+    assert len(hollow) == defined.filter(pooled_dna | per_response_rest).height > 0
+
+
+def test_granularity_auroc_labels_sit_beside_their_markers_clear_of_every_whisker(raws):
+    """No count label is crossed by a whisker (its own or a neighbour's)."""
+    table = granularity_table(raws["two_models"].metrics).with_columns(
+        n_correct=pl.lit(300, pl.Int64),
+        n_incorrect=pl.lit(90, pl.Int64),
+        n_responses=pl.lit(40, pl.Int64),
+        q25=pl.col("median") - 0.15,
+        q75=pl.col("median") + 0.15,
+    )
+    fig = render("granularity_auroc", table)
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer() if hasattr(fig.canvas, "get_renderer") else fig._get_renderer()
+    crossed = []
+    for ax in fig.axes:
+        labels = [t.get_window_extent(renderer) for t in ax.texts if t.get_text() in ("300|90", "40")]
+        assert labels
+        whiskers = [
+            ax.transData.transform(segment)
+            for collection in ax.collections
+            for segment in collection.get_segments()
+        ]
+        assert whiskers
+        for box in labels:
+            for (x0, y0), (_, y1) in whiskers:
+                if box.x0 <= x0 <= box.x1 and min(y0, y1) <= box.y1 and max(y0, y1) >= box.y0:
+                    crossed.append((box, x0))
+    assert crossed == []
 
 
 def test_granularity_auroc_markers_lie_inside_their_whiskers(raws):

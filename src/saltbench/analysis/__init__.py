@@ -32,7 +32,13 @@ from ._eligibility import (
 )
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
-from ._granularity import auroc_unit_counts, granularity_table, too_few_units
+from ._granularity import (
+    auroc_unit_counts,
+    granularity_deltas,
+    granularity_table,
+    too_few_units,
+    too_little_support,
+)
 from ._health import RESPONSE_COLUMNS, generation_health, thin_models
 from ._interventions import (
     FIT_STATUSES,
@@ -42,6 +48,7 @@ from ._interventions import (
     accuracy_by_position,
     distinct_interventions,
     fit_intervention_effects,
+    placement_contrasts,
     separated,
 )
 from ._label_noise import (
@@ -94,6 +101,7 @@ __all__ = [
     "SimulatedRun",
     "accuracy_by_corruption",
     "accuracy_by_placement",
+    "placement_contrasts",
     "accuracy_by_position",
     "accuracy_by_task",
     "generation_health",
@@ -114,8 +122,10 @@ __all__ = [
     "label_noise_sensitivity",
     "separated",
     "granularity_table",
+    "granularity_deltas",
     "auroc_unit_counts",
     "too_few_units",
+    "too_little_support",
     "latex_escape",
     "leaderboard",
     "model_pairs",

@@ -21,9 +21,12 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
    granularity — ``dominance`` (win share over model × style × task cells).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
-   ``analysis.min_units`` of either: unreliable, no finding).
+   ``analysis.min_units`` of either: unreliable, no finding), worded by the paired interval of the
+   difference atom − line (:func:`interval_verdict`; docs/metrics.md §3.4).
 3. What corrupted prefixes and answer-context length do to the next atom — ``interventions`` (slopes of
-   the corrupted fraction and of the position, per model and task, with their intervals and statuses).
+   the corrupted fraction and of the position, per model and task, with their intervals and statuses) and
+   ``interventions_by_placement`` (each placement's paired next-atom accuracy difference from ``distant``
+   and from the clean prefix, worded by its interval).
 4. The reasoning trade-off — ``reasoning_tradeoff`` (Δ precision and relative Δ AUROC per comparison).
 5. How much label noise moves the metrics — ``label_noise`` (atom-level pooled AUROC and ECE at ε = 0 and
    the largest ε, uniform noise).
@@ -44,6 +47,7 @@ FINDINGS_TABLES: tuple[str, ...] = (
     "dominance",
     "granularity",
     "interventions",
+    "interventions_by_placement",
     "reasoning_tradeoff",
     "label_noise",
     "recovery",
@@ -103,26 +107,68 @@ def _units_text(row: Mapping[str, object], min_units: int) -> tuple[str, bool]:
     return f" ({n_correct} correct, {n_incorrect} incorrect units{note})", weak
 
 
+def interval_verdict(low: object, high: object) -> str | None:
+    """How the page words a difference by its interval: ``"lower"`` when the whole interval lies below 0,
+    ``"higher"`` when above, ``"no difference"`` when it covers 0; ``None`` without a finite interval.
+
+    >>> interval_verdict(-0.03, -0.01), interval_verdict(-0.01, 0.02), interval_verdict(0.01, 0.02)
+    ('lower', 'no difference', 'higher')
+    """
+    if not all(isinstance(b, (int, float)) and math.isfinite(b) for b in (low, high)):
+        return None
+    return "lower" if high < 0 else "higher" if low > 0 else "no difference"  # type: ignore[operator]
+
+
+def _atom_line(atom: Mapping[str, object], line: Mapping[str, object], min_units: int) -> tuple[str, str]:
+    """The verdict of a task × style (a key of :data:`ATOM_LINE_VERDICTS`) and its sentence's tail: the
+    paired difference atom − line with its interval (the atom row's ``delta_vs_line``)."""
+    (_, atom_weak), (_, line_weak) = (_units_text(r, min_units) for r in (atom, line))
+    if atom_weak or line_weak:
+        return "unreliable", "no finding: an estimate rests on too few units"
+    verdict = interval_verdict(atom.get("delta_ci_low"), atom.get("delta_ci_high"))
+    if verdict is None:
+        return "no interval", "no finding: the paired difference has no interval"
+    n = atom.get("n_models_delta", atom["n_models"])
+    difference = _interval(atom, "delta_vs_line", "delta_ci_low", "delta_ci_high")
+    word = "no difference" if verdict == "no difference" else f"{verdict} at atom resolution"
+    return verdict, (
+        f"Δ atom − line {difference}, paired over prompts: {word}; mean over {n} "
+        f"model{'s' if n != 1 else ''} with both"
+    )
+
+
+ATOM_LINE_VERDICTS: tuple[str, ...] = ("lower", "higher", "no difference", "no interval", "unreliable")
+"""The verdicts of an atom-vs-line comparison on the page (:func:`_atom_line`); only the first three are
+findings."""
+
+
+def _atom_line_rows(granularity: pl.DataFrame) -> list[tuple[str, str, dict | None, dict | None]]:
+    """(task, style, atom row, line row) of the pooled AUROC per task × style; a row is ``None`` where
+    its AUROC is undefined."""
+    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
+    out = []
+    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
+        rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
+        atom, line = (
+            rows[g].row(0, named=True) if rows[g].height and math.isfinite(rows[g]["mean"][0]) else None
+            for g in ("atom", "line")
+        )
+        out.append((str(task), str(style), atom, line))
+    return out
+
+
 def _granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> list[str]:
     if granularity is None or granularity.is_empty():
         return [f"- {NOT_ENOUGH}: no granularity table."]
-    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
     lines = []
-    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
-        values = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
-        if any(v.is_empty() or not math.isfinite(v["mean"][0]) for v in values.values()):
+    for task, style, atom, line in _atom_line_rows(granularity):
+        if atom is None or line is None:
             lines.append(f"- {task}, {style}: {NOT_ENOUGH} (AUROC undefined at atom or line level).")
             continue
-        atom, line = values["atom"].row(0, named=True), values["line"].row(0, named=True)
-        (atom_units, atom_weak), (line_units, line_weak) = (_units_text(r, min_units) for r in (atom, line))
-        if atom_weak or line_weak:
-            verdict = "no finding: an estimate rests on too few units"
-        else:
-            verdict = ("lower" if atom["mean"] < line["mean"] else "not lower") + " at atom resolution"
+        atom_units, line_units = (_units_text(r, min_units)[0] for r in (atom, line))
         lines.append(
             f"- {task}, {style}: pooled AUROC at atom level {fmt(atom['mean'])}{atom_units} vs line "
-            f"level {fmt(line['mean'])}{line_units} ({verdict}; mean over "
-            f"{atom['n_models']} model{'s' if atom['n_models'] != 1 else ''})."
+            f"level {fmt(line['mean'])}{line_units} ({_atom_line(atom, line, min_units)[1]})."
         )
     return lines
 
@@ -164,6 +210,54 @@ def _interventions(effects: pl.DataFrame | None) -> list[str]:
             pieces.append(f"{name}: slope {_interval(row)} ({verdict})")
         about = "; ".join(filter(None, [f"{part['n_samples'][0]} samples", _slope_scale(part)]))
         lines.append(f"- {model}, {task} ({about}): " + "; ".join(pieces) + ".")
+    return lines
+
+
+PLACEMENT_COMPARISONS: tuple[tuple[str, str], ...] = (
+    ("distant", "at equal position and corrupted count"),
+    ("clean", "against the clean prefix at equal position"),
+)
+"""(reference placement, how its interventions are matched) of the placement comparisons the page states
+(:func:`saltbench.analysis.placement_contrasts`)."""
+
+
+def _placement_pieces(part: pl.DataFrame, reference: str) -> list[tuple[str, str | None, str]]:
+    """(placement, verdict, text) of each comparison of a model × task's placements with ``reference``:
+    ``"local − distant Δ [low, high] (lower)"``; verdict ``None`` and "not enough data" without an
+    interval (the difference is not stated)."""
+    delta, low, high = (f"{name}_vs_{reference}" for name in ("delta", "delta_ci_low", "delta_ci_high"))
+    pieces: list[tuple[str, str | None, str]] = []
+    for row in part.filter(pl.col(f"n_samples_vs_{reference}") > 0).iter_rows(named=True):
+        name = f"{row['placement']} − {reference}"
+        verdict = interval_verdict(row[low], row[high])
+        if verdict is None:
+            reason = f"no interval, {row[f'n_samples_vs_{reference}']} samples"
+            pieces.append((row["placement"], None, f"{name}: {NOT_ENOUGH} ({reason})"))
+        else:
+            pieces.append(
+                (row["placement"], verdict, f"{name} {_interval(row, delta, low, high)} ({verdict})")
+            )
+    return pieces
+
+
+def _placements(table: pl.DataFrame | None) -> list[str]:
+    """One line per model × task: each placement's paired next-atom accuracy difference from ``distant``
+    and from the clean prefix, worded by its interval (:func:`interval_verdict`)."""
+    if table is None or table.is_empty() or "delta_vs_distant" not in table.columns:
+        return []
+    lines = []
+    for (model, task), part in table.group_by(["model", "task"], maintain_order=True):
+        groups = [
+            f"{how}: " + "; ".join(text for *_, text in pieces)
+            for reference, how in PLACEMENT_COMPARISONS
+            if (pieces := _placement_pieces(part, reference))
+        ]
+        if groups:
+            lines.append(
+                f"- {model}, {task}, next-atom accuracy by placement (Δ paired over samples), "
+                + "; ".join(groups)
+                + "."
+            )
     return lines
 
 
@@ -243,39 +337,33 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
 
 
 def _summary_granularity(granularity: pl.DataFrame | None, min_units: int = 20) -> str | None:
+    """One line: the task × style cells where the paired interval of Δ pooled AUROC (atom − line) lies
+    below 0, above 0, or covers 0 (:func:`interval_verdict`), each named; then those without a finding."""
     if granularity is None or granularity.is_empty():
         return None
-    pooled = granularity.filter(pl.col("metric") == "auroc_pooled")
-    lower: list[str] = []
-    higher: list[str] = []
-    weak, missing, counted = 0, [], set()
-    for (task, style), part in pooled.group_by(["task", "style"], maintain_order=True):
-        rows = {g: part.filter(pl.col("granularity") == g) for g in ("atom", "line")}
-        if all(r.height and math.isfinite(r["mean"][0]) for r in rows.values()):
-            if any(_units_text(r.row(0, named=True), min_units)[1] for r in rows.values()):
-                weak += 1
-                continue
-            counted.add(task)
-            below = rows["atom"]["mean"][0] < rows["line"]["mean"][0]
-            (lower if below else higher).append(f"{task} {style}")
-        elif task not in missing:
-            missing.append(task)
-    missing = [t for t in missing if t not in counted]
-    if not lower and not higher and not weak:
+    cells: dict[str, list[str]] = {verdict: [] for verdict in ATOM_LINE_VERDICTS}
+    missing: list[str] = []
+    for task, style, atom, line in _atom_line_rows(granularity):
+        if atom is None or line is None:
+            missing.append(f"{task} {style}")
+        else:
+            cells[_atom_line(atom, line, min_units)[0]].append(f"{task} {style}")
+    found = [v for v in ATOM_LINE_VERDICTS[:3] if cells[v]]
+    if not found and not cells["unreliable"] and not cells["no interval"]:
         return None
+    counted = sum(len(cells[v]) for v in ATOM_LINE_VERDICTS[:3])
     text = (
-        f"Atom vs line resolution: pooled AUROC is lower at atom level in {len(lower)} of "
-        f"{len(lower) + len(higher)} task × style cells where both are defined and rest on at least "
-        f"{min_units} correct and {min_units} incorrect units"
+        f"Atom vs line resolution: pooled AUROC is lower at atom level in {len(cells['lower'])} of {counted} "
+        f"task × style cells where both rest on at least {min_units} correct and {min_units} incorrect "
+        "units (lower, higher or no difference: by the paired bootstrap interval of Δ atom − line"
     )
-    named = [
-        f"{verdict}: {', '.join(cells)}"
-        for verdict, cells in (("lower", lower), ("not lower", higher))
-        if cells
-    ]
-    text += f" ({'; '.join(named)})" if named else ""
-    text += f"; {weak} more rest on fewer (unreliable, no finding)" if weak else ""
-    return text + (f"; not estimable for {', '.join(missing)}." if missing else ".")
+    named = [f"{verdict}: {', '.join(cells[verdict])}" for verdict in found]
+    text += f"; {'; '.join(named)})" if named else ")"
+    if cells["unreliable"]:
+        text += f"; no finding where an AUROC rests on fewer units: {', '.join(cells['unreliable'])}"
+    if cells["no interval"]:
+        text += f"; no finding where the difference has no interval: {', '.join(cells['no interval'])}"
+    return text + (f"; not estimable: {', '.join(missing)}." if missing else ".")
 
 
 def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
@@ -297,6 +385,28 @@ def _summary_interventions(effects: pl.DataFrame | None) -> list[str]:
                 f"Next-atom correctness after a prefix, {model}, {task}{scale}: " + "; ".join(pieces) + "."
             )
     return lines
+
+
+def _summary_placements(table: pl.DataFrame | None) -> str | None:
+    """One line: the model × task × placement cells whose next-atom accuracy is lower than, higher than or
+    not different from ``distant`` at equal position and corrupted count, by the paired interval, each
+    named; those without an interval named too."""
+    if table is None or table.is_empty() or "delta_vs_distant" not in table.columns:
+        return None
+    cells: dict[str | None, list[str]] = {"lower": [], "higher": [], "no difference": [], None: []}
+    for (model, task), part in table.group_by(["model", "task"], maintain_order=True):
+        for placement, verdict, _ in _placement_pieces(part, "distant"):
+            cells[verdict].append(f"{model} {task} {placement}")
+    counted = [v for v in ("lower", "higher", "no difference") if cells[v]]
+    if not counted and not cells[None]:
+        return None
+    total = sum(len(cells[v]) for v in counted)
+    text = (
+        f"Placement of the corruption: next-atom accuracy against distant corruption at equal position and "
+        f"corrupted count, in {total} model × task × placement cells (by the paired interval over samples"
+    )
+    text += "; " + "; ".join(f"{v}: {', '.join(cells[v])}" for v in counted) + ")" if counted else ")"
+    return text + (f"; no interval: {', '.join(cells[None])}." if cells[None] else ".")
 
 
 def _summary_tradeoff(table: pl.DataFrame | None) -> list[str]:
@@ -435,7 +545,10 @@ def summary_lines(
         "ranking at atom resolution": [
             s for s in [_summary_granularity(tables.get("granularity"), min_units)] if s
         ],
-        "corrupted prefixes and context length": _summary_interventions(tables.get("interventions")),
+        "corrupted prefixes and context length": [
+            *_summary_interventions(tables.get("interventions")),
+            *[s for s in [_summary_placements(tables.get("interventions_by_placement"))] if s],
+        ],
         "the reasoning trade-off": _summary_tradeoff(tables.get("reasoning_tradeoff")),
         "label noise": [
             "Label noise: " + s.removeprefix("- ")
@@ -485,7 +598,13 @@ def findings_markdown(
             "2. Does ranking break down at atom resolution?",
             _granularity(tables.get("granularity"), min_units),
         ),
-        ("3. Corrupted prefixes and answer-context length", _interventions(tables.get("interventions"))),
+        (
+            "3. Corrupted prefixes and answer-context length",
+            [
+                *_interventions(tables.get("interventions")),
+                *_placements(tables.get("interventions_by_placement")),
+            ],
+        ),
         ("4. The reasoning trade-off", _tradeoff(tables.get("reasoning_tradeoff"))),
         ("5. Sensitivity to label noise", _label_noise(tables.get("label_noise"))),
     ]

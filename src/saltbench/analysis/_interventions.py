@@ -10,7 +10,9 @@ just before position ``k``, ``distant`` = atoms far from it), and records whethe
   intervals over samples, and a ``status`` saying why an estimate is missing (:data:`FIT_STATUSES`);
 * :func:`accuracy_by_position`, :func:`accuracy_by_corruption`, :func:`accuracy_by_placement` — the
   aggregated accuracy tables behind the intervention figures (Wilson intervals; each table also carries
-  ``n_correct`` and ``n`` so that it can be re-aggregated exactly, e.g. over models).
+  ``n_correct`` and ``n`` so that it can be re-aggregated exactly, e.g. over models); the placement table
+  also compares placements on matched interventions, with cluster-bootstrap intervals over samples
+  (:func:`placement_contrasts`).
 
 Nothing is pooled over tasks: tasks reach different corrupted fractions and positions (a corrupted
 fraction ``c/(k-1)`` depends on the answer length) and differ in base accuracy, so a pooled fit or table
@@ -25,10 +27,13 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import polars as pl
 
-from saltbench.core.contracts import INTERVENTIONS_TABLE
+from saltbench.core.contracts import INTERVENTIONS_BY_PLACEMENT_TABLE, INTERVENTIONS_TABLE
+from saltbench.core.seeds import derive_seed
 from saltbench.core.vocabulary import FitMethod
+from saltbench.metrics import group_counts
 
 from ._common import INTERVENTIONS_SCHEMA, NAN, nan_for_null, require_columns, wilson_interval
+from ._reasoning import _percentile_ci
 
 logger = logging.getLogger(__name__)
 
@@ -425,10 +430,102 @@ def accuracy_by_corruption(interventions: pl.DataFrame, *, n_bins: int = 5) -> p
     )
 
 
-def accuracy_by_placement(interventions: pl.DataFrame) -> pl.DataFrame:
-    """Next-atom accuracy per placement (clean, random, local, distant), per model × task.
+PLACEMENT_REFERENCES: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "distant": (("local", "random"), ("position", "n_corrupted")),
+    "clean": (("local", "random", "distant"), ("position",)),
+}
+"""Reference placement -> (the placements compared with it, the columns an intervention is matched on
+besides its sample): a placement against ``distant`` at the same position and corrupted count (the
+regression's contrasts), and against the ``clean`` prefix at the same position (what the corruption costs)."""
+
+CONTRAST_SCHEMA: Mapping[str, pl.DataType] = {
+    "model": pl.String(),
+    "task": pl.String(),
+    "placement": pl.String(),
+    **{
+        name: dtype
+        for name, dtype in INTERVENTIONS_BY_PLACEMENT_TABLE.columns.items()
+        if name.endswith(tuple(f"_vs_{reference}" for reference in PLACEMENT_REFERENCES))
+    },
+}
+"""Columns of :func:`placement_contrasts`."""
+
+
+def _paired_sums(frame: pl.DataFrame, placement: str, reference: str, keys: Sequence[str]) -> pl.DataFrame:
+    """Per sample: the sum over the interventions of ``placement`` matched with one of ``reference`` (same
+    sample and ``keys``) of ``next_correct`` minus the reference's, and the number matched."""
+    on = ["sample_id", *keys]
+    outcome = pl.col("next_correct").cast(pl.Float64)
+    base = frame.filter(pl.col("placement") == reference).group_by(on).agg(outcome.mean().alias("_reference"))
+    matched = frame.filter(pl.col("placement") == placement).join(base, on=on, how="inner")
+    sums = matched.group_by("sample_id").agg(
+        (outcome - pl.col("_reference")).sum().alias("d"), pl.len().cast(pl.Float64).alias("n")
+    )
+    return sums.sort("sample_id")  # the resamples index the samples in this order
+
+
+def _cluster_mean(
+    sums: pl.DataFrame, n_resamples: int, alpha: float, seed: int
+) -> tuple[float, float, float, int]:
+    """The mean paired difference ``Σ d / Σ n`` and its percentile interval from ``n_resamples`` resamples
+    of the samples (multiplicities ``c``: ``Σ c d / Σ c n``, all at once), and the number of samples; NaN
+    bounds with fewer than :data:`MIN_SAMPLES` samples or no resamples."""
+    d, n = sums["d"].to_numpy(), sums["n"].to_numpy()
+    if not n.size:
+        return NAN, NAN, NAN, 0
+    point = float(d.sum() / n.sum())
+    if n.size < MIN_SAMPLES or n_resamples < 1:
+        return point, NAN, NAN, int(n.size)
+    draws = np.random.default_rng(seed).integers(0, n.size, size=(n_resamples, n.size))
+    counts = group_counts(draws, n.size)
+    interval = _percentile_ci(point, (counts @ d) / (counts @ n), alpha, 0.5)
+    return interval.point, interval.low, interval.high, int(n.size)
+
+
+def placement_contrasts(
+    interventions: pl.DataFrame, *, n_resamples: int = 200, alpha: float = 0.05, seed: int = 0
+) -> pl.DataFrame:
+    """Paired next-atom accuracy differences between placements, per model × task (docs/interventions.md §8).
+
+    For each pair of :data:`PLACEMENT_REFERENCES` — ``local`` and ``random`` against ``distant`` at the same
+    sample, position ``k`` and corrupted count ``c``; ``local``, ``random`` and ``distant`` against the
+    ``clean`` prefix at the same sample and ``k`` — ``delta_vs_{reference}`` is the mean over the matched
+    interventions of ``next_correct`` minus the reference's (:func:`distinct_interventions`: a prefix that
+    corrupts every atom is ``local`` only, so it has no ``distant`` match), ``n_samples_vs_{reference}`` the
+    samples with a match. Interval: percentile bootstrap over samples (a sample's interventions stay
+    together, so the comparison is paired), ``n_resamples`` resamples from
+    ``numpy.random.default_rng(derive_seed(seed, "placement", model, task, placement, reference))``; NaN
+    with fewer than :data:`MIN_SAMPLES` samples. Returns :data:`CONTRAST_SCHEMA`, one row per model × task
+    × placement present.
+    """
+    data = _prepared(interventions).with_columns(pl.col("sample_id").cast(pl.String))
+    rows = []
+    for (model, task), frame in data.sort("model", "task").group_by(["model", "task"], maintain_order=True):
+        for placement in frame["placement"].unique().sort().to_list():
+            row: dict[str, object] = {"model": model, "task": task, "placement": placement}
+            for reference, (compared, keys) in PLACEMENT_REFERENCES.items():
+                sums = _paired_sums(frame, placement, reference, keys) if placement in compared else None
+                draw_seed = derive_seed(seed, "placement", model, task, placement, reference)
+                values = (
+                    (NAN, NAN, NAN, 0) if sums is None else _cluster_mean(sums, n_resamples, alpha, draw_seed)
+                )
+                names = ("delta", "delta_ci_low", "delta_ci_high", "n_samples")
+                row |= {f"{name}_vs_{reference}": value for name, value in zip(names, values)}
+            rows.append(row)
+    return nan_for_null(pl.DataFrame(rows, schema=dict(CONTRAST_SCHEMA)))
+
+
+def accuracy_by_placement(
+    interventions: pl.DataFrame, *, n_resamples: int = 200, alpha: float = 0.05, seed: int = 0
+) -> pl.DataFrame:
+    """Next-atom accuracy per placement (clean, random, local, distant), per model × task, with the paired
+    comparisons of :func:`placement_contrasts` (``n_resamples``, ``alpha``, ``seed``).
 
     Columns: model, task, placement, n, n_correct, accuracy, ci_low, ci_high (Wilson 95%),
-    mean_confidence, mean_m_accuracy, mean_tf_logprob.
+    mean_confidence, mean_m_accuracy, mean_tf_logprob, then ``delta_vs_distant``, its interval and
+    ``n_samples_vs_distant`` (local and random rows) and the same against ``clean`` (corrupted rows); NaN
+    and 0 where a row has no such comparison.
     """
-    return _accuracy(_prepared(interventions), ["model", "task", "placement"])
+    accuracy = _accuracy(_prepared(interventions), ["model", "task", "placement"])
+    contrasts = placement_contrasts(interventions, n_resamples=n_resamples, alpha=alpha, seed=seed)
+    return accuracy.join(contrasts, on=["model", "task", "placement"], how="left", maintain_order="left")

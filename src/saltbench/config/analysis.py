@@ -42,10 +42,16 @@ class AnalysisConfig(Block):
     reasoning_level: ReasoningLevel = setting(
         "task", "task: pairs = tasks (metrics tables); sample: pairs = samples (units tables)."
     )
-    paired_bootstrap: PositiveInt = setting(2000, "Resamples of the task-level paired bootstrap.")
+    paired_bootstrap: PositiveInt = setting(
+        2000,
+        "Resamples of the paired bootstraps: the task-level reasoning trade-off and the granularity table's "
+        "atom-vs-line difference.",
+    )
     intervention_fit: FitMethod = setting("logistic", "Model of the intervention effects.")
     intervention_bootstrap: Count = setting(
-        200, "Cluster-bootstrap resamples of the intervention fits (0 = no intervals)."
+        200,
+        "Cluster-bootstrap resamples of the intervention fits and the placement comparisons (0 = no "
+        "intervals).",
     )
     position_bins: PositiveInt = setting(10, "Equal-width bins of k/n (clean-prefix accuracy).")
     corruption_bins: PositiveInt = setting(5, "Equal-width bins of the corrupted fraction.")

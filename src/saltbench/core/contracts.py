@@ -630,16 +630,22 @@ GRANULARITY_TABLE = _table(
         "n_models": pl.Int64(),
         "n_correct": pl.Int64(),
         "n_incorrect": pl.Int64(),
+        "n_responses": pl.Int64(),
+        **_interval("delta_vs_line", "delta_ci_low", "delta_ci_high"),
+        "n_models_delta": pl.Int64(),
     },
     _KNOWN_GRANULARITY,
     _KNOWN_METRIC,
     *_unit_interval("mean", "median", "q25", "q75"),
     _ordered("q25", "median", "q75"),
-    *_at_least(0, "n_models", "n_correct", "n_incorrect"),
+    _ordered("delta_ci_low", "delta_ci_high"),
+    *_at_least(0, "n_models", "n_correct", "n_incorrect", "n_responses", "n_models_delta"),
 )
 """``granularity``: AUROC per task × style × granularity × AUROC kind, summarised over models, with the
-correct and incorrect units the AUROCs rank (summed over those models; null where not counted)
-(:func:`saltbench.analysis.granularity_table`)."""
+correct and incorrect units the AUROCs rank and the responses they lie in (summed over those models; the
+per-response AUROC's: responses holding both classes only; null where not counted) and, on the
+atom and generation rows of the pooled AUROC, its paired difference from the line level with a bootstrap
+interval (:func:`saltbench.analysis.granularity_table`, :func:`saltbench.analysis.granularity_deltas`)."""
 
 REASONING_TRADEOFF_TABLE = _table(
     "reasoning_tradeoff",
@@ -824,14 +830,30 @@ INTERVENTIONS_BY_CORRUPTION_TABLE = _table(
 """``interventions_by_corruption``: next-atom accuracy per model × task × placement × corrupted-fraction bin;
 clean prefixes are bin -1 (:func:`saltbench.analysis.accuracy_by_corruption`)."""
 
+_PLACEMENT_CONTRAST: Mapping[str, pl.DataType] = {
+    column: dtype
+    for reference in ("distant", "clean")
+    for column, dtype in (
+        *_interval(
+            f"delta_vs_{reference}", f"delta_ci_low_vs_{reference}", f"delta_ci_high_vs_{reference}"
+        ).items(),
+        (f"n_samples_vs_{reference}", pl.Int64()),
+    )
+}
+"""A placement's paired accuracy difference from ``distant`` and from ``clean`` with its interval and the
+samples it rests on (:func:`saltbench.analysis.placement_contrasts`)."""
+
 INTERVENTIONS_BY_PLACEMENT_TABLE = _table(
     "interventions_by_placement",
-    {**_NEXT_ATOM_ACCURACY, "placement": pl.String()},
+    {**_NEXT_ATOM_ACCURACY, "placement": pl.String(), **_PLACEMENT_CONTRAST},
     *_NEXT_ATOM_ACCURACY_CHECKS,
     _KNOWN_PLACEMENT,
+    _ordered("delta_ci_low_vs_distant", "delta_ci_high_vs_distant"),
+    _ordered("delta_ci_low_vs_clean", "delta_ci_high_vs_clean"),
+    *_at_least(0, "n_samples_vs_distant", "n_samples_vs_clean"),
 )
-"""``interventions_by_placement``: next-atom accuracy per model × task × placement
-(:func:`saltbench.analysis.accuracy_by_placement`)."""
+"""``interventions_by_placement``: next-atom accuracy per model × task × placement, and the placement's
+paired differences from ``distant`` and ``clean`` (:func:`saltbench.analysis.accuracy_by_placement`)."""
 
 RECOVERY_TABLE = _table(
     "recovery",

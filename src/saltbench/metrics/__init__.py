@@ -30,6 +30,7 @@ from ._prr import (
     prr_per_response,
 )
 from ._rejection import TIES, RejectionCurve, RejectionCurves, Ties, rejection_curve
+from ._weighted import group_counts, weighted_auroc
 
 __all__ = [
     "MetricSpec",
@@ -60,4 +61,6 @@ __all__ = [
     "prr_per_group",
     "prr_per_response",
     "rejection_curve",
+    "group_counts",
+    "weighted_auroc",
 ]

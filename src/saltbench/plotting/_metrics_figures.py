@@ -265,21 +265,28 @@ def _count(value: object) -> int | None:
     return int(value) if isinstance(value, (int, float)) and math.isfinite(float(value)) else None
 
 
-def _auroc_floor(table: pl.DataFrame, counted: bool) -> float:
+def _auroc_floor(table: pl.DataFrame) -> float:
     """The lower y limit of the AUROC panels: under the lowest point or whisker drawn (the medians and lower
-    quartiles; 0.4 at most), and under zero when the points carry count labels."""
+    quartiles; 0.4 at most); count labels sit beside their points, so they need no room below."""
     drawn = table.select("median", "q25").to_numpy().astype(float).ravel()
     drawn = drawn[np.isfinite(drawn)]
-    floor = min(0.4, float(drawn.min()) - 0.05) if drawn.size else 0.4
-    return min(floor, -0.12) if counted else floor  # room for the count labels under the lowest points
+    return min(0.4, float(drawn.min()) - 0.08) if drawn.size else 0.4
 
 
-def _unit_counts(cell: pl.DataFrame, counted: bool) -> tuple[int | None, int | None]:
-    """The correct and incorrect units a cell's AUROCs rank; ``None`` where the table has no counts or a
-    count is not finite."""
-    n_correct = _count(cell["n_correct"][0]) if counted else None
-    n_incorrect = _count(cell["n_incorrect"][0]) if counted else None
-    return n_correct, n_incorrect
+def _support(cell: pl.DataFrame, metric: str, counted: bool, min_units: int) -> tuple[str | None, bool]:
+    """A cell's count label and whether it is no finding (hollow): pooled AUROC ``correct|incorrect`` units,
+    hollow under ``min_units`` of either; per-response AUROC the responses holding both classes, hollow
+    under ``min_units`` of them (:func:`saltbench.analysis.too_little_support`). ``(None, False)`` where the
+    table has no counts."""
+    per_response = metric == "auroc_per_response"
+    columns = ("n_responses",) if per_response else ("n_correct", "n_incorrect")
+    if not counted or not set(columns) <= set(cell.columns):
+        return None, False
+    values = [_count(cell[column][0]) for column in columns]
+    if any(value is None for value in values):
+        return None, False
+    counts = [int(value) for value in values if value is not None]
+    return "|".join(map(str, counts)), min(counts) < min_units
 
 
 def _draw_auroc_point(
@@ -287,6 +294,7 @@ def _draw_auroc_point(
     cell: pl.DataFrame,
     position: float,
     *,
+    metric: str,
     colour: ColorType,
     marker: str,
     floor: float,
@@ -294,14 +302,13 @@ def _draw_auroc_point(
     counted: bool,
 ) -> None:
     """Draw one cell's median AUROC over models with its inter-quartile whisker (the median lies inside it; a
-    mean can lie outside) and its unit counts, hollow and grey when it rests on fewer than ``min_units``
-    units; ``n/a`` when no model has a value."""
+    mean can lie outside) and its count label (:func:`_support`) beside it, right of the whisker so that
+    no line crosses it; hollow and grey when the cell is no finding; ``n/a`` when no model has a value."""
     median = cell["median"][0] if cell.height else None
     if median is None or not _finite(median):
         mark_missing(ax, position, floor + 0.06, rotation=90, size=5.5)
         return
-    n_correct, n_incorrect = _unit_counts(cell, counted)
-    weak = n_correct is not None and n_incorrect is not None and min(n_correct, n_incorrect) < min_units
+    text, weak = _support(cell, metric, counted, min_units)
     colour = UNRELIABLE_COLOR if weak else colour
     lower_quartile, upper_quartile = cell["q25"][0], cell["q75"][0]
     if _finite(lower_quartile) and _finite(upper_quartile) and upper_quartile > lower_quartile:
@@ -315,16 +322,15 @@ def _draw_auroc_point(
         linestyle="",
         markerfacecolor="white" if weak else colour,
     )
-    if n_correct is not None and n_incorrect is not None:
-        below = median > 0.3  # low points: labelled above (n/a marks below)
+    if text is not None:
         ax.annotate(
-            f"{n_correct}|{n_incorrect}",
+            text,
             (position, median),
-            xytext=(0, -4 if below else 4),
+            xytext=(2.5, 0),
             textcoords="offset points",
             rotation=90,
-            ha="center",
-            va="top" if below else "bottom",
+            ha="left",
+            va="center",
             fontsize=4,
             color="0.45" if weak else "0.2",
         )
@@ -353,6 +359,7 @@ def _draw_auroc_panel(
                 ax,
                 cell,
                 position,
+                metric=str(panel["metric"][0]) if panel.height else "",
                 colour=colours[granularity],
                 marker=markers[granularity],
                 floor=floor,
@@ -398,7 +405,7 @@ def _auroc_legend_handles(
                 markerfacecolor="white",
                 linestyle="",
                 markersize=4,
-                label=f"unreliable: < {min_units} correct or incorrect units",
+                label=f"no finding: a count in its label under {min_units}",
             )
         )
     return handles
@@ -414,8 +421,10 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
             (``analysis.min_units``) is drawn as a hollow grey marker: unreliable, not a finding.
 
     Points: median over models, inside their whiskers, the inter-quartile range over models (the findings
-    page gives the mean); dashed line: chance (0.5). Rows: prompt styles. Each point is labelled
-    ``correct|incorrect``, the units its AUROCs rank (summed over models). Undefined values (e.g.
+    page gives the mean); dashed line: chance (0.5). Rows: prompt styles. Each point is labelled, beside it,
+    with its support summed over models: pooled AUROC ``correct|incorrect``, the units it ranks; per-response
+    AUROC the responses holding both classes, the only ones it is defined on (hollow grey below
+    ``min_units`` of either, :func:`saltbench.analysis.too_little_support`). Undefined values (e.g.
     per-response AUROC of whole generations) show ``n/a``.
     """
     title = "AUROC by granularity"
@@ -430,7 +439,7 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
     counted = {"n_correct", "n_incorrect"} <= set(table.columns)
     fig = new_figure(TEXT_WIDTH, 0.75 + 1.9 * len(styles))
     axes = fig.subplots(len(styles), len(metrics), sharex=True, sharey=True, squeeze=False)
-    floor = _auroc_floor(table, counted)
+    floor = _auroc_floor(table)
     for row, style in enumerate(styles):
         for column, metric in enumerate(metrics):
             ax = axes[row][column]
@@ -454,7 +463,10 @@ def plot_granularity_auroc(table: pl.DataFrame, *, min_units: int = 20) -> Figur
     fig.legend(handles=handles, loc="outside upper center", ncols=len(handles))
     if counted:
         fig.supxlabel(
-            "labels: correct | incorrect units each AUROC ranks (summed over models)", fontsize=6, color="0.3"
+            "labels, summed over models: pooled, correct | incorrect units ranked; per response, responses "
+            "with both classes",
+            fontsize=6,
+            color="0.3",
         )
     return fig
 

@@ -142,15 +142,30 @@ def dominance_tables(job: TableJob) -> TableFrames:
 
 def granularity_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.granularity_table` of the eligible cells (docs/metrics.md §10), with the
-    correct and incorrect units each AUROC rests on (counted file by file)."""
-    from saltbench.analysis import auroc_unit_counts
+    correct and incorrect units each AUROC rests on and the paired difference of the pooled AUROC from the
+    line level's with its bootstrap interval (:func:`saltbench.analysis.granularity_deltas`), the units read
+    one task × style at a time."""
+    import polars as pl
+
+    from saltbench.analysis import auroc_unit_counts, eligible_units, granularity_deltas
     from saltbench.analysis import granularity_table as table
     from saltbench.core.contracts import confidence_column
+    from saltbench.workflow.unit_files import read_units, units_by_task_style
 
     p = job.params
-    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
-    counts = auroc_unit_counts(_eligible_units(job, columns), confidence=p.confidence, flavour=p.flavour)
-    return table(_eligible_metrics(job), confidence=p.confidence, flavour=p.flavour, counts=counts)
+    column = confidence_column(p.flavour, p.confidence)
+    options = {"confidence": p.confidence, "flavour": p.flavour}
+    eligibility = _eligibility(job)
+    counts, deltas = [auroc_unit_counts([], **options)], []
+    for paths in units_by_task_style(job.files("units")):
+        read = read_units(paths, ["model", "style", "task", "granularity", "sample_id", "status", column])
+        (units,) = eligible_units([read], eligibility)
+        counts.append(auroc_unit_counts(units, **options))
+        deltas.append(
+            granularity_deltas(units, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed, **options)
+        )
+    deltas_table = pl.concat(deltas) if deltas else None
+    return table(_eligible_metrics(job), counts=pl.concat(counts), deltas=deltas_table, **options)
 
 
 def reasoning_tradeoff_table(job: TableJob) -> pl.DataFrame:
@@ -204,7 +219,9 @@ def intervention_tables(job: TableJob) -> TableFrames:
         ),
         "interventions_by_position": accuracy_by_position(data, n_bins=p.position_bins),
         "interventions_by_corruption": accuracy_by_corruption(data, n_bins=p.corruption_bins),
-        "interventions_by_placement": accuracy_by_placement(data),
+        "interventions_by_placement": accuracy_by_placement(
+            data, n_resamples=p.n_resamples, alpha=p.alpha, seed=p.seed
+        ),
     }
 
 
@@ -390,10 +407,16 @@ TABLE_RULES: tuple[TableRule, ...] = (
     TableRule(
         "granularity",
         "AUROC (pooled and per response) at atom, line and generation level, per task and style, with the "
-        "correct and incorrect units each rests on.",
+        "correct and incorrect units each rests on and the paired difference from the line level.",
         granularity_table,
         inputs={"metrics": "metrics", "units": "units", "eligibility": "table:eligibility"},
-        params={"confidence": "metrics.default_confidence", "flavour": "analysis.flavour"},
+        params={
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "n_resamples": "analysis.paired_bootstrap",
+            "alpha": ALPHA,
+            "seed": "seed",
+        },
     ),
     TableRule(
         "reasoning_tradeoff",

@@ -32,6 +32,20 @@ def units_path_key(path: str | os.PathLike[str]) -> tuple[str, str]:
     return os.path.basename(os.path.dirname(parent)), os.path.basename(parent)
 
 
+def units_by_task_style(paths: Sequence[str | os.PathLike[str]]) -> list[list[str | os.PathLike[str]]]:
+    """The units files ``data/units/{model}/{style}/{task}.parquet`` grouped by (style, task): each group
+    every model's files of one task and style, groups in the order of their first file.
+
+    >>> units_by_task_style(["u/a/direct/dna.parquet", "u/a/cot/dna.parquet", "u/b/direct/dna.parquet"])
+    [['u/a/direct/dna.parquet', 'u/b/direct/dna.parquet'], ['u/a/cot/dna.parquet']]
+    """
+    groups: dict[tuple[str, str], list[str | os.PathLike[str]]] = {}
+    for path in paths:
+        stem = os.path.splitext(os.path.basename(os.fspath(path)))[0]
+        groups.setdefault((units_path_key(path)[1], stem), []).append(path)
+    return list(groups.values())
+
+
 def reasoning_tradeoff_from_unit_files(
     paths: Sequence[str | os.PathLike[str]],
     cmps: Sequence[Any],
