@@ -685,7 +685,8 @@ def plot_label_noise_sensitivity(table: pl.DataFrame) -> Figure:
             mark_missing(ax, 0.5, 0.5, "n/a", size=8, in_axes=True)
         ax.set_title(NOISE_METRIC_LABELS[metric])
         ax.set_xlabel("flipped labels ε")
-    handles = [Line2D([], [], color=colours[g], label=label(g)) for g in grans]
+    cells = dict(table.group_by("granularity").agg(pl.col("n_cells").max()).iter_rows())
+    handles = [Line2D([], [], color=colours[g], label=f"{label(g)} (n = {cells[g]} cells)") for g in grans]
     handles += [
         Line2D([], [], color="0.3", linestyle=ls, label=f"{mode} noise") for mode, ls in dashes.items()
     ]

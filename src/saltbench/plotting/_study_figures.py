@@ -244,7 +244,8 @@ def plot_rejection_curves(table: pl.DataFrame, *, top: int = 3) -> Figure:
             mark_missing(ax, 0.5, 0.5, "no data", size=8, in_axes=True)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, max(float(risk.max()) * 1.05, 0.05) if risk.size else 1.0)
-        ax.set_title(f"{gran} units")
+        cells = sub.filter(~pl.col("confidence").is_in(["oracle", "random"]))["n_cells"].max()
+        ax.set_title(f"{gran} units" + (f" (n = {cells} cells)" if isinstance(cells, int) else ""))
         ax.set_xlabel("coverage")
         if drawn:
             ax.legend(title="function (AURC)", loc="upper center", bbox_to_anchor=(0.5, -0.3), ncols=1)

@@ -39,7 +39,9 @@ if TYPE_CHECKING:
 ALPHA = Derived(("metrics.ci_level",), lambda level: 1 - level)
 """The test level of an interval: ``1 - metrics.ci_level``."""
 
-_UNITS_KEYS = ("model", "style", "task", "granularity", "sample_id", "status", "is_correct")
+_CELL_COLUMNS = ("model", "style", "task", "granularity")
+"""The units columns that name a cell."""
+_UNITS_KEYS = (*_CELL_COLUMNS, "sample_id", "status", "is_correct")
 """The units columns the unit-level tables read besides the confidence columns."""
 
 
@@ -64,7 +66,7 @@ def eligibility_cells_table(job: TableJob) -> pl.DataFrame:
     from saltbench.workflow.unit_files import iter_units
 
     p = job.params
-    columns = ["model", "style", "task", "granularity", "status", confidence_column(p.flavour, p.confidence)]
+    columns = [*_CELL_COLUMNS, "sample_id", "status", confidence_column(p.flavour, p.confidence)]
     counts = auroc_unit_counts(
         iter_units(job.files("units"), columns), confidence=p.confidence, flavour=p.flavour
     )
