@@ -85,7 +85,7 @@ class ExplorerOptions:
 
     Attributes:
         top_k: alternatives shown per token on hover (at most the generations' top-k).
-        list_size: entries of each run-wide list ("confident and wrong", "unsure and right").
+        list_size: entries of each list ("confident and wrong", "unsure and right"; of a cell or a task).
         default_column: the confidence column picked when the page opens (``{flavour}.{function}``).
         min_units: correct and incorrect units a pooled estimate needs (``analysis.min_units``), shown in
             the page's notes.
@@ -268,8 +268,8 @@ def build_index(
     meta: Mapping[str, Any] | None = None,
 ) -> ExplorerSummary:
     """The explorer folder ``out`` from the part folders of every model (:func:`build_model_part`, in
-    chunk order): their chunks copied, the interventions and the manifest written, the page copied (rule
-    ``explorer``: its work follows the cells and the interventions, not the units)."""
+    chunk order): their chunks linked (:func:`_place`), the interventions and the manifest written, the
+    page copied (rule ``explorer``: its work follows the cells and the interventions, not the units)."""
     start = time.perf_counter()
     options = options or ExplorerOptions()
     out = Path(out)
@@ -281,7 +281,7 @@ def build_index(
         if part["first_id"] != len(chunks):
             raise ValueError(f"{folder}: its chunks start at {part['first_id']}, expected {len(chunks)}")
         for entry in part["chunks"]:
-            shutil.copyfile(folder / Path(entry["file"]).name, out / entry["file"])
+            _place(folder / Path(entry["file"]).name, out / entry["file"])
         chunks += part["chunks"]
         columns += [c for c in part["columns"] if c not in columns]
     manifest = _manifest(chunks, columns, options, meta)
@@ -289,6 +289,17 @@ def build_index(
     write_atomic(out / "data" / "index.js", script("index", 0, manifest))
     _copy_assets(out)
     return _summary(out, chunks, seconds=time.perf_counter() - start)
+
+
+def _place(source: Path, target: Path) -> None:
+    """``target`` with the bytes of ``source``: a hard link (no copy of a paper-size run's gigabytes; the
+    parts are written by replacing files, never in place, so a link never changes under the page), or a
+    copy where the file system has no links."""
+    target.unlink(missing_ok=True)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
 
 
 def _manifest(

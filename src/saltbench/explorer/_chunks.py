@@ -221,24 +221,7 @@ def build_chunk(
         .select("r", "granularity", "precision")
     )
     tokens = _answer_tokens(generations, responses, top_k)
-    columns = confidence_columns(units)
-    unit_frame = units.join(index, on="sample_id").sort("r", "granularity", "unit_index")
-    unit_payload = {}
-    for granularity in GRANULARITIES:
-        part = unit_frame.filter(pl.col("granularity") == granularity)
-        if part.is_empty():
-            continue
-        unit_payload[granularity] = {
-            "r": _column(part, "r"),
-            "i": _column(part, "unit_index"),
-            "s": part["status"].cast(pl.String).to_list(),
-            "a": _column(part, "span_start"),
-            "b": _column(part, "span_end"),
-            "u": _column(part, "response_unit"),
-            "f": _column(part, "reference_unit"),
-            "n": _column(part, "n_tokens"),
-            "c": _values(part, columns),
-        }
+    unit_payload = _unit_payload(units, index)
     ids = tokens.select(pl.col("k").explode().explode().unique().alias("token_id")).drop_nulls()
     vocab = ids.join(vocabulary, on="token_id", how="inner").sort("token_id")
     n_rows = responses.height
@@ -275,6 +258,30 @@ def build_chunk(
         "tokens": [token_rows.get(r) for r in range(n_rows)],
         "vocab": dict(zip(map(str, vocab["token_id"].to_list()), vocab["token_text"].to_list())),
     }
+
+
+def _unit_payload(units: pl.DataFrame, index: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per granularity with units, one list per field: response ``r``, unit index, status, span, response
+    and reference unit, token count and every confidence column (``index``: ``sample_id -> r``)."""
+    columns = confidence_columns(units)
+    unit_frame = units.join(index, on="sample_id").sort("r", "granularity", "unit_index")
+    payload = {}
+    for granularity in GRANULARITIES:
+        part = unit_frame.filter(pl.col("granularity") == granularity)
+        if part.is_empty():
+            continue
+        payload[granularity] = {
+            "r": _column(part, "r"),
+            "i": _column(part, "unit_index"),
+            "s": part["status"].cast(pl.String).to_list(),
+            "a": _column(part, "span_start"),
+            "b": _column(part, "span_end"),
+            "u": _column(part, "response_unit"),
+            "f": _column(part, "reference_unit"),
+            "n": _column(part, "n_tokens"),
+            "c": _values(part, columns),
+        }
+    return payload
 
 
 def _rounded(value: float | None) -> float | None:
