@@ -265,7 +265,7 @@ def _unit_payload(units: pl.DataFrame, index: pl.DataFrame) -> dict[str, dict[st
     and reference unit, token count and every confidence column (``index``: ``sample_id -> r``)."""
     columns = confidence_columns(units)
     unit_frame = units.join(index, on="sample_id").sort("r", "granularity", "unit_index")
-    payload = {}
+    payload: dict[str, dict[str, Any]] = {}
     for granularity in GRANULARITIES:
         part = unit_frame.filter(pl.col("granularity") == granularity)
         if part.is_empty():
