@@ -9,20 +9,16 @@ MODELS, and rules/analysis.smk included first (ANALYSIS options, ANALYSIS_INTERV
 """
 
 
-def explorer_cells(kind, root="data"):
-    """The files of one kind (units, generations; metrics under results/) of a model's cells, in the
-    order of the page's chunks: styles, then tasks."""
-    return lambda wc: expand(
-        f"{root}/{kind}/{{model}}/{{style}}/{{task}}.parquet", model=wc.model, style=STYLES, task=TASKS
-    )
+# a model's cells in the order of the page's chunks (styles, then tasks), for rule explorer_model
+EXPLORER_CELL = "{kind}/{{model}}/{style}/{task}.parquet"
 
 
 rule explorer_model:
     """One model's cells in the explorer's data files: data/explorer/{model}, gathered by rule explorer."""
     input:
-        units=explorer_cells("units"),
-        generations=explorer_cells("generations"),
-        metrics=explorer_cells("metrics", root="results"),
+        units=expand(EXPLORER_CELL, kind="data/units", style=STYLES, task=TASKS),
+        generations=expand(EXPLORER_CELL, kind="data/generations", style=STYLES, task=TASKS),
+        metrics=expand(EXPLORER_CELL, kind="results/metrics", style=STYLES, task=TASKS),
         datasets=expand("data/datasets/{task}.parquet", task=TASKS),
     output:
         directory("data/explorer/{model}"),
