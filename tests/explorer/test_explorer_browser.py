@@ -295,6 +295,9 @@ def test_the_page_opens_on_an_eligible_model_and_summarises_the_cell(browser, ex
         (pl.col("metric") == "auroc_pooled") & (pl.col("confidence") == "max_entropy")
     ).row(0, named=True)
     text = browser.find_element("id", "cell-summary").text
+    header = browser.find_element("css selector", "th[data-key=confidence]")
+    assert header.text.startswith("mean conf. ↓")
+    assert "lower = more confident" in header.get_attribute("title")
     assert (
         f"precision {precision['value']:.3f} [{precision['ci_low']:.3f}, {precision['ci_high']:.3f}]" in text
     )

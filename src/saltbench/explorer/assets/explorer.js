@@ -315,6 +315,10 @@ function renderList() {
     if (b === null) { return -1; }
     return (a < b ? -1 : 1) * dir;
   });
+  const lower = columnMeta(state.c).sign < 0;
+  const header = document.querySelector("#responses th[data-key=confidence]");
+  header.textContent = lower ? "mean conf. ↓" : "mean conf.";
+  header.title = "mean " + state.c + " over the response's units (" + directionOf(state.c) + ")";
   for (const th of document.querySelectorAll("#responses th")) {
     th.classList.toggle("sorted-asc", th.dataset.key === key && dir > 0);
     th.classList.toggle("sorted-desc", th.dataset.key === key && dir < 0);
