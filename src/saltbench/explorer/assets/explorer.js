@@ -213,7 +213,10 @@ async function render() {
   const meta = chunkOf(state.m, state.s, state.t);
   renderSummary(meta);
   if (state.v === "lists") {
-    if (meta) { load("chunk", meta.id, meta.file).then((data) => renderSummary(meta, data)); }
+    if (meta) {
+      load("chunk", meta.id, meta.file).then((data) => renderSummary(meta, data),
+        (err) => document.getElementById("cell-summary").appendChild(el("p", { class: "error" }, String(err))));
+    }
     renderLists();
     return;
   }
