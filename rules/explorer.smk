@@ -28,6 +28,7 @@ rule explorer_model:
         # chunks are numbered over the run's cells in the order models, styles, tasks
         first_id=lambda wc: MODELS.index(wc.model) * len(STYLES) * len(TASKS),
         alternatives=ANALYSIS["explorer_alternatives"],
+        list_size=ANALYSIS["explorer_list_size"],
     log:
         "logs/explorer/{model}.log",
     benchmark:

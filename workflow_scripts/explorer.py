@@ -20,7 +20,7 @@ def model_part(snakemake) -> None:
             if not str(path).endswith(f"/{cell.model}/{cell.style}/{cell.task}.parquet"):
                 raise ValueError(f"{path} is not the file of {cell.model}, {cell.style}, {cell.task}")
     datasets = dict(zip(p.tasks, snakemake.input.datasets))
-    options = ExplorerOptions(top_k=p.alternatives)
+    options = ExplorerOptions(top_k=p.alternatives, list_size=p.list_size)
     build_model_part(snakemake.output[0], cells, datasets, first_id=p.first_id, options=options)
 
 

@@ -208,6 +208,68 @@ def test_eligibility_and_the_opening_cell_follow_the_answered_share(sim_run, exp
     assert opening_cell(chunks[:2], eligibility(chunks[:2], 0.5)) == {"m": "mute", "s": "direct", "t": "dna"}
 
 
+def _page_lists(entries: list[list], sign: int, wrong: set[str], response: str | None, n: int) -> tuple:
+    """The page's ranking of list entries (explorer.js ``filtered`` and ``ranked``): (sample, unit) pairs of
+    "confident and wrong" and "unsure and right"."""
+    kept = [e for e in entries if (e[4] == "correct" or e[4] in wrong) and response in (None, e[5])]
+
+    def order(e: list, most: bool) -> tuple:
+        return (-sign * e[6] if most else sign * e[6], e[0], e[1], e[3])
+
+    top_wrong = sorted((e for e in kept if e[4] != "correct"), key=lambda e: order(e, True))[:n]
+    top_right = sorted((e for e in kept if e[4] == "correct"), key=lambda e: order(e, False))[:n]
+    return [(e[2], e[3]) for e in top_wrong], [(e[2], e[3]) for e in top_right]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "response", "eligible_only"),
+    [
+        ({"incorrect", "redundant", "selective"}, None, False),
+        ({"incorrect"}, "truncated", False),
+        ({"redundant"}, None, True),
+    ],
+)
+def test_the_task_lists_hold_the_extremes_of_every_filter(
+    sim_run, explorer, wrong, response, eligible_only
+) -> None:
+    """The lists of every model on a task (data/lists-*.js), ranked as the page ranks them, are the extremes
+    of the units tables for the filters, written out here from the tables (a lower-is-confident function)."""
+    _, _, manifest = load(explorer.path / "data" / "index.js")
+    entry = next(e for e in manifest["task_lists"] if (e["task"], e["style"]) == ("dna", "direct"))
+    _, _, data = load(explorer.path / entry["file"])
+    column, sign = "topk.max_entropy", -1
+    chunks = {c["id"]: c for c in manifest["chunks"]}
+    excluded = {e["model"] for e in manifest["eligibility"] if not e["eligible"] and e["style"] == "direct"}
+    rows = [
+        [e[0], e[1], data["samples"][e[2]], *e[3:]]
+        for e in data["lists"][column]["atom"]
+        if not (eligible_only and chunks[e[0]]["model"] in excluded)
+    ]
+    got = _page_lists(rows, sign, wrong, response, 10)
+    expected_rows = []
+    for index, cell in enumerate(sim_run.cells):
+        if (cell.task, cell.style) != ("dna", "direct") or (eligible_only and cell.model in excluded):
+            continue
+        units = read_table(cell.units, "units").filter(
+            (pl.col("granularity") == "atom") & (pl.col("status") != "missing") & pl.col(column).is_finite()
+        )
+        r_of = {s: r for r, s in enumerate(read_table(cell.generations, "generations")["sample_id"])}
+        for row in units.iter_rows(named=True):
+            expected_rows.append(
+                [
+                    index,
+                    r_of[row["sample_id"]],
+                    row["sample_id"],
+                    row["unit_index"],
+                    row["status"],
+                    row["answer_status"],
+                    round(row[column], 4),
+                ]
+            )
+    assert got == _page_lists(expected_rows, sign, wrong, response, 10)
+    assert got[0] or got[1]
+
+
 def test_the_per_model_jobs_and_the_index_write_the_one_process_build(
     sim_run, explorer, explorer_options, tmp_path
 ) -> None:

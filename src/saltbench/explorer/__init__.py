@@ -36,6 +36,7 @@ from saltbench.explorer._chunks import (
     token_vocabulary,
 )
 from saltbench.explorer._interventions import corrupted_spans, intervention_chunk
+from saltbench.explorer._lists import list_candidates, task_lists
 
 __all__ = [
     "ASSETS",
@@ -52,10 +53,12 @@ __all__ = [
     "corrupted_spans",
     "eligibility",
     "intervention_chunk",
+    "list_candidates",
     "model_groups",
     "opening_cell",
     "orientation",
     "reference_counts",
     "script",
+    "task_lists",
     "token_vocabulary",
 ]

@@ -39,6 +39,7 @@ from saltbench.io import read_table, table_columns, write_atomic
 from ._chunks import ChunkKey, build_chunk, confidence_columns, orientation
 from ._chunks import token_vocabulary as _vocabulary
 from ._interventions import intervention_chunk
+from ._lists import list_candidates, task_lists
 
 logger = logging.getLogger(__name__)
 
@@ -157,6 +158,9 @@ def _copy_assets(out: Path) -> None:
 PART_FILE = "part.json"
 """What a part folder says about its chunks (:func:`build_model_part`), read by :func:`build_index`."""
 
+CANDIDATES_FILE = "candidates.parquet"
+"""A part's candidates for the lists of every model on a task (:func:`.list_candidates`)."""
+
 
 def model_groups(cells: Sequence[CellFiles]) -> list[tuple[str, list[CellFiles], int]]:
     """The cells grouped by model, in first-seen order, each group with the id of its first chunk (the
@@ -228,6 +232,7 @@ def build_model_part(
     vocabulary = _vocabulary(generations)
     part: dict[str, Any] = {"first_id": first_id, "chunks": [], "columns": []}
     references: dict[str, pl.DataFrame] = {}
+    candidates = []
     for offset, (cell, generation) in enumerate(zip(cells, generations)):
         if cell.task not in references:
             references[cell.task] = read_table(datasets[cell.task], "dataset")
@@ -242,6 +247,8 @@ def build_model_part(
         name = f"chunk-{ident:04d}.js"
         write_atomic(out / name, script("chunk", ident, chunk))
         statuses = chunk["responses"]["answer_status"]
+        r_of = {sample: r for r, sample in enumerate(chunk["responses"]["sample_id"])}
+        candidates.append(list_candidates(ident, units, r_of, options.list_size))
         part["chunks"].append(
             {
                 "id": ident,
@@ -254,6 +261,7 @@ def build_model_part(
                 "units": units.height,
             }
         )
+    pl.concat(candidates).write_parquet(out / CANDIDATES_FILE) if candidates else None
     write_atomic(out / PART_FILE, json.dumps(part, ensure_ascii=False, indent=1) + "\n")
     return part
 
@@ -276,6 +284,7 @@ def build_index(
     (out / "data").mkdir(parents=True, exist_ok=True)
     chunks: list[dict[str, Any]] = []
     columns: list[str] = []
+    candidates = []
     for folder in map(Path, parts):
         part = json.loads((folder / PART_FILE).read_text(encoding="utf-8"))
         if part["first_id"] != len(chunks):
@@ -284,7 +293,10 @@ def build_index(
             _place(folder / Path(entry["file"]).name, out / entry["file"])
         chunks += part["chunks"]
         columns += [c for c in part["columns"] if c not in columns]
+        if (folder / CANDIDATES_FILE).is_file():
+            candidates.append(pl.read_parquet(folder / CANDIDATES_FILE))
     manifest = _manifest(chunks, columns, options, meta)
+    manifest["task_lists"] = _write_task_lists(out, candidates, manifest, options.list_size)
     manifest["interventions"] = _write_intervention_chunks(out, interventions, datasets)
     write_atomic(out / "data" / "index.js", script("index", 0, manifest))
     _copy_assets(out)
@@ -367,6 +379,29 @@ def opening_cell(chunks: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[
     own = [c for c in chunks if (c["model"], c["style"]) == (best["model"], best["style"])]
     task = max(own, key=lambda c: c["answered"])["task"]
     return {"m": best["model"], "s": best["style"], "t": task}
+
+
+def _write_task_lists(
+    out: Path, candidates: list[pl.DataFrame], manifest: Mapping[str, Any], n: int
+) -> list[dict[str, Any]]:
+    """One data file per (task, style), tasks then styles in the run's order (``data/lists-0000.js`` ...):
+    the lists of every model on the task (:func:`~saltbench.explorer.task_lists`); their manifest
+    entries."""
+    eligible = [(e["model"], e["style"]) for e in manifest["eligibility"] if e["eligible"]]
+    lists = task_lists(
+        pl.concat(candidates) if candidates else pl.DataFrame(), manifest["chunks"], eligible, n
+    )
+    entries: list[dict[str, Any]] = []
+    for task in manifest["tasks"]:
+        for style in manifest["styles"]:
+            if (task, style) not in lists:
+                continue
+            ident = len(entries)
+            name = f"data/lists-{ident:04d}.js"
+            data = {"task": task, "style": style, **lists[(task, style)]}
+            write_atomic(out / name, script("lists", ident, data))
+            entries.append({"id": ident, "file": name, "task": task, "style": style})
+    return entries
 
 
 def _write_intervention_chunks(

@@ -18,7 +18,7 @@
 
 const STATUSES = ["correct", "incorrect", "redundant", "selective", "missing"];
 const GRANULARITIES = ["atom", "line", "generation"];
-const loaded = { index: {}, chunk: {}, interventions: {} };
+const loaded = { index: {}, chunk: {}, interventions: {}, lists: {} };
 const waiting = {};
 let manifest = null;
 let state = {};
@@ -564,73 +564,81 @@ function renderSummary(meta, data) {
 
 /* ---- confident and wrong · unsure and right, in a cell or across the models of a task ---- */
 
-function listChunks() {
-  /* the chunks the lists read: the picked cell, or every model's chunk of the task and style */
-  if (state.sc !== "task") { const meta = chunkOf(state.m, state.s, state.t); return meta ? [meta] : []; }
-  const eligibleOnly = document.getElementById("list-eligible").checked;
-  return manifest.chunks.filter((c) => c.task === state.t && c.style === state.s &&
-    (!eligibleOnly || (eligibilityOf(c.model, c.style) || {}).eligible !== false));
-}
-
-function listCandidates(metas, datas) {
-  /* every scored response unit of the chunks that passes the filters, with its oriented value */
-  const sign = columnMeta(state.c).sign;
-  const statuses = [...document.querySelectorAll(".list-status:checked")].map((e) => e.value);
-  const responseStatus = document.getElementById("list-response-status").value;
+function cellEntries(meta, data) {
+  /* every scored response unit of one cell as a list entry */
+  const units = unitsOf(data, state.g);
+  const values = units.c[state.c] || [];
   const out = [];
-  datas.forEach((data, j) => {
-    const units = unitsOf(data, state.g);
-    const values = units.c[state.c] || [];
-    units.s.forEach((status, k) => {
-      const value = values[k];
-      if (status === "missing" || value === null || value === undefined) { return; }
-      if (status !== "correct" && !statuses.includes(status)) { return; }
-      if (responseStatus && data.responses.answer_status[units.r[k]] !== responseStatus) { return; }
-      out.push({ meta: metas[j], data: data, k: k, status: status, value: value, oriented: sign * value });
-    });
+  units.s.forEach((status, k) => {
+    if (status === "missing" || values[k] === null || values[k] === undefined) { return; }
+    out.push({ chunk: meta.id, r: units.r[k], sample: data.responses.sample_id[units.r[k]], i: units.i[k], status: status,
+      answer: data.responses.answer_status[units.r[k]], value: values[k], unit: units.u[k], reference: units.f[k] });
   });
   return out;
 }
 
-function ranked(candidates, wrong) {
-  /* "wrong": most confident first; "right": least confident first; ties by chunk, response, unit */
-  const pool = candidates.filter((c) => (c.status === "correct") !== wrong);
-  const units = (c) => unitsOf(c.data, state.g);
-  pool.sort((x, y) => (wrong ? y.oriented - x.oriented : x.oriented - y.oriented) || x.meta.id - y.meta.id ||
-    units(x).r[x.k] - units(y).r[y.k] || units(x).i[x.k] - units(y).i[y.k]);
+function taskEntries(data) {
+  /* the entries of a (task, style) lists file (data/lists-*.js) for the picked function and granularity */
+  const rows = ((data.lists[state.c] || {})[state.g]) || [];
+  return rows.map((e) => ({ chunk: e[0], r: e[1], sample: data.samples[e[2]], i: e[3], status: e[4], answer: e[5],
+    value: e[6], unit: e[7], reference: e[8] }));
+}
+
+async function listEntries() {
+  /* the picked cell's units, or the candidates of every model on the task (docs/explorer.md §1) */
+  if (state.sc !== "task") {
+    const meta = chunkOf(state.m, state.s, state.t);
+    return meta ? cellEntries(meta, await load("chunk", meta.id, meta.file)) : [];
+  }
+  const meta = (manifest.task_lists || []).find((l) => l.task === state.t && l.style === state.s);
+  if (!meta) { return []; }
+  const eligibleOnly = document.getElementById("list-eligible").checked;
+  const entries = taskEntries(await load("lists", meta.id, meta.file));
+  return entries.filter((e) => { const c = manifest.chunks[e.chunk]; return !eligibleOnly || (eligibilityOf(c.model, c.style) || {}).eligible !== false; });
+}
+
+function filtered(entries) {
+  /* the status filters: which wrong statuses count, and the response status */
+  const statuses = [...document.querySelectorAll(".list-status:checked")].map((e) => e.value);
+  const responseStatus = document.getElementById("list-response-status").value;
+  return entries.filter((e) => (e.status === "correct" || statuses.includes(e.status)) && (!responseStatus || e.answer === responseStatus));
+}
+
+function ranked(entries, wrong) {
+  /* "wrong": most confident first; "right": least confident first (oriented values); ties by chunk, response, unit */
+  const sign = columnMeta(state.c).sign;
+  const pool = entries.filter((e) => (e.status === "correct") !== wrong);
+  pool.sort((x, y) => (wrong ? sign * (y.value - x.value) : sign * (x.value - y.value)) || x.chunk - y.chunk || x.r - y.r || x.i - y.i);
   return pool.slice(0, manifest.list_size);
 }
 
 function listEntry(item) {
-  const units = unitsOf(item.data, state.g);
-  const sample = item.data.responses.sample_id[units.r[item.k]];
-  const chunk = item.meta;
-  const href = hashOf({ m: chunk.model, t: chunk.task, s: chunk.style, c: state.c, g: state.g, r: sample, u: units.i[item.k], v: "responses" });
-  return el("li", { class: "list-entry", "data-chunk": chunk.id, "data-sample": sample, "data-i": units.i[item.k], "data-status": item.status },
-    el("a", { href: href }, chunk.model + " · " + chunk.style + " · " + chunk.task + " · " + sample),
-    " ", el("span", { class: "mono" }, JSON.stringify(units.u[item.k])), " vs ", el("span", { class: "mono" }, JSON.stringify(units.f[item.k])),
+  const chunk = manifest.chunks[item.chunk];
+  const href = hashOf({ m: chunk.model, t: chunk.task, s: chunk.style, c: state.c, g: state.g, r: item.sample, u: item.i, v: "responses" });
+  return el("li", { class: "list-entry", "data-chunk": chunk.id, "data-sample": item.sample, "data-i": item.i, "data-status": item.status },
+    el("a", { href: href }, chunk.model + " · " + chunk.style + " · " + chunk.task + " · " + item.sample),
+    " ", el("span", { class: "mono" }, JSON.stringify(item.unit)), " vs ", el("span", { class: "mono" }, JSON.stringify(item.reference)),
     " · " + item.status + " · " + fmt(item.value, 4));
 }
 
 async function renderLists() {
   const body = document.getElementById("lists-body");
-  const metas = listChunks();
   const token = (renderLists.token = (renderLists.token || 0) + 1);
-  let datas;
-  try { datas = await Promise.all(metas.map((m) => load("chunk", m.id, m.file))); } catch (err) {
+  let entries;
+  try { entries = filtered(await listEntries()); } catch (err) {
     body.replaceChildren(el("p", { class: "error" }, String(err)));
     return;
   }
   if (token !== renderLists.token) { return; } // a later render is under way
-  const candidates = listCandidates(metas, datas);
+  const models = [...new Set(entries.map((e) => manifest.chunks[e.chunk].model))];
   const scope = state.sc === "task" ? "every " + (document.getElementById("list-eligible").checked ? "eligible " : "") +
-    "model on " + state.t + " (" + state.s + "): " + metas.map((m) => m.model).join(", ") : state.m + " · " + state.s + " · " + state.t;
+    "model on " + state.t + " (" + state.s + "; with units listed: " + (models.join(", ") || "none") + ")" : state.m + " · " + state.s + " · " + state.t;
   const column = (title, items, note) => el("div", {}, el("h2", {}, title), el("p", { class: "hint" }, note),
     items.length ? el("ol", {}, items.map(listEntry)) : el("p", { class: "hint" }, "none"));
   body.replaceChildren(
     el("p", { id: "lists-scope" }, state.g + " units of " + scope + ", by " + state.c + " (" + directionOf(state.c) +
       "; values as the function gives them, ranked by confidence)."),
     el("div", { class: "columns" },
-      column("Confident and wrong", ranked(candidates, true), "Units that are not correct, most confident first."),
-      column("Unsure and right", ranked(candidates, false), "Correct units, least confident first.")));
+      column("Confident and wrong", ranked(entries, true), "Units that are not correct, most confident first."),
+      column("Unsure and right", ranked(entries, false), "Correct units, least confident first.")));
 }
