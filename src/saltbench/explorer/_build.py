@@ -158,8 +158,8 @@ def _copy_assets(out: Path) -> None:
 PART_FILE = "part.json"
 """What a part folder says about its chunks (:func:`build_model_part`), read by :func:`build_index`."""
 
-CANDIDATES_FILE = "candidates.parquet"
-"""A part's candidates for the lists of every model on a task (:func:`.list_candidates`)."""
+CANDIDATES_FILE = "candidates-{:04d}.parquet"
+"""A chunk's candidates for the lists of every model on a task (:func:`.list_candidates`), in its part."""
 
 
 def model_groups(cells: Sequence[CellFiles]) -> list[tuple[str, list[CellFiles], int]]:
@@ -232,7 +232,6 @@ def build_model_part(
     vocabulary = _vocabulary(generations)
     part: dict[str, Any] = {"first_id": first_id, "chunks": [], "columns": []}
     references: dict[str, pl.DataFrame] = {}
-    candidates = []
     for offset, (cell, generation) in enumerate(zip(cells, generations)):
         if cell.task not in references:
             references[cell.task] = read_table(datasets[cell.task], "dataset")
@@ -248,7 +247,9 @@ def build_model_part(
         write_atomic(out / name, script("chunk", ident, chunk))
         statuses = chunk["responses"]["answer_status"]
         r_of = {sample: r for r, sample in enumerate(chunk["responses"]["sample_id"])}
-        candidates.append(list_candidates(ident, units, r_of, options.list_size))
+        list_candidates(ident, units, r_of, options.list_size).write_parquet(
+            out / CANDIDATES_FILE.format(ident)
+        )
         part["chunks"].append(
             {
                 "id": ident,
@@ -261,7 +262,6 @@ def build_model_part(
                 "units": units.height,
             }
         )
-    pl.concat(candidates).write_parquet(out / CANDIDATES_FILE) if candidates else None
     write_atomic(out / PART_FILE, json.dumps(part, ensure_ascii=False, indent=1) + "\n")
     return part
 
@@ -284,7 +284,7 @@ def build_index(
     (out / "data").mkdir(parents=True, exist_ok=True)
     chunks: list[dict[str, Any]] = []
     columns: list[str] = []
-    candidates = []
+    candidates: dict[int, Path] = {}
     for folder in map(Path, parts):
         part = json.loads((folder / PART_FILE).read_text(encoding="utf-8"))
         if part["first_id"] != len(chunks):
@@ -293,8 +293,7 @@ def build_index(
             _place(folder / Path(entry["file"]).name, out / entry["file"])
         chunks += part["chunks"]
         columns += [c for c in part["columns"] if c not in columns]
-        if (folder / CANDIDATES_FILE).is_file():
-            candidates.append(pl.read_parquet(folder / CANDIDATES_FILE))
+        candidates |= {c["id"]: folder / CANDIDATES_FILE.format(c["id"]) for c in part["chunks"]}
     manifest = _manifest(chunks, columns, options, meta)
     manifest["task_lists"] = _write_task_lists(out, candidates, manifest, options.list_size)
     manifest["interventions"] = _write_intervention_chunks(out, interventions, datasets)
@@ -382,24 +381,25 @@ def opening_cell(chunks: Sequence[Mapping[str, Any]], entries: Sequence[Mapping[
 
 
 def _write_task_lists(
-    out: Path, candidates: list[pl.DataFrame], manifest: Mapping[str, Any], n: int
+    out: Path, candidates: Mapping[int, Path], manifest: Mapping[str, Any], n: int
 ) -> list[dict[str, Any]]:
     """One data file per (task, style), tasks then styles in the run's order (``data/lists-0000.js`` ...):
-    the lists of every model on the task (:func:`~saltbench.explorer.task_lists`); their manifest
-    entries."""
+    the lists of every model on the task (:func:`~saltbench.explorer.task_lists`), from the candidates
+    files of its cells only (memory: one task and style's candidates); their manifest entries."""
     eligible = [(e["model"], e["style"]) for e in manifest["eligibility"] if e["eligible"]]
-    lists = task_lists(
-        pl.concat(candidates) if candidates else pl.DataFrame(), manifest["chunks"], eligible, n
-    )
     entries: list[dict[str, Any]] = []
     for task in manifest["tasks"]:
         for style in manifest["styles"]:
+            cells = [c for c in manifest["chunks"] if (c["task"], c["style"]) == (task, style)]
+            frames = [pl.read_parquet(candidates[c["id"]]) for c in cells]
+            lists = task_lists(pl.concat(frames) if frames else pl.DataFrame(), cells, eligible, n)
             if (task, style) not in lists:
                 continue
             ident = len(entries)
             name = f"data/lists-{ident:04d}.js"
-            data = {"task": task, "style": style, **lists[(task, style)]}
-            write_atomic(out / name, script("lists", ident, data))
+            write_atomic(
+                out / name, script("lists", ident, {"task": task, "style": style, **lists[(task, style)]})
+            )
             entries.append({"id": ident, "file": name, "task": task, "style": style})
     return entries
 
