@@ -69,10 +69,11 @@ def _open(driver, explorer, fragment: str = "") -> None:
     )
 
 
-def _wait(driver, condition: str, timeout: float = 120.0) -> None:
-    """Poll ``condition`` until it holds (the timeout only stops a hung page; a loaded machine is slow)."""
+def _wait(driver, condition: str, *args: object, timeout: float = 120.0) -> None:
+    """Poll ``condition`` (called with ``args``) until it holds (the timeout only stops a hung page; a
+    loaded machine is slow)."""
     end = time.monotonic() + timeout
-    while not driver.execute_script(condition):
+    while not driver.execute_script(condition, *args):
         if time.monotonic() > end:
             raise AssertionError(f"timed out waiting for: {condition}")
         time.sleep(0.05)
@@ -199,27 +200,145 @@ def test_filters_and_sorting_return_what_the_tables_say(browser, explorer, sim_r
     assert shown == sorted(shown)
 
 
-def test_the_run_lists_open_their_unit(browser, explorer, sim_run) -> None:
-    column = "topk.mean_probability"
-    _open(browser, explorer, f"#v=lists&g=atom&c={column}")
-    entries = browser.find_elements("css selector", "#lists-view li.list-entry")
-    assert 0 < len(entries) <= 20
-    units = pl.concat([read_table(c.units, "units") for c in sim_run.cells], how="vertical_relaxed")
-    top = (
-        units.filter((pl.col("granularity") == "atom") & ~pl.col("status").is_in(["correct", "missing"]))
-        .sort(column, descending=True)
-        .row(0, named=True)
+def _entries(driver) -> list[tuple[int, str, int, str]]:
+    """The lists' entries: chunk, sample, unit index and status ("confident and wrong" first)."""
+    return driver.execute_script(
+        "return [...document.querySelectorAll('#lists-view li.list-entry')].map(e => "
+        "[Number(e.dataset.chunk), e.dataset.sample, Number(e.dataset.i), e.dataset.status]);"
     )
-    first = entries[0]
-    assert (first.get_attribute("data-sample"), int(first.get_attribute("data-i"))) == (
-        top["sample_id"],
-        top["unit_index"],
+
+
+def _most_confident_wrong(units: pl.DataFrame, column: str, statuses: list[str]) -> tuple[str, int]:
+    """(sample, unit) of the unit of ``statuses`` with the highest oriented confidence at atom level."""
+    scored = units.filter(
+        (pl.col("granularity") == "atom") & pl.col("status").is_in(statuses) & pl.col(column).is_finite()
     )
+    top = scored.sort(pl.col(column) * orientation(column), descending=True).row(0, named=True)
+    return top["sample_id"], top["unit_index"]
+
+
+def _click(driver, selector: str) -> None:
+    driver.execute_script("document.querySelector(arguments[0]).click();", selector)
+
+
+def test_the_lists_follow_the_pickers_and_the_filters_and_open_their_unit(browser, explorer, sim_run) -> None:
+    """One cell, then every model on its task; unit and response status filters; a lower-is-confident
+    function ranked by its oriented value and labelled so."""
+    from selenium.webdriver.support.ui import Select
+
+    column = "topk.max_entropy"
+    cell = sim_run.cells[5]  # sim-planted-reason, direct, dna: excluded (answered 0.875 < 0.9)
+    units = read_table(cell.units, "units")
+    _open(browser, explorer, f"#v=lists&m={cell.model}&t={cell.task}&s={cell.style}&g=atom&c={column}")
+    entries = _entries(browser)
+    assert 0 < len(entries) <= 20 and {e[0] for e in entries} == {5}
+    assert "lower = more confident" in browser.find_element("id", "lists-scope").text
+    wrong = ["incorrect", "redundant", "selective"]
+    assert tuple(entries[0][1:3]) == _most_confident_wrong(units, column, wrong)
+    _click(browser, ".list-status[value=redundant]")
+    _click(browser, ".list-status[value=selective]")
+    _wait(
+        browser,
+        "return [...document.querySelectorAll('li.list-entry')].every(e => e.dataset.status === "
+        "'incorrect' || e.dataset.status === 'correct')",
+    )
+    assert tuple(_entries(browser)[0][1:3]) == _most_confident_wrong(units, column, ["incorrect"])
+    Select(browser.find_element("id", "list-scope")).select_by_value("task")
+    _wait(browser, "return location.hash.includes('sc=task')")
+    # eligible models only: sim-planted alone (chunk 1: direct, dna)
+    _wait(
+        browser, "return [...document.querySelectorAll('li.list-entry')].every(e => e.dataset.chunk === '1')"
+    )
+    _click(browser, "#list-eligible")
+    both = pl.concat([read_table(sim_run.cells[i].units, "units") for i in (1, 5)], how="vertical_relaxed")
+    top = _most_confident_wrong(both, column, ["incorrect"])
+    _wait(browser, f"return document.querySelector('li.list-entry').dataset.sample === '{top[0]}'")
+    assert {e[0] for e in _entries(browser)} <= {1, 5}
+    Select(browser.find_element("id", "list-response-status")).select_by_value("truncated")
+    truncated = set(both.filter(pl.col("answer_status") == "truncated")["sample_id"].to_list())
+    _wait(
+        browser,
+        "return document.querySelectorAll('li.list-entry').length > 0 && [...document."
+        "querySelectorAll('li.list-entry')].every(e => arguments[0].includes(e.dataset.sample))",
+        sorted(truncated),
+    )
+    first = browser.find_element("css selector", "#lists-view li.list-entry")
+    sample, index = first.get_attribute("data-sample"), int(first.get_attribute("data-i"))
+    assert sample in truncated
     first.find_element("tag name", "a").click()
     _wait(browser, "return document.querySelector('#answer .unit.focus') !== null")
     focus = browser.find_element("css selector", "#answer .unit.focus")
-    assert int(focus.get_attribute("data-i")) == top["unit_index"]
-    assert focus.get_attribute("data-status") == top["status"]
+    assert int(focus.get_attribute("data-i")) == index
+    _shot(browser, "05-lists-truncated")
+
+
+def test_the_page_opens_on_an_eligible_model_and_summarises_the_cell(browser, explorer, sim_run) -> None:
+    """No hash: the eligible model with the highest answered share; the excluded one is marked in the picker;
+    a cell's header holds the metrics stage's precision and AUROC, its units and the alignment."""
+    _open(browser, explorer)
+    assert browser.execute_script("return [state.m, state.s, state.t];") == [
+        "sim-planted",
+        "direct",
+        "matmul",
+    ]
+    labels = [o.text for o in browser.find_elements("css selector", "#model option")]
+    assert labels == ["sim-planted", "sim-planted-reason — excluded: answered 0.875 (direct)"]
+    option = browser.find_element("css selector", "#function option[value=max_entropy]").text
+    assert option == "max_entropy (lower = more confident)"
+    cell = sim_run.cells[4]  # sim-planted-reason, direct, matmul
+    column = "topk.max_entropy"
+    _open(browser, explorer, f"#m={cell.model}&t={cell.task}&s={cell.style}&g=line&c={column}")
+    _wait(browser, "return document.getElementById('summary-precision') !== null")
+    metrics = read_table(cell.metrics, "metrics").filter(pl.col("granularity") == "line")
+    precision = metrics.filter(pl.col("metric") == "precision").row(0, named=True)
+    auroc = metrics.filter(
+        (pl.col("metric") == "auroc_pooled") & (pl.col("confidence") == "max_entropy")
+    ).row(0, named=True)
+    text = browser.find_element("id", "cell-summary").text
+    header = browser.find_element("css selector", "th[data-key=confidence]")
+    assert header.text.startswith("mean conf. ↓")
+    assert "lower = more confident" in header.get_attribute("title")
+    assert (
+        f"precision {precision['value']:.3f} [{precision['ci_low']:.3f}, {precision['ci_high']:.3f}]" in text
+    )
+    assert f"AUROC of {column} {auroc['value']:.3f}" in text
+    assert "excluded from every estimate: answered 0.875 < 0.90" in text and "strict alignment" in text
+    units = read_table(cell.units, "units").filter(pl.col("granularity") == "line")
+    written = units.filter(pl.col("status") != "missing").height
+    assert f"{written} units answered, {units.height - written} missing" in text
+    _shot(browser, "06-summary")
+
+
+def test_an_unanswered_response_counts_its_reference_units_as_missing(browser, imported_explorer) -> None:
+    """The imported cell's response 4 opened a fence and wrote nothing: 0 units, 3 missing, not 0 and 0."""
+    built, dataset = imported_explorer
+    sample = dataset["sample_id"][4]
+    missing = len(dataset["reference"][4].split())
+    _open(browser, built, f"#g=atom&r={sample}")
+    _wait(browser, f"return document.querySelector('#response-title')?.textContent === '{sample}'")
+    row = browser.find_element("css selector", f"tr.response[data-sample='{sample}']")
+    assert [td.text for td in row.find_elements("tag name", "td")][-3:] == ["0", "0", str(missing)]
+    assert browser.find_element("id", "response-units").text.startswith(
+        f"0 units answered (0 not correct), {missing} missing of the reference's {missing}"
+    )
+
+
+def test_at_1000_pixels_nothing_scrolls_sideways(browser, explorer, sim_run) -> None:
+    cell = sim_run.cells[5]
+    sample = read_table(cell.generations, "generations")["sample_id"][0]
+    browser.set_window_size(1000, 900)
+    try:
+        for view in ("responses", "lists"):
+            _open(browser, explorer, f"#m={cell.model}&t={cell.task}&s={cell.style}&r={sample}&v={view}")
+            _wait(browser, "return document.getElementById('summary-units') !== null")
+            widths = browser.execute_script(
+                "const p = document.getElementById('list-pane'), d = document.documentElement;"
+                "return [p.scrollWidth, p.clientWidth, d.scrollWidth, d.clientWidth];"
+            )
+            assert widths[0] <= widths[1] and widths[2] <= widths[3], (view, widths)
+            _shot(browser, f"07-narrow-{view}")
+    finally:
+        browser.set_window_size(1500, 1000)
 
 
 def test_hover_shows_the_units_tokens_and_interventions_mark_corrupted_atoms(

@@ -12,17 +12,16 @@ import pytest
 from saltbench.core.contracts import is_confidence_column
 from saltbench.explorer import (
     CALLBACK,
-    CellFiles,
     ExplorerOptions,
     build_explorer,
+    build_index,
+    build_model_part,
     corrupted_spans,
-    orientation,
+    eligibility,
+    opening_cell,
 )
 from saltbench.interventions import AnswerLayout
-from saltbench.io import provenance, read_table, write_table
-from saltbench.stages.imports import import_generations
-from saltbench.stages.scoring import score_generations
-from saltbench.tasks import get_task
+from saltbench.io import read_table
 
 pytestmark = pytest.mark.slow  # the session's simulated run: ~10 s once
 
@@ -34,6 +33,14 @@ def load(path: Path) -> tuple[str, int, dict]:
     match = PAYLOAD.match(path.read_text(encoding="utf-8"))
     assert match, path
     return match.group(1), int(match.group(2)), json.loads(match.group(3))
+
+
+def assert_same_files(one: Path, other: Path) -> None:
+    """The two folders hold the same files with the same bytes."""
+    names = sorted(p.relative_to(one) for p in one.rglob("*") if p.is_file())
+    assert names == sorted(p.relative_to(other) for p in other.rglob("*") if p.is_file())
+    for name in names:
+        assert (one / name).read_bytes() == (other / name).read_bytes(), name
 
 
 def test_every_cell_has_a_chunk_listed_in_the_manifest(sim_run, explorer) -> None:
@@ -115,22 +122,179 @@ def test_precision_per_response_is_correct_over_response_units_plus_internal_mis
         assert chunk["responses"]["precision"]["atom"][r] == pytest.approx(expected, abs=1e-4)
 
 
-def test_the_run_lists_hold_the_most_confident_wrong_and_least_confident_right_units(
-    sim_run, explorer
+def test_missing_units_and_reference_counts_agree_with_the_units_table(
+    sim_run, explorer, imported_explorer
 ) -> None:
-    _, _, manifest = load(explorer.path / "data" / "index.js")
-    column = "topk.max_entropy"  # lower is more confident: the orientation matters
-    assert orientation(column) == -1
-    units = pl.concat([read_table(c.units, "units") for c in sim_run.cells], how="vertical_relaxed")
-    atoms = units.filter(
-        (pl.col("granularity") == "atom") & (pl.col("status") != "missing") & pl.col(column).is_finite()
+    """Every response's reference_units is the count of its units with a reference unit (the units the
+    scoring aligned against); the unfenced response of the imported cell has every one of them missing."""
+    for cell_index in (2, 5):
+        units = read_table(sim_run.cells[cell_index].units, "units")
+        _, _, chunk = load(explorer.path / "data" / f"chunk-{cell_index:04d}.js")
+        for granularity, counts in chunk["responses"]["reference_units"].items():
+            part = units.filter(pl.col("granularity") == granularity)
+            want = part.group_by("sample_id").agg(pl.col("reference_unit").is_not_null().sum())
+            got = dict(zip(chunk["responses"]["sample_id"], counts))
+            assert {s: got[s] for s in want["sample_id"]} == dict(want.iter_rows()), granularity
+    built, dataset = imported_explorer
+    _, _, chunk = load(built.path / "data" / "chunk-0000.js")
+    assert chunk["responses"]["answer_status"][4] == "no_fence"
+    atoms = chunk["units"]["atom"]
+    statuses = [s for r, s in zip(atoms["r"], atoms["s"]) if r == 4]
+    reference = dataset["reference"][4].split()
+    assert (
+        statuses
+        == ["missing"] * len(reference)
+        == ["missing"] * chunk["responses"]["reference_units"]["atom"][4]
     )
-    lists = manifest["lists"][column]["atom"]
-    wrong = atoms.filter(pl.col("status") != "correct")[column].sort().head(10).round(4).to_list()
-    right = atoms.filter(pl.col("status") == "correct")[column].sort(descending=True).head(10).round(4)
-    assert [e[4] for e in lists["wrong"]] == wrong
-    assert [e[4] for e in lists["right"]] == right.to_list()
-    assert {e[3] for e in lists["wrong"]} <= {"incorrect", "redundant", "selective"}
+
+
+def test_a_chunk_summary_holds_the_cells_metrics_rows(sim_run, explorer) -> None:
+    cell = sim_run.cells[5]
+    _, _, chunk = load(explorer.path / "data" / "chunk-0005.js")
+    metrics = read_table(cell.metrics, "metrics")
+    precision = metrics.filter((pl.col("metric") == "precision") & (pl.col("granularity") == "line")).row(
+        0, named=True
+    )
+    got = chunk["summary"]["precision"]["line"]
+    assert got[:3] == pytest.approx([precision["value"], precision["ci_low"], precision["ci_high"]], abs=1e-4)
+    assert got[3:] == [precision["n_units"], precision["n_responses"]]
+    auroc = metrics.filter(
+        (pl.col("metric") == "auroc_pooled")
+        & (pl.col("granularity") == "atom")
+        & (pl.col("confidence") == "max_entropy")
+    ).row(0, named=True)
+    assert chunk["summary"]["auroc"]["atom"]["topk.max_entropy"][0] == pytest.approx(auroc["value"], abs=1e-4)
+    assert set(chunk["summary"]["auroc"]["atom"]) == {"topk.mean_probability", "topk.max_entropy"}
+
+
+def test_eligibility_and_the_opening_cell_follow_the_answered_share(sim_run, explorer) -> None:
+    """Answered share per (model, style) over every task; the page opens on the eligible (model, style)
+    with the highest share, on its task with the most answered responses."""
+    _, _, manifest = load(explorer.path / "data" / "index.js")
+    units = pl.concat([read_table(c.units, "units") for c in sim_run.cells], how="vertical_relaxed")
+    shares = (
+        units.unique(["model", "style", "task", "sample_id"])
+        .group_by("model", "style")
+        .agg((pl.col("answer_status") == "answered").mean())
+    )
+    for entry in manifest["eligibility"]:
+        share = shares.filter((pl.col("model") == entry["model"]) & (pl.col("style") == entry["style"]))
+        assert entry["share"] == pytest.approx(share["answer_status"][0], abs=1e-4)
+        assert entry["eligible"] == (entry["share"] >= 0.9)
+    assert {e["model"] for e in manifest["eligibility"] if not e["eligible"]} == {"sim-planted-reason"}
+    assert manifest["open"] == {"m": "sim-planted", "s": "direct", "t": "matmul"}
+    chunks = [
+        {"model": m, "style": "direct", "task": t, "responses": 10, "answered": a}
+        for m, t, a in [
+            ("mute", "dna", 0),
+            ("mute", "logic", 0),
+            ("good", "dna", 6),
+            ("good", "logic", 8),
+            ("same", "dna", 7),
+            ("same", "logic", 7),
+        ]
+    ]
+    entries = eligibility(chunks, 0.5)
+    assert [(e["model"], e["share"], e["eligible"]) for e in entries] == [
+        ("mute", 0.0, False),
+        ("good", 0.7, True),
+        ("same", 0.7, True),
+    ]
+    assert opening_cell(chunks, entries) == {
+        "m": "good",
+        "s": "direct",
+        "t": "logic",
+    }  # roster order breaks the tie
+    assert opening_cell(chunks[:2], eligibility(chunks[:2], 0.5)) == {"m": "mute", "s": "direct", "t": "dna"}
+
+
+def _page_lists(entries: list[list], sign: int, wrong: set[str], response: str | None, n: int) -> tuple:
+    """The page's ranking of list entries (explorer.js ``filtered`` and ``ranked``): (sample, unit) pairs of
+    "confident and wrong" and "unsure and right"."""
+    kept = [e for e in entries if (e[4] == "correct" or e[4] in wrong) and response in (None, e[5])]
+
+    def order(e: list, most: bool) -> tuple:
+        return (-sign * e[6] if most else sign * e[6], e[0], e[1], e[3])
+
+    top_wrong = sorted((e for e in kept if e[4] != "correct"), key=lambda e: order(e, True))[:n]
+    top_right = sorted((e for e in kept if e[4] == "correct"), key=lambda e: order(e, False))[:n]
+    return [(e[2], e[3]) for e in top_wrong], [(e[2], e[3]) for e in top_right]
+
+
+@pytest.mark.parametrize(
+    ("wrong", "response", "eligible_only"),
+    [
+        ({"incorrect", "redundant", "selective"}, None, False),
+        ({"incorrect"}, "truncated", False),
+        ({"redundant"}, None, True),
+    ],
+)
+def test_the_task_lists_hold_the_extremes_of_every_filter(
+    sim_run, explorer, wrong, response, eligible_only
+) -> None:
+    """The lists of every model on a task (data/lists-*.js), ranked as the page ranks them, are the extremes
+    of the units tables for the filters, written out here from the tables (a lower-is-confident function)."""
+    _, _, manifest = load(explorer.path / "data" / "index.js")
+    entry = next(e for e in manifest["task_lists"] if (e["task"], e["style"]) == ("dna", "direct"))
+    _, _, data = load(explorer.path / entry["file"])
+    column, sign = "topk.max_entropy", -1
+    chunks = {c["id"]: c for c in manifest["chunks"]}
+    excluded = {e["model"] for e in manifest["eligibility"] if not e["eligible"] and e["style"] == "direct"}
+    rows = [
+        [e[0], e[1], data["samples"][e[2]], *e[3:]]
+        for e in data["lists"][column]["atom"]
+        if not (eligible_only and chunks[e[0]]["model"] in excluded)
+    ]
+    got = _page_lists(rows, sign, wrong, response, 10)
+    expected_rows = []
+    for index, cell in enumerate(sim_run.cells):
+        if (cell.task, cell.style) != ("dna", "direct") or (eligible_only and cell.model in excluded):
+            continue
+        units = read_table(cell.units, "units").filter(
+            (pl.col("granularity") == "atom") & (pl.col("status") != "missing") & pl.col(column).is_finite()
+        )
+        r_of = {s: r for r, s in enumerate(read_table(cell.generations, "generations")["sample_id"])}
+        for row in units.iter_rows(named=True):
+            expected_rows.append(
+                [
+                    index,
+                    r_of[row["sample_id"]],
+                    row["sample_id"],
+                    row["unit_index"],
+                    row["status"],
+                    row["answer_status"],
+                    round(row[column], 4),
+                ]
+            )
+    assert got == _page_lists(expected_rows, sign, wrong, response, 10)
+    assert got[0] or got[1]
+
+
+def test_the_per_model_jobs_and_the_index_write_the_one_process_build(
+    sim_run, explorer, explorer_options, tmp_path
+) -> None:
+    """The workflow's split (one build_model_part per model, chunk ids numbered as rules/explorer.smk
+    numbers them, then build_index) writes the same files, byte for byte, as build_explorer."""
+    models = list(dict.fromkeys(c.model for c in sim_run.cells))
+    per_model = len(sim_run.cells) // len(models)
+    parts = []
+    for index, model in enumerate(models):
+        parts.append(tmp_path / "parts" / model)
+        cells = [c for c in sim_run.cells if c.model == model]
+        build_model_part(
+            parts[-1], cells, sim_run.datasets, first_id=index * per_model, options=explorer_options
+        )
+    split = build_index(
+        tmp_path / "split",
+        parts,
+        sim_run.datasets,
+        sim_run.interventions,
+        options=explorer_options,
+        meta={"version": "test"},
+    )
+    assert_same_files(explorer.path, split.path)
+    with pytest.raises(ValueError, match="its chunks start at 4, expected 0"):
+        build_index(tmp_path / "bad", parts[1:], sim_run.datasets)
 
 
 def test_corrupted_atoms_are_marked_where_the_prefix_holds_them(sim_run, explorer) -> None:
@@ -160,6 +324,10 @@ def test_a_prefix_that_is_not_the_layouts_beginning_is_not_marked() -> None:
 def test_options_name_the_bad_value() -> None:
     with pytest.raises(ValueError, match="top_k must be >= 1, got 0"):
         ExplorerOptions(top_k=0)
+    with pytest.raises(ValueError, match=r"eligible_answered_share must be in \[0, 1\], got 1.5"):
+        ExplorerOptions(eligible_answered_share=1.5)
+    with pytest.raises(ValueError, match="alignment must be one of"):
+        ExplorerOptions(alignment="fuzzy")
 
 
 def test_two_builds_of_the_same_run_are_the_same_bytes(sim_run, explorer, explorer_options, tmp_path) -> None:
@@ -171,12 +339,7 @@ def test_two_builds_of_the_same_run_are_the_same_bytes(sim_run, explorer, explor
         options=explorer_options,
         meta={"version": "test"},
     )
-    first = sorted(p.relative_to(explorer.path) for p in explorer.path.rglob("*") if p.is_file())
-    assert first == sorted(p.relative_to(again.path) for p in again.path.rglob("*") if p.is_file())
-    for name in first:
-        assert (explorer.path / name).read_bytes() == (again.path / name).read_bytes(), name
-    _, _, manifest = load(explorer.path / "data" / "index.js")
-    assert list(manifest["lists"]) == sorted(manifest["lists"])
+    assert_same_files(explorer.path, again.path)
 
 
 def strict_json(text: str) -> object:
@@ -188,42 +351,10 @@ def strict_json(text: str) -> object:
     return json.loads(text, parse_constant=refuse)
 
 
-def test_absent_and_infinite_log_probabilities_are_written_as_json(tmp_path) -> None:
+def test_absent_and_infinite_log_probabilities_are_written_as_json(imported_explorer) -> None:
     """An imported model whose responses lack log-probabilities, have fewer alternatives than shown, or
     −∞ among them: every data file is strict JSON — absent as null, −∞ as "-inf", no padding alternative."""
-    dataset = get_task("dna").generate(4, 3, min_codons=2, max_codons=4)
-    lines = []
-    for k, (sample_id, reference) in enumerate(dataset.select("sample_id", "reference").iter_rows()):
-        tokens = ["********\n", reference, "\n********"]
-        line = {"sample_id": sample_id, "text": "".join(tokens), "tokens": tokens}
-        if k == 1:  # two alternatives per token, fewer than the five shown
-            line |= {
-                "logprobs": [-0.1] * 3,
-                "top_logprobs": [[-0.1, -2.5]] * 3,
-                "top_tokens": [[t, "x"] for t in tokens],
-            }
-        elif k == 2:  # one alternative the model gave no probability
-            line |= {
-                "logprobs": [-0.1] * 3,
-                "top_logprobs": [[-0.1, float("-inf")]] * 3,
-                "top_tokens": [[t, "y"] for t in tokens],
-            }
-        lines.append(json.dumps(line) + "\n")  # rows 0 and 3: no log-probabilities
-    (tmp_path / "g.jsonl").write_text("".join(lines), encoding="utf-8")
-    frame = import_generations(
-        tmp_path / "g.jsonl", "jsonl", {"dna": dataset}, model_name="imp", styles=["direct"], n_shots=None
-    ).frames[("direct", "dna")]
-    units = score_generations(frame, dataset, "dna").select(
-        pl.lit("imp").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task"), pl.all()
-    )
-    paths = {
-        kind: tmp_path / "data" / kind / "imp" / "direct" / "dna.parquet" for kind in ("units", "generations")
-    }
-    write_table(units, paths["units"], provenance(stage="units"), "units")
-    write_table(frame, paths["generations"], provenance(stage="generations"), "generations")
-    write_table(dataset, tmp_path / "dna.parquet", provenance(stage="datasets"), "dataset")
-    cells = [CellFiles("imp", "direct", "dna", paths["units"], paths["generations"])]
-    built = build_explorer(tmp_path / "explorer", cells, {"dna": tmp_path / "dna.parquet"})
+    built, _ = imported_explorer
     for path in (built.path / "data").iterdir():
         strict_json(PAYLOAD.match(path.read_text(encoding="utf-8")).group(3))  # type: ignore[union-attr]
     _, _, chunk = load(built.path / "data" / "chunk-0000.js")
@@ -233,4 +364,7 @@ def test_absent_and_infinite_log_probabilities_are_written_as_json(tmp_path) -> 
     assert tokens[2]["kl"] == [[-0.1, "-inf"]] and tokens[2]["lp"] == [-0.1]
     confidences = chunk["units"]["atom"]["c"]["topk.mean_probability"]
     rows = chunk["units"]["atom"]["r"]
-    assert all((value is None) == (r in (0, 3)) for value, r in zip(confidences, rows))
+    statuses = chunk["units"]["atom"]["s"]
+    assert all(
+        (value is None) == (r in (0, 3) or s == "missing") for value, r, s in zip(confidences, rows, statuses)
+    )

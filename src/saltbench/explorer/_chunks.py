@@ -20,7 +20,8 @@ import polars as pl
 
 from saltbench.confidence import confidence_spec
 from saltbench.core.contracts import is_confidence_column
-from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
+from saltbench.core.vocabulary import GRANULARITIES
+from saltbench.evaluation import decompose, resolve_task
 from saltbench.inference.records import PAD_ID
 from saltbench.stages.metrics import response_accuracy
 
@@ -198,6 +199,7 @@ def build_chunk(
     vocabulary: pl.DataFrame,
     *,
     top_k: int = 5,
+    metrics: pl.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The chunk of one (model, style, task) as plain lists (JSON-ready).
 
@@ -206,6 +208,9 @@ def build_chunk(
     ``C / (R + I)``); ``units``: per granularity, one entry per unit with its response ``r``; ``tokens``:
     per response with an answer, the tokens of the answer (offsets into the text); ``vocab``: the texts of
     the alternative token ids of this chunk that the model generated somewhere in the run.
+    ``reference_units``: per granularity, the reference units of each response's sample
+    (:func:`reference_counts`), so that a response without an answer counts its reference as missing;
+    ``summary``: the metrics stage's rows of the cell (:func:`cell_summary`; empty without ``metrics``).
     """
     responses = _responses(units, generations, dataset)
     index = responses.select("sample_id", "r")
@@ -216,24 +221,7 @@ def build_chunk(
         .select("r", "granularity", "precision")
     )
     tokens = _answer_tokens(generations, responses, top_k)
-    columns = confidence_columns(units)
-    unit_frame = units.join(index, on="sample_id").sort("r", "granularity", "unit_index")
-    unit_payload = {}
-    for granularity in GRANULARITIES:
-        part = unit_frame.filter(pl.col("granularity") == granularity)
-        if part.is_empty():
-            continue
-        unit_payload[granularity] = {
-            "r": _column(part, "r"),
-            "i": _column(part, "unit_index"),
-            "s": part["status"].cast(pl.String).to_list(),
-            "a": _column(part, "span_start"),
-            "b": _column(part, "span_end"),
-            "u": _column(part, "response_unit"),
-            "f": _column(part, "reference_unit"),
-            "n": _column(part, "n_tokens"),
-            "c": _values(part, columns),
-        }
+    unit_payload = _unit_payload(units, index)
     ids = tokens.select(pl.col("k").explode().explode().unique().alias("token_id")).drop_nulls()
     vocab = ids.join(vocabulary, on="token_id", how="inner").sort("token_id")
     n_rows = responses.height
@@ -263,11 +251,37 @@ def build_chunk(
             "answer_start": _column(responses, "answer_start"),
             "answer_end": _column(responses, "answer_end"),
             "precision": {g: [_rounded(by_r.get(g, {}).get(r)) for r in range(n_rows)] for g in unit_payload},
+            "reference_units": reference_counts(key.task, responses, list(unit_payload)),
         },
+        "summary": cell_summary(metrics) if metrics is not None else {},
         "units": unit_payload,
         "tokens": [token_rows.get(r) for r in range(n_rows)],
         "vocab": dict(zip(map(str, vocab["token_id"].to_list()), vocab["token_text"].to_list())),
     }
+
+
+def _unit_payload(units: pl.DataFrame, index: pl.DataFrame) -> dict[str, dict[str, Any]]:
+    """Per granularity with units, one list per field: response ``r``, unit index, status, span, response
+    and reference unit, token count and every confidence column (``index``: ``sample_id -> r``)."""
+    columns = confidence_columns(units)
+    unit_frame = units.join(index, on="sample_id").sort("r", "granularity", "unit_index")
+    payload: dict[str, dict[str, Any]] = {}
+    for granularity in GRANULARITIES:
+        part = unit_frame.filter(pl.col("granularity") == granularity)
+        if part.is_empty():
+            continue
+        payload[granularity] = {
+            "r": _column(part, "r"),
+            "i": _column(part, "unit_index"),
+            "s": part["status"].cast(pl.String).to_list(),
+            "a": _column(part, "span_start"),
+            "b": _column(part, "span_end"),
+            "u": _column(part, "response_unit"),
+            "f": _column(part, "reference_unit"),
+            "n": _column(part, "n_tokens"),
+            "c": _values(part, columns),
+        }
+    return payload
 
 
 def _rounded(value: float | None) -> float | None:
@@ -275,100 +289,52 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None or value != value else round(float(value), DIGITS)
 
 
-def chunk_candidates(
-    chunk_id: int, units: pl.DataFrame, responses: Mapping[str, int], n: int
-) -> pl.DataFrame:
-    """This chunk's entries for the run-wide lists (docs/explorer.md §1, "Confident and wrong"): per
-    confidence column and granularity, the ``n`` wrong response units (status other than correct) with the
-    highest oriented confidence (``kind = "wrong"``) and the ``n`` correct units with the lowest
-    (``kind = "right"``).
-
-    ``responses``: ``sample_id -> r``. The oriented value is the raw value times :func:`orientation`, so
-    that higher always means more confident.
-    """
-    columns = confidence_columns(units)
-    scored = units.filter(pl.col("status").cast(pl.String).is_in(RESPONSE_STATUSES)).select(
-        "sample_id",
-        pl.col("granularity").cast(pl.String),
-        "unit_index",
-        pl.col("status").cast(pl.String),
-        "response_unit",
-        "reference_unit",
-        *columns,
-    )
-    schema: dict[str, pl.DataType] = {
-        "chunk": pl.Int64(),
-        "r": pl.Int64(),
-        "sample_id": pl.String(),
-        "column": pl.String(),
-        "granularity": pl.String(),
-        "kind": pl.String(),
-        "unit_index": pl.Int64(),
-        "status": pl.String(),
-        "value": pl.Float64(),
-        "oriented": pl.Float64(),
-        "response_unit": pl.String(),
-        "reference_unit": pl.String(),
-    }
-    if scored.is_empty() or not columns:
-        return pl.DataFrame(schema=schema)
-    signs = pl.DataFrame({"column": columns, "sign": [float(orientation(c)) for c in columns]})
-    long = (
-        scored.unpivot(
-            on=columns,
-            index=["sample_id", "granularity", "unit_index", "status", "response_unit", "reference_unit"],
-            variable_name="column",
-        )
-        .filter(pl.col("value").is_finite())
-        .join(signs, on="column")
-        .with_columns(oriented=pl.col("value") * pl.col("sign"))
-    )
-    r_of = pl.DataFrame(
-        {"sample_id": list(responses), "r": list(responses.values())},
-        schema={"sample_id": pl.String, "r": pl.Int64},
-    )
-    keys = ["column", "granularity"]
-    long = long.join(r_of, on="sample_id").with_columns(unit_index=pl.col("unit_index").cast(pl.Int64))
-    order = ["column", "granularity", "oriented", "r", "unit_index"]  # a total order: ties never reorder
-
-    def extremes(units: pl.DataFrame, most_confident: bool) -> pl.DataFrame:
-        ranked = units.sort(order, descending=[False, False, most_confident, False, False])
-        return ranked.group_by(keys, maintain_order=True).head(n)
-
-    both = pl.concat(
-        [
-            extremes(long.filter(pl.col("status") != "correct"), True).with_columns(kind=pl.lit("wrong")),
-            extremes(long.filter(pl.col("status") == "correct"), False).with_columns(kind=pl.lit("right")),
-        ]
-    )
-    return (
-        both.with_columns(chunk=pl.lit(chunk_id, pl.Int64)).select(list(schema)).cast(schema)  # type: ignore[arg-type]
-    )
-
-
-def run_lists(candidates: pl.DataFrame, n: int) -> dict[str, dict[str, dict[str, list[list[Any]]]]]:
-    """The run-wide lists from every chunk's candidates: ``{column: {granularity: {"wrong": [...],
-    "right": [...]}}}``, each entry ``[chunk, sample_id, unit_index, status, value, response_unit,
-    reference_unit]``; "wrong": highest oriented confidence first, "right": lowest first (ties: chunk,
-    response, unit). Columns, granularities and kinds in sorted order."""
-    out: dict[str, dict[str, dict[str, list[list[Any]]]]] = {}
-    if candidates.is_empty():
-        return out
-    groups = candidates.sort("column", "granularity", "kind").group_by(
-        "column", "granularity", "kind", maintain_order=True
-    )  # keys in sorted order, so the manifest is the same bytes on every build (docs/explorer.md §2)
-    for (column, granularity, kind), part in groups:
-        order = part.sort(
-            ["oriented", "chunk", "r", "unit_index"], descending=[kind == "wrong", False, False, False]
-        ).head(n)
-        rows = order.select(
-            "chunk",
-            "sample_id",
-            "unit_index",
-            "status",
-            pl.col("value").round(DIGITS),
-            "response_unit",
-            "reference_unit",
-        ).rows()
-        out.setdefault(str(column), {}).setdefault(str(granularity), {})[str(kind)] = [list(x) for x in rows]
+def reference_counts(
+    task: str, responses: pl.DataFrame, granularities: Sequence[str]
+) -> dict[str, list[Any]]:
+    """Per granularity, the number of reference units ``G`` of each response's sample (``None`` without a
+    reference): the task's own decomposition of the reference (docs/evaluation.md §3), the one the scoring
+    stage aligned against. A response without an answer has no unit rows; its ``G`` units are all missing
+    (docs/explorer.md §1). One decomposition per response and granularity (references are short)."""
+    rules: dict[Any, Any] = {}
+    out: dict[str, list[Any]] = {g: [] for g in granularities}
+    for reference, variant in responses.select("reference", "variant").iter_rows():
+        if reference is None:
+            for g in granularities:
+                out[g].append(None)
+            continue
+        rule = rules.get(variant) or rules.setdefault(variant, resolve_task(task, variant))
+        for g in granularities:
+            out[g].append(len(decompose(reference, rule, g)))  # type: ignore[arg-type]
     return out
+
+
+def cell_summary(metrics: pl.DataFrame) -> dict[str, Any]:
+    """The metrics stage's rows of one cell the page's summary header shows (docs/metrics.md §9):
+    ``precision`` per granularity and ``auroc`` (``auroc_pooled``, uncalibrated) per granularity and
+    ``{flavour}.{function}`` column, each ``[value, ci_low, ci_high, n_units, n_responses]`` (values to
+    :data:`DIGITS` decimals, NaN as ``null``). AUROC is of the oriented confidence (higher = more confident;
+    docs/confidence.md)."""
+    if metrics.is_empty():
+        return {}
+    fields = [pl.col(c).cast(pl.Float64).fill_nan(None).round(DIGITS) for c in ("value", "ci_low", "ci_high")]
+    rows = metrics.select(
+        pl.col("granularity").cast(pl.String),
+        pl.col("metric").cast(pl.String),
+        (pl.col("flavour").cast(pl.String) + "." + pl.col("confidence").cast(pl.String)).alias("column"),
+        pl.col("calibration").cast(pl.String),
+        *fields,
+        "n_units",
+        "n_responses",
+    )
+    out: dict[str, Any] = {"precision": {}, "auroc": {}}
+    for row in rows.filter(pl.col("metric") == "precision").iter_rows(named=True):
+        out["precision"][row["granularity"]] = _summary_values(row)
+    pooled = rows.filter((pl.col("metric") == "auroc_pooled") & (pl.col("calibration") == "none"))
+    for row in pooled.iter_rows(named=True):
+        out["auroc"].setdefault(row["granularity"], {})[row["column"]] = _summary_values(row)
+    return out
+
+
+def _summary_values(row: Mapping[str, Any]) -> list[Any]:
+    return [row["value"], row["ci_low"], row["ci_high"], row["n_units"], row["n_responses"]]

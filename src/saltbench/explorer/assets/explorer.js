@@ -2,7 +2,13 @@
  *
  * Data files (data/*.js) call SALT_EXPLORER_LOADED(kind, id, data); they are loaded by <script> elements
  * on demand (fetch() of local files is refused by browsers). State lives in the URL hash
- * (#m=model&t=task&s=style&c=flavour.function&g=granularity&r=sample&u=unit&v=view), so every view has a link.
+ * (#m=model&t=task&s=style&c=flavour.function&g=granularity&r=sample&u=unit&v=view&sc=scope), so every view
+ * has a link. Without a model in the hash the page opens on the manifest's "open" cell: the eligible (model,
+ * style) with the highest answered share, on its task with the most answered responses.
+ *
+ * Direction: a confidence function whose lower values mean more confident (entropies, perplexity; its
+ * column's "sign" is -1) is shown with its raw values and the label "lower = more confident" wherever a
+ * value appears; ranks, shades and lists use the oriented value sign * value (higher = more confident).
  *
  * Shading: a unit's confidence percentile among the scored units of its (model, style, task) at the same
  * granularity, by the oriented value (higher = more confident; average rank for ties):
@@ -12,7 +18,7 @@
 
 const STATUSES = ["correct", "incorrect", "redundant", "selective", "missing"];
 const GRANULARITIES = ["atom", "line", "generation"];
-const loaded = { index: {}, chunk: {}, interventions: {} };
+const loaded = { index: {}, chunk: {}, interventions: {}, lists: {} };
 const waiting = {};
 let manifest = null;
 let state = {};
@@ -88,6 +94,21 @@ function fillSelect(id, values, labels) {
   select.replaceChildren(...values.map((v, i) => el("option", { value: v }, labels ? labels[i] : v)));
 }
 
+function directionOf(column) {
+  const meta = columnMeta(column);
+  return meta && meta.sign < 0 ? "lower = more confident" : "higher = more confident";
+}
+
+function eligibilityOf(model, style) {
+  return (manifest.eligibility || []).find((e) => e.model === model && e.style === style);
+}
+
+function modelLabel(model, style) {
+  const entry = eligibilityOf(model, style);
+  if (!entry || entry.eligible) { return model; }
+  return model + " — excluded: answered " + fmt(entry.share) + " (" + style + ")";
+}
+
 function chunkOf(model, style, task) {
   return manifest.chunks.find((c) => c.model === model && c.style === style && c.task === task);
 }
@@ -99,11 +120,19 @@ function start(data) {
   fillSelect("style", manifest.styles);
   const functions = [...new Set(manifest.columns.map((c) => c.function))];
   const flavours = [...new Set(manifest.columns.map((c) => c.flavour))];
-  fillSelect("function", functions);
+  const signOf = (f) => (manifest.columns.find((c) => c.function === f) || {}).sign;
+  fillSelect("function", functions, functions.map((f) => f + (signOf(f) < 0 ? " (lower = more confident)" : "")));
   fillSelect("flavour", flavours);
   fillSelect("granularity", GRANULARITIES);
   const statusFilter = document.getElementById("filter-status");
-  for (const status of ["answered", "truncated", "no_fence", "error"]) { statusFilter.appendChild(el("option", { value: status }, status)); }
+  for (const status of ["answered", "truncated", "no_fence", "error"]) {
+    statusFilter.appendChild(el("option", { value: status }, status));
+    document.getElementById("list-response-status").appendChild(el("option", { value: status }, status));
+  }
+  document.getElementById("list-scope").addEventListener("change", (e) => setHash({ sc: e.target.value }));
+  for (const node of document.querySelectorAll("#list-filters input, #list-response-status")) {
+    node.addEventListener("change", () => renderLists());
+  }
   for (const id of ["model", "task", "style", "granularity"]) {
     document.getElementById(id).addEventListener("change", (e) => setHash({ [id[0]]: e.target.value, r: "", u: "" }));
   }
@@ -132,7 +161,8 @@ function start(data) {
   document.getElementById("footer").textContent = "Built by saltbench " + (meta.version || "") +
     (meta.git_commit ? " (" + String(meta.git_commit).slice(0, 10) + ")" : "") + " · " + manifest.chunks.length +
     " cells · hover tokens show up to " + manifest.top_k + " alternatives; an alternative the model never chose in this run is shown by its token id. " +
-    "Estimates from fewer than " + manifest.min_units + " correct or incorrect units are marked unreliable in the figures (analysis.min_units).";
+    "Estimates from fewer than " + manifest.min_units + " correct or incorrect units are marked unreliable in the figures (analysis.min_units); " +
+    "a model and style answering fewer than " + fmt(manifest.eligible_answered_share, 2) + " of its prompts enters no estimate (analysis.eligible_answered_share, docs/metrics.md §10).";
   window.addEventListener("hashchange", render);
   render();
 }
@@ -148,16 +178,23 @@ function renderLegend() {
 function resolveState() {
   const hash = readHash();
   const column = manifest.columns.some((c) => c.name === hash.c) ? hash.c : manifest.default_column;
+  const open = manifest.open || {};
+  const pick = (values, wanted, fallback) => values.includes(wanted) ? wanted : (values.includes(fallback) ? fallback : values[0]);
   state = {
-    m: manifest.models.includes(hash.m) ? hash.m : manifest.models[0],
-    t: manifest.tasks.includes(hash.t) ? hash.t : manifest.tasks[0],
-    s: manifest.styles.includes(hash.s) ? hash.s : manifest.styles[0],
+    m: pick(manifest.models, hash.m, open.m),
+    t: pick(manifest.tasks, hash.t, open.t),
+    s: pick(manifest.styles, hash.s, open.s),
     c: column,
     g: GRANULARITIES.includes(hash.g) ? hash.g : "atom",
     r: hash.r || "",
     u: hash.u || "",
     v: hash.v === "lists" ? "lists" : "responses",
+    sc: hash.sc === "task" ? "task" : "cell",
   };
+  const models = document.getElementById("model");
+  fillSelect("model", manifest.models, manifest.models.map((m) => modelLabel(m, state.s)));
+  for (const option of models.options) { option.classList.toggle("excluded", option.textContent !== option.value); }
+  document.getElementById("list-scope").value = state.sc;
   document.getElementById("model").value = state.m;
   document.getElementById("task").value = state.t;
   document.getElementById("style").value = state.s;
@@ -173,8 +210,16 @@ async function render() {
   resolveState();
   document.getElementById("responses-view").hidden = state.v !== "responses";
   document.getElementById("lists-view").hidden = state.v !== "lists";
-  if (state.v === "lists") { renderLists(); return; }
   const meta = chunkOf(state.m, state.s, state.t);
+  renderSummary(meta);
+  if (state.v === "lists") {
+    if (meta) {
+      load("chunk", meta.id, meta.file).then((data) => renderSummary(meta, data),
+        (err) => document.getElementById("cell-summary").appendChild(el("p", { class: "error" }, String(err))));
+    }
+    renderLists();
+    return;
+  }
   const pane = document.getElementById("response-pane");
   if (!meta) {
     current = null;
@@ -189,6 +234,7 @@ async function render() {
     return;
   }
   current = { meta: meta, data: data, rows: responseRows(data) };
+  renderSummary(meta, data);
   renderList();
   const r = data.responses.sample_id.indexOf(state.r);
   if (r >= 0) { renderResponse(r); } else { pane.replaceChildren(el("p", { class: "hint" }, "Pick a response on the left.")); }
@@ -228,18 +274,23 @@ function responseRows(data) {
   const values = units.c[state.c] || [];
   const n = data.responses.sample_id.length;
   const sums = new Array(n).fill(0), counts = new Array(n).fill(0), total = new Array(n).fill(0), wrong = new Array(n).fill(0);
+  const missing = new Array(n).fill(0), rows = new Array(n).fill(0);
   units.r.forEach((r, k) => {
-    if (units.s[k] !== "missing") {
-      total[r] += 1;
-      if (units.s[k] !== "correct") { wrong[r] += 1; }
-      if (values[k] !== null && values[k] !== undefined) { sums[r] += values[k]; counts[r] += 1; }
-    }
+    rows[r] += 1;
+    if (units.s[k] === "missing") { missing[r] += 1; return; }
+    total[r] += 1;
+    if (units.s[k] !== "correct") { wrong[r] += 1; }
+    if (values[k] !== null && values[k] !== undefined) { sums[r] += values[k]; counts[r] += 1; }
   });
+  /* a response without units at this granularity (no answer: no_fence, cut off, error) misses every
+     reference unit of its sample (docs/explorer.md §1) */
+  const reference = ((data.responses.reference_units || {})[state.g]) || [];
+  for (let r = 0; r < n; r += 1) { if (rows[r] === 0 && reference[r]) { missing[r] = reference[r]; } }
   const precision = (data.responses.precision || {})[state.g] || [];
   return data.responses.sample_id.map((sample, r) => ({
     r: r, sample_id: sample, variant: data.responses.variant[r] || "", answer_status: data.responses.answer_status[r],
     precision: precision[r] === undefined ? null : precision[r], confidence: counts[r] ? sums[r] / counts[r] : null,
-    n_units: total[r], n_wrong: wrong[r],
+    n_units: total[r], n_wrong: wrong[r], n_missing: missing[r],
   }));
 }
 
@@ -267,18 +318,23 @@ function renderList() {
     if (b === null) { return -1; }
     return (a < b ? -1 : 1) * dir;
   });
+  const lower = columnMeta(state.c).sign < 0;
+  const header = document.querySelector("#responses th[data-key=confidence]");
+  header.textContent = lower ? "mean conf. ↓" : "mean conf.";
+  header.title = "mean " + state.c + " over the response's units (" + directionOf(state.c) + ")";
   for (const th of document.querySelectorAll("#responses th")) {
     th.classList.toggle("sorted-asc", th.dataset.key === key && dir > 0);
     th.classList.toggle("sorted-desc", th.dataset.key === key && dir < 0);
   }
   document.getElementById("count").textContent = rows.length + " of " + current.rows.length + " responses · " +
-    state.m + " · " + state.t + " · " + state.s + " · " + state.g + " units · mean " + state.c;
+    state.g + " units · mean " + state.c + " (" + directionOf(state.c) + ")";
   document.querySelector("#responses tbody").replaceChildren(...rows.map((row) => el("tr", {
     class: "response" + (row.sample_id === state.r ? " selected" : ""), "data-r": row.r, "data-sample": row.sample_id,
     "data-status": row.answer_status, onclick: () => setHash({ r: row.sample_id, u: "" }),
   }, el("td", { class: "num" }, row.r), el("td", { class: "mono" }, row.sample_id.replace(/^.*-(\d+)$/, "…$1"), row.variant ? " " + row.variant : ""),
   el("td", {}, el("span", { class: "status-tag" }, row.answer_status)), el("td", { class: "num" }, fmt(row.precision)),
-  el("td", { class: "num" }, fmt(row.confidence)), el("td", { class: "num" }, row.n_units), el("td", { class: "num" }, row.n_wrong))));
+  el("td", { class: "num" }, fmt(row.confidence)), el("td", { class: "num" }, row.n_units), el("td", { class: "num" }, row.n_wrong),
+  el("td", { class: "num" }, row.n_missing))));
 }
 
 /* ---- one response ---- */
@@ -319,7 +375,7 @@ function tipFor(data, r, k, pct) {
     el("td", {}, ...tokens.k[t].map((id, j) => el("span", { class: id === tokens.i[t] ? "chosen" : "" },
       el("span", { class: "tok" }, data.vocab[id] !== undefined ? visible(data.vocab[id]) : "#" + id), " ", fmt(tokens.kl[t][j], 2), "  ")))));
   return el("div", {},
-    el("div", {}, el("b", {}, units.s[k]), " · unit " + units.i[k] + " · " + state.c + " " + fmt(value, 4) +
+    el("div", {}, el("b", {}, units.s[k]), " · unit " + units.i[k] + " · " + state.c + " " + fmt(value, 4) + " (" + directionOf(state.c) + ")" +
       " · percentile " + fmt(pct, 2) + " · " + units.n[k] + " tokens"),
     el("div", {}, "reference: ", el("span", { class: "tok" }, units.f[k] === null ? "(none)" : visible(units.f[k]))),
     rows.length ? el("table", {}, el("tr", {}, el("th", {}, "token"), el("th", {}, "log p"), el("th", {}, "top-" + manifest.top_k + " alternatives (log p; bold: chosen)")), rows)
@@ -371,7 +427,7 @@ function alignedTable(data, r, pcts) {
   rows.sort((x, y) => units.i[x] - units.i[y]);
   const values = units.c[state.c] || [];
   return el("table", { class: "aligned" },
-    el("tr", {}, el("th", {}, "#"), el("th", {}, "response"), el("th", {}, "reference"), el("th", {}, "status"), el("th", {}, "confidence")),
+    el("tr", {}, el("th", {}, "#"), el("th", {}, "response"), el("th", {}, "reference"), el("th", {}, "status"), el("th", {}, state.c + " (" + directionOf(state.c) + ")")),
     rows.map((k) => el("tr", { class: "aligned", "data-i": units.i[k], "data-status": units.s[k] },
       el("td", {}, units.i[k]), el("td", { class: "mono" }, units.u[k] === null ? "" : units.u[k]),
       el("td", { class: "mono" }, units.f[k] === null ? "" : units.f[k]),
@@ -390,7 +446,9 @@ function renderResponse(r) {
     el("h2", { id: "response-title" }, res.sample_id[r]),
     el("p", {}, "status ", el("b", { id: "response-status" }, res.answer_status[r]), " · finish " + (res.finish_reason[r] || "—") +
       " · " + res.num_generated_tokens[r] + " tokens · precision (" + state.g + ") " + fmt(row.precision) +
-      " · mean " + state.c + " " + fmt(row.confidence)),
+      " · mean " + state.c + " " + fmt(row.confidence) + " (" + directionOf(state.c) + ")"),
+    el("p", { id: "response-units" }, row.n_units + " units answered (" + row.n_wrong + " not correct), " + row.n_missing +
+      " missing of the reference's " + fmt(((res.reference_units || {})[state.g] || [])[r], 0) + " · aligned " + manifest.alignment),
     el("details", {}, el("summary", {}, "prompt"), el("pre", { class: "folded" }, res.prompt[r])),
   ];
   if (res.error[r]) { parts.push(el("p", { class: "error" }, "error: " + res.error[r])); }
@@ -410,7 +468,7 @@ function renderResponse(r) {
     const after = text.slice(res.answer_end[r]);
     if (after.trim().length) { parts.push(el("details", {}, el("summary", {}, "text after the answer"), el("pre", { class: "folded" }, after))); }
   }
-  parts.push(el("h3", {}, "units, aligned with the reference"), alignedTable(data, r, pcts));
+  parts.push(el("h3", {}, "units, aligned with the reference (" + alignmentText() + ")"), alignedTable(data, r, pcts));
   const section = el("section", { id: "interventions" });
   parts.push(section);
   pane.replaceChildren(...parts);
@@ -450,25 +508,137 @@ async function renderInterventions(section, sample) {
         el("td", { class: "num" }, fmt(row.next_confidence, 4))))));
 }
 
-/* ---- across the run ---- */
+/* ---- a cell's summary ---- */
 
-function renderLists() {
-  const view = document.getElementById("lists-view");
-  const lists = ((manifest.lists || {})[state.c] || {})[state.g] || {};
-  const entry = (item) => {
-    const [chunkId, sample, unitIndex, status, value, unit, reference] = item;
-    const chunk = manifest.chunks[chunkId];
-    const href = hashOf({ m: chunk.model, t: chunk.task, s: chunk.style, c: state.c, g: state.g, r: sample, u: unitIndex, v: "responses" });
-    return el("li", { class: "list-entry", "data-chunk": chunkId, "data-sample": sample, "data-i": unitIndex, "data-status": status },
-      el("a", { href: href }, chunk.model + " · " + chunk.style + " · " + chunk.task + " · " + sample),
-      " ", el("span", { class: "mono" }, JSON.stringify(unit)), " vs ", el("span", { class: "mono" }, JSON.stringify(reference)),
-      " · " + status + " · " + fmt(value, 4));
-  };
+function alignmentText() {
+  return manifest.alignment === "dynamic" ? "dynamic alignment: Needleman–Wunsch, docs/evaluation.md §6"
+    : "strict alignment: the i-th unit against the i-th reference unit, docs/evaluation.md §5";
+}
+
+function interval(values) {
+  /* [value, ci_low, ci_high, n_units, n_responses] of the metrics stage as "v [lo, hi]" */
+  if (!values) { return "—"; }
+  return fmt(values[0]) + (values[1] === null || values[1] === undefined ? "" : " [" + fmt(values[1]) + ", " + fmt(values[2]) + "]");
+}
+
+function classCounts(data, granularity, column) {
+  /* response units with a defined value of the column: correct and not correct */
+  const units = unitsOf(data, granularity);
+  const values = units.c[column] || [];
+  let correct = 0, incorrect = 0;
+  units.s.forEach((s, k) => {
+    if (s === "missing" || values[k] === null || values[k] === undefined) { return; }
+    if (s === "correct") { correct += 1; } else { incorrect += 1; }
+  });
+  return [correct, incorrect];
+}
+
+function renderSummary(meta, data) {
+  /* the picked cell: eligibility, precision and AUROC with intervals, answered share, units, alignment */
+  const box = document.getElementById("cell-summary");
+  if (!meta) { box.replaceChildren(el("span", { class: "hint" }, "No responses of " + state.m + " on " + state.t + " (" + state.s + ").")); return; }
+  const entry = eligibilityOf(meta.model, meta.style) || {};
+  const parts = [el("b", {}, meta.model + " · " + meta.style + " · " + meta.task + " · " + state.g + " units"),
+    " · answered " + meta.answered + " of " + meta.responses + " responses",
+    " · model answered share (" + meta.style + ", every task) " + fmt(entry.share),
+    entry.eligible === false ? el("span", { class: "excluded", id: "summary-excluded" }, " · excluded from every estimate: answered " +
+      fmt(entry.share) + " < " + fmt(manifest.eligible_answered_share, 2) + " (docs/metrics.md §10)") : null];
+  if (data) {
+    const summary = data.summary || {};
+    const precision = (summary.precision || {})[state.g];
+    const auroc = ((summary.auroc || {})[state.g] || {})[state.c];
+    const [correct, incorrect] = classCounts(data, state.g, state.c);
+    let written = 0, missing = 0;
+    responseRows(data).forEach((row) => { written += row.n_units; missing += row.n_missing; });
+    const floor = Math.min(correct, incorrect) < manifest.min_model_units;
+    parts.push(el("br"),
+      el("span", { id: "summary-precision" }, "precision " + interval(precision)),
+      el("span", { id: "summary-auroc" }, " · AUROC of " + state.c + " " + interval(auroc)),
+      el("span", { id: "summary-classes", class: floor ? "excluded" : "" }, " on " + correct + " correct | " + incorrect + " not correct units" +
+        (floor ? " (fewer than " + manifest.min_model_units + " of either: no estimate, analysis.min_model_units)" : "")),
+      el("span", { id: "summary-units" }, " · " + written + " units answered, " + missing + " missing"),
+      " · " + alignmentText());
+  }
+  box.replaceChildren(...parts.filter((p) => p !== null));
+}
+
+/* ---- confident and wrong · unsure and right, in a cell or across the models of a task ---- */
+
+function cellEntries(meta, data) {
+  /* every scored response unit of one cell as a list entry */
+  const units = unitsOf(data, state.g);
+  const values = units.c[state.c] || [];
+  const out = [];
+  units.s.forEach((status, k) => {
+    if (status === "missing" || values[k] === null || values[k] === undefined) { return; }
+    out.push({ chunk: meta.id, r: units.r[k], sample: data.responses.sample_id[units.r[k]], i: units.i[k], status: status,
+      answer: data.responses.answer_status[units.r[k]], value: values[k], unit: units.u[k], reference: units.f[k] });
+  });
+  return out;
+}
+
+function taskEntries(data) {
+  /* the entries of a (task, style) lists file (data/lists-*.js) for the picked function and granularity */
+  const rows = ((data.lists[state.c] || {})[state.g]) || [];
+  return rows.map((e) => ({ chunk: e[0], r: e[1], sample: data.samples[e[2]], i: e[3], status: e[4], answer: e[5],
+    value: e[6], unit: e[7], reference: e[8] }));
+}
+
+async function listEntries() {
+  /* the picked cell's units, or the candidates of every model on the task (docs/explorer.md §1) */
+  if (state.sc !== "task") {
+    const meta = chunkOf(state.m, state.s, state.t);
+    return meta ? cellEntries(meta, await load("chunk", meta.id, meta.file)) : [];
+  }
+  const meta = (manifest.task_lists || []).find((l) => l.task === state.t && l.style === state.s);
+  if (!meta) { return []; }
+  const eligibleOnly = document.getElementById("list-eligible").checked;
+  const entries = taskEntries(await load("lists", meta.id, meta.file));
+  return entries.filter((e) => { const c = manifest.chunks[e.chunk]; return !eligibleOnly || (eligibilityOf(c.model, c.style) || {}).eligible !== false; });
+}
+
+function filtered(entries) {
+  /* the status filters: which wrong statuses count, and the response status */
+  const statuses = [...document.querySelectorAll(".list-status:checked")].map((e) => e.value);
+  const responseStatus = document.getElementById("list-response-status").value;
+  return entries.filter((e) => (e.status === "correct" || statuses.includes(e.status)) && (!responseStatus || e.answer === responseStatus));
+}
+
+function ranked(entries, wrong) {
+  /* "wrong": most confident first; "right": least confident first (oriented values); ties by chunk, response, unit */
+  const sign = columnMeta(state.c).sign;
+  const pool = entries.filter((e) => (e.status === "correct") !== wrong);
+  pool.sort((x, y) => (wrong ? sign * (y.value - x.value) : sign * (x.value - y.value)) || x.chunk - y.chunk || x.r - y.r || x.i - y.i);
+  return pool.slice(0, manifest.list_size);
+}
+
+function listEntry(item) {
+  const chunk = manifest.chunks[item.chunk];
+  const href = hashOf({ m: chunk.model, t: chunk.task, s: chunk.style, c: state.c, g: state.g, r: item.sample, u: item.i, v: "responses" });
+  return el("li", { class: "list-entry", "data-chunk": chunk.id, "data-sample": item.sample, "data-i": item.i, "data-status": item.status },
+    el("a", { href: href }, chunk.model + " · " + chunk.style + " · " + chunk.task + " · " + item.sample),
+    " ", el("span", { class: "mono" }, JSON.stringify(item.unit)), " vs ", el("span", { class: "mono" }, JSON.stringify(item.reference)),
+    " · " + item.status + " · " + fmt(item.value, 4));
+}
+
+async function renderLists() {
+  const body = document.getElementById("lists-body");
+  const token = (renderLists.token = (renderLists.token || 0) + 1);
+  let entries;
+  try { entries = filtered(await listEntries()); } catch (err) {
+    body.replaceChildren(el("p", { class: "error" }, String(err)));
+    return;
+  }
+  if (token !== renderLists.token) { return; } // a later render is under way
+  const models = [...new Set(entries.map((e) => manifest.chunks[e.chunk].model))];
+  const scope = state.sc === "task" ? "every " + (document.getElementById("list-eligible").checked ? "eligible " : "") +
+    "model on " + state.t + " (" + state.s + "; with units listed: " + (models.join(", ") || "none") + ")" : state.m + " · " + state.s + " · " + state.t;
   const column = (title, items, note) => el("div", {}, el("h2", {}, title), el("p", { class: "hint" }, note),
-    items && items.length ? el("ol", {}, items.map(entry)) : el("p", { class: "hint" }, "none"));
-  view.replaceChildren(
-    el("p", {}, "Across the run, " + state.g + " units by " + state.c + " (oriented: higher = more confident)."),
+    items.length ? el("ol", {}, items.map(listEntry)) : el("p", { class: "hint" }, "none"));
+  body.replaceChildren(
+    el("p", { id: "lists-scope" }, state.g + " units of " + scope + ", by " + state.c + " (" + directionOf(state.c) +
+      "; values as the function gives them, ranked by confidence)."),
     el("div", { class: "columns" },
-      column("Confident and wrong", lists.wrong, "Units that are not correct, most confident first."),
-      column("Unsure and right", lists.right, "Correct units, least confident first.")));
+      column("Confident and wrong", ranked(entries, true), "Units that are not correct, most confident first."),
+      column("Unsure and right", ranked(entries, false), "Correct units, least confident first.")));
 }
