@@ -105,5 +105,7 @@ class AnalysisConfig(Block):
         "inference.top_k are stored).",
     )
     explorer_list_size: PositiveInt = setting(
-        25, "Entries of the explorer's run-wide lists: 'confident and wrong' and 'unsure and right'."
+        25,
+        "Entries of the explorer's lists 'confident and wrong' and 'unsure and right', per picked cell or "
+        "per task.",
     )
