@@ -195,7 +195,7 @@ def test_atom_vs_line_is_worded_by_its_paired_interval_and_the_summary_names_the
     page = findings_markdown(tables)
     section = page.split("## 2.")[1].split("\n## ")[0]
     verdicts = {
-        task: line.split("paired over prompts: ")[1].split(";")[0]
+        task: line.split("paired over prompts: ")[1].split(";")[0].removesuffix(").")
         for line in section.splitlines()
         for task in intervals
         if line.startswith(f"- {task}, direct")

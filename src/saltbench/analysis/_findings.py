@@ -131,9 +131,13 @@ def _atom_line(atom: Mapping[str, object], line: Mapping[str, object], min_units
     n = atom.get("n_models_delta", atom["n_models"])
     difference = _interval(atom, "delta_vs_line", "delta_ci_low", "delta_ci_high")
     word = "no difference" if verdict == "no difference" else f"{verdict} at atom resolution"
+    models = f"model{'s' if n != 1 else ''}"
+    levels = (atom["n_models"], line["n_models"])
+    # the level means average every model defined at that level; the difference only those with both
+    means = "" if levels == (n, n) else f"; the level means above over {levels[0]} and {levels[1]} models"
     return verdict, (
-        f"Δ atom − line {difference}, paired over prompts: {word}; mean over {n} "
-        f"model{'s' if n != 1 else ''} with both"
+        f"Δ atom − line {difference}, the mean of each model's difference over the {n} {models} with both "
+        f"levels, paired over prompts: {word}{means}"
     )
 
 
