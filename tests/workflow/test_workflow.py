@@ -66,6 +66,8 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
                 "merge_generations": 118,
                 "score_units": 118,
                 "compute_metrics": 118,
+                "table_generation_health": 1,  # behind the eligibility rule (docs/metrics.md §10)
+                "table_eligibility": 1,
                 "table_granularity": 1,
                 "figure_granularity_auroc": 1,
             },
