@@ -14,6 +14,7 @@ Usage::
 
     .venv/bin/python bench/bench_simulated.py speed --codons 300 --samples 200 --repeats 3
     .venv/bin/python bench/bench_simulated.py coverage --seeds 20 --samples 60 --out coverage.parquet
+    .venv/bin/python bench/bench_simulated.py coverage --seeds 40 --tasks matmul --models sim-planted
 """
 
 from __future__ import annotations
@@ -64,14 +65,27 @@ def speed(args: argparse.Namespace) -> None:
             print(f"{style}: {what} in {best:.3f} s (min of {args.repeats}): {rate}")
 
 
-def prepare(root: Path, seed: int, samples: int | None) -> None:
-    """A copy of the workflow whose simulated models and datasets use ``seed``."""
+def prepare(
+    root: Path,
+    seed: int,
+    samples: int | None,
+    tasks: list[str] | None = None,
+    models: list[str] | None = None,
+) -> None:
+    """A copy of the workflow whose simulated models and datasets use ``seed`` (and only ``tasks`` and
+    ``models`` of ``config/simulated.yaml`` where given: the interventions keep the ones left)."""
     copy_workflow(root)
     config = yaml.safe_load((root / "config/simulated.yaml").read_text(encoding="utf-8"))
     config["seed"] = seed
     if samples:
         config["datasets"]["n_samples"] = samples
         config["interventions"]["samples_per_task"] = samples
+    if tasks:
+        config["tasks"] = tasks
+        config["interventions"]["tasks"] = [t for t in config["interventions"]["tasks"] if t in tasks]
+    if models:
+        config["models"] = models
+        config["interventions"]["models"] = [m for m in config["interventions"]["models"] if m in models]
     (root / "config/simulated.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     registry = yaml.safe_load((root / "config/models.yaml").read_text(encoding="utf-8"))
     for entry in registry["models"].values():
@@ -81,14 +95,14 @@ def prepare(root: Path, seed: int, samples: int | None) -> None:
     (root / "config/models.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")
 
 
-def run_seed(seed: int, samples: int | None, cores: int) -> pl.DataFrame:
+def run_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
     """The recovery table of one seed's run, with a ``seed`` column."""
     with tempfile.TemporaryDirectory(prefix=f"recovery-{seed}-") as folder:
         root = Path(folder)
-        prepare(root, seed, samples)
+        prepare(root, seed, args.samples, args.tasks, args.models)
         target = "results/tables/recovery.parquet"
         config = ("--configfile", "config/simulated.yaml")
-        snakemake(root, target, "--cores", str(cores), "--profile", "profiles/local", *config)
+        snakemake(root, target, "--cores", str(args.cores), "--profile", "profiles/local", *config)
         return pl.read_parquet(root / target).with_columns(seed=pl.lit(seed))
 
 
@@ -113,7 +127,7 @@ def coverage(args: argparse.Namespace) -> None:
     frames = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         started = time.perf_counter()
-        frames.append(run_seed(seed, args.samples, args.cores))
+        frames.append(run_seed(seed, args))
         log.info("seed %d: %.0f s", seed, time.perf_counter() - started)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         pl.concat(frames).write_parquet(args.out)  # every finished seed is kept
@@ -140,6 +154,8 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--first-seed", type=int, default=1)
     c.add_argument("--samples", type=int, default=None, help="samples per task (default: the config's)")
     c.add_argument("--cores", type=int, default=2)
+    c.add_argument("--tasks", nargs="+", default=None, help="only these tasks (default: the config's)")
+    c.add_argument("--models", nargs="+", default=None, help="only these models (default: the config's)")
     c.add_argument("--out", type=Path, default=Path("recovery_coverage.parquet"))
     return cli
 
