@@ -198,8 +198,10 @@ def cell_counts(
         lam = group_ok[:, np.maximum(row.unit_latent, 0)]
         joint = np.stack([(y & lam).mean(0), (y & ~lam).mean(0), (~y & lam).mean(0), (~y & ~lam).mean(0)])
         p_y, p_lam = joint[0] + joint[1], joint[0] + joint[2]
-        precision += shapes.answered * p_y.mean() + shapes.cut * float(row.weight @ p_y)
-        cut = joint @ row.match + np.array([0.0, 0.0, row.other @ p_lam, row.other @ (1 - p_lam)])
+        # sums, not BLAS dot products: the same bits whatever the threads (a table's bytes are compared)
+        precision += shapes.answered * p_y.mean() + shapes.cut * float(np.sum(row.weight * p_y))
+        other = [np.sum(row.other * p_lam), np.sum(row.other * (1 - p_lam))]
+        cut = np.sum(joint * row.match, axis=1) + np.array([0.0, 0.0, *other])
         counts += shapes.answered * joint.sum(1) + shapes.cut * cut
         used += 1
     return (precision / used if used else float("nan")), counts / max(used, 1)
@@ -239,7 +241,7 @@ def class_brier(counts: np.ndarray, params: SimulationParams, separation: float,
     values, weights = _class_integrals(params, separation, confidence)
     total = 0.0
     for n, (y, lam) in zip(counts, ((1, 1), (1, 0), (0, 1), (0, 0)), strict=True):
-        total += n * float(weights[1 - lam] @ (values - y) ** 2)
+        total += n * float(np.sum(weights[1 - lam] * (values - y) ** 2))
     return total / float(counts.sum())
 
 
