@@ -111,6 +111,7 @@ def _write_workflow(root: Path, level: str) -> None:
             "label_noise_replicates": 3,
         },
         "scoring": {
+            "alignment": "strict",
             "granularities": ["atom", "line", "generation"],
             "confidence_functions": list(PAPER_CONFIDENCE_NAMES),
         },

@@ -91,22 +91,31 @@ def test_the_recovery_table_says_what_lies_inside(tmp_path):
     }
     run = SimulatedRun(params={"sim": SimulationParams()}, styles=["direct"], datasets=datasets)
     planted = planted_values(run, replicates=200)
-    assert set(planted["quantity"]) == {"atom_auroc", "truncated_share", "atom_precision"}
-    auroc = planted.filter(pl.col("quantity") == "atom_auroc")["planted"][0]
+    unit = {f"{g}_{q}" for g in ("atom", "line") for q in ("precision", "auroc", "brier", "ece")}
+    assert set(planted["quantity"]) == {"truncated_share", *unit}
+    values = dict(zip(planted["quantity"], planted["planted"], strict=True))
+    assert values["atom_auroc"] == pytest.approx(SimulationParams().planted_atom_auroc("direct"))
+    # a line of two atoms, one latent each, and the space between them certain: not planted
+    assert np.isnan(values["line_auroc"]) and np.isnan(values["line_brier"])
+    assert not np.isnan(values["line_precision"])
+    auroc = values["atom_auroc"]
     estimates = pl.DataFrame(
         {
-            "model": ["sim", "sim"],
-            "style": ["direct"] * 2,
-            "task": ["dna"] * 2,
-            "quantity": ["atom_auroc", "truncated_share"],
-            "estimate": [auroc + 0.01, 0.2],
-            "ci_low": [auroc - 0.02, 0.1],
-            "ci_high": [auroc + 0.03, 0.3],
+            "model": ["sim"] * 3,
+            "style": ["direct"] * 3,
+            "task": ["dna"] * 3,
+            "quantity": ["atom_auroc", "truncated_share", "line_auroc"],
+            "estimate": [auroc + 0.01, 0.2, 0.8],
+            "ci_low": [auroc - 0.02, 0.1, 0.7],
+            "ci_high": [auroc + 0.03, 0.3, 0.9],
         }
     )
     table = recovery_table(planted, estimates)
     inside = dict(zip(table["quantity"], table["inside"], strict=True))
-    assert inside == {"atom_auroc": True, "truncated_share": False, "atom_precision": None}
+    assert inside["atom_auroc"] is True and inside["truncated_share"] is False
+    assert inside["atom_precision"] is None  # no estimate
+    assert inside["line_auroc"] is None  # an estimate, but nothing planted to compare it with
+    assert table["structural"].is_nan().all()
 
 
 def test_a_reasoning_model_plants_its_cuts_inside_the_thinking_and_its_trace_length():
@@ -130,9 +139,35 @@ def test_a_reasoning_model_plants_its_cuts_inside_the_thinking_and_its_trace_len
     assert values[("r", "truncated_share")] == pytest.approx(0.1 + 0.9 * 0.05)
     assert values[("r", "reasoning_truncated_share")] == pytest.approx(0.1)
     assert values[("r", "reasoning_tokens")] == pytest.approx(300.0)
-    assert ("r", "atom_precision") not in values and ("plain", "atom_precision") in values
+    # precision is planted for the reasoning model too: 10 % of its responses cut inside the thinking
+    # score 0, 5 % of the rest are cut inside the answer
+    assert values[("r", "atom_precision")] < 0.9 * values[("plain", "atom_precision")]
     assert not {q for m, q in values if m == "plain"} & {"reasoning_tokens", "reasoning_truncated_share"}
     with pytest.raises(ValueError, match="no budget for the reasoning model 'r' in direct/dna"):
         planted_values(
             SimulatedRun(params={"r": reason}, styles=["direct"], datasets=datasets, thinking={"r"})
         )
+
+
+def test_intervention_rows_carry_the_structural_parameters():
+    frame = design(3, ("random", "local", "distant")).with_columns(next_correct=pl.lit(True))
+    datasets = {
+        "dna": pl.DataFrame(
+            {"reference": ["AAA"], "variant": [None]}, schema_overrides={"variant": pl.String}
+        )
+    }
+    run = SimulatedRun(
+        params={"sim": PARAMS},
+        styles=["direct"],
+        datasets=datasets,
+        intervention_models=["sim"],
+        intervention_tasks=["dna"],
+        interventions=frame,
+    )
+    planted = planted_values(run, replicates=20).filter(pl.col("quantity").str.starts_with("intervention_"))
+    structural = dict(zip(planted["quantity"], planted["structural"], strict=True))
+    assert structural["intervention_corrupted_fraction"] == -1.5
+    assert structural["intervention_placement_local"] == -1.0
+    assert structural["intervention_position_fraction"] == -1.0
+    assert structural["intervention_intercept"] == pytest.approx(PARAMS.base_logit("dna", "direct"))
+    assert np.isnan(structural["intervention_placement_random"])

@@ -332,3 +332,26 @@ def test_the_simulated_backend_passes_the_backend_conformance_checks(datasets):
     )
     prompts, _ = prompts_of(datasets, "dna", "direct")
     assert backend_failures(spec, datasets, instructions=prompts[:2], budget=64) == []
+
+
+def test_a_line_latent_gives_every_character_of_a_line_one_probability(datasets):
+    plain, lined = simulated(datasets, seed=6), simulated(datasets, seed=6, line_separation=2.0)
+    prompts, rows = prompts_of(datasets, "matmul", "direct")
+    for prompt, row, record, before in zip(
+        prompts,
+        rows.iter_rows(named=True),
+        lined.generate(prompts, [4096] * len(prompts)),
+        plain.generate(prompts, [4096] * len(prompts)),
+        strict=True,
+    ):
+        assert record.text == before.text  # the same atoms: only the confidences move
+        plan = lined.plan(prompt)
+        ev = evaluate(record.text, row["reference"], "matmul", fence_rule="line", granularity="line")
+        probs = np.exp(record.chosen_logprobs.astype(np.float64))  # a token per character
+        for start, end in ev.response_unit_spans:
+            assert np.ptp(probs[start:end]) < 1e-6, (record.text, start, end)  # separators inside too
+        assert {round(float(probs[start]), 5) for start, _ in ev.response_unit_spans} <= {
+            round(float(p), 5) for p in plan.probs
+        }
+        between = [i for i, c in enumerate(record.text) if c == "\n" and 0 < i < len(record.text) - 12]
+        assert all(probs[i] > 0.99 for i in between)  # line breaks stay certain

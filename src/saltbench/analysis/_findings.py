@@ -516,10 +516,12 @@ def _recovery(table: pl.DataFrame | None) -> list[str]:
     if table is None or table.is_empty():
         return []
     scored = table.filter(pl.col("inside").is_not_null())
+    planted = table.filter(pl.col("planted").is_not_nan()).height
     lines = [
-        f"Of {table.height} values the simulated models planted, {scored['inside'].sum()} lie inside the "
-        f"95 % interval of their estimate ({scored.height} estimated; `results/tables/recovery.csv`, "
-        "docs/simulation.md):"
+        f"Of {planted} values the simulated models planted, {scored['inside'].sum()} lie inside the "
+        f"95 % interval of their estimate ({scored.height} estimated; {table.height - planted} rows not "
+        "derivable from the parameters are marked not planted; `results/tables/recovery.csv`, "
+        "docs/simulation.md §4):"
     ]
     per = (
         scored.group_by("quantity")

@@ -8,11 +8,19 @@ quantity; :func:`recovery_estimates` reads the same quantities, with their inter
 
 Quantities (``quantity`` column), per model, style and task unless said otherwise:
 
-* ``atom_auroc`` — pooled atom-level AUROC of ``mean_probability`` (top-k flavour, uncalibrated; every
-  confidence function but ``log_probability_sum`` ranks the atoms alike): ``Φ(d/√2)``;
-* ``atom_precision`` — atom precision, the mean over the dataset rows of ``E[correct atoms of r / n_r]``,
-  the expectations from :func:`~saltbench.inference.simulated.atom_chain` by Monte Carlo (``replicates``
-  answers per row); only for models whose every response is answered (no truncation, no missing fences);
+* ``{g}_precision``, ``{g}_auroc``, ``{g}_brier``, ``{g}_ece`` — at each granularity ``g`` of
+  ``granularities`` (``atom``, ``line`` and the configured one, ``analysis.granularity``): the mean over
+  responses of the per-response precision, and the pooled AUROC, Brier and ECE of the configured confidence
+  function (``metrics.default_confidence``, flavour ``analysis.flavour``; Brier and ECE uncalibrated,
+  ``calibration: none``). The planted values come from the atom chain by Monte Carlo (``replicates`` answers
+  per length) and the scoring rules (:mod:`saltbench.analysis._planted`, docs/simulation.md §4.1): responses
+  cut inside their thinking, or a ``think`` model's responses without a trace, have no units (precision 0);
+  those cut inside their answer write the units of the cut text. A value that is not derivable is NaN
+  ("not planted", ``inside`` null): the AUROC of a function that counts tokens (``log_probability_sum``) or
+  of a plugin, Brier and ECE of a function that is no known probability, any confidence value at a
+  granularity whose units mix latents (a line of several atoms with one latent per atom), and every value of
+  a ``cot`` cell with unfenced answers (the working is scored with them) or of a cell with cut answers
+  under dynamic alignment;
 * ``truncated_share`` — the share of responses cut off: ``ρq + (1 − ρq)·truncation_rate`` for a model with
   ``reasoning_format: think`` (``ρ = reasoning_rate``, ``q`` the share of its traces cut inside the thinking
   under the cell's budget, :func:`~saltbench.inference.simulated.planted_thinking`), ``truncation_rate``
@@ -33,10 +41,12 @@ Quantities (``quantity`` column), per model, style and task unless said otherwis
   ``random`` placement corrupts atom ``k−1`` with probability ``c/(k−1)`` — the corrupted fraction — so the
   regression cannot separate its terms as planted. Their planted values are therefore the regression's
   *estimand*: the coefficients it converges to on the run's own interventions when each next atom is correct
-  with its planted probability (:func:`~saltbench.analysis._interventions.population_effects`);
-  docs/simulation.md §5 sets them beside the structural parameters (``propagation_*``, ``position_effect``);
+  with its planted probability (:func:`~saltbench.analysis._interventions.population_effects`); the
+  ``structural`` column sets the parameters beside them (:data:`STRUCTURAL_TERMS`; NaN for
+  ``placement_random``, which has none);
 * ``delta_precision`` and ``rel_delta_auroc`` (task ``all``, style ``a→b``) — the reasoning trade-off's
-  comparisons (:mod:`saltbench.analysis._reasoning`): the differences of the planted task means above.
+  comparisons (:mod:`saltbench.analysis._reasoning`) at the configured granularity: the differences of the
+  planted task means above.
 """
 
 from __future__ import annotations
@@ -48,14 +58,23 @@ import numpy as np
 import polars as pl
 
 from saltbench.core.contracts import RECOVERY_TABLE
-from saltbench.evaluation import decompose
 from saltbench.inference import simulated  # its chain (numba) loads on first use, not while planning
 from saltbench.inference.simulated import SimulationParams
-from saltbench.tasks import get_task
 
 from ._common import wilson_interval
 from ._interventions import distinct_interventions, population_effects
 from ._leaderboard import select_metric
+from ._planted import (
+    PROBABILITY_MAPS,
+    RANKS_BY_LATENT,
+    RowGeometry,
+    Shapes,
+    cell_counts,
+    class_auroc,
+    class_brier,
+    class_ece,
+    row_geometry,
+)
 
 RECOVERY_SCHEMA: Mapping[str, pl.DataType] = RECOVERY_TABLE.columns
 PLANTED_SCHEMA = {
@@ -64,6 +83,7 @@ PLANTED_SCHEMA = {
     "task": pl.String(),
     "quantity": pl.String(),
     "planted": pl.Float64(),
+    "structural": pl.Float64(),
 }
 ESTIMATE_SCHEMA = {
     "model": pl.String(),
@@ -74,6 +94,15 @@ ESTIMATE_SCHEMA = {
     "ci_low": pl.Float64(),
     "ci_high": pl.Float64(),
 }
+STRUCTURAL_TERMS = {
+    "corrupted_fraction": "propagation_fraction",
+    "placement_local": "propagation_local",
+    "position_fraction": "position_effect",
+}
+"""The parameter behind each intervention term (the intercept's is ``logit(accuracy[task]) + style_shift``,
+:meth:`~saltbench.inference.simulated.SimulationParams.base_logit`)."""
+NAN = float("nan")
+Row = tuple[str, str, str, str, float, float]
 
 
 @dataclass(frozen=True)
@@ -81,7 +110,9 @@ class SimulatedRun:
     """What the planted values depend on: the simulated models' parameters, the styles and datasets, the
     interventions (models, tasks, style, and their rows: the design of the regression), the reasoning
     comparisons ``(model_a, style_a, model_b, style_b)`` of the run, the models with ``reasoning_format:
-    think`` (``thinking``) and the budget of each of their ``(model, style, task)`` (``budgets``)."""
+    think`` (``thinking``), the budget of each of their ``(model, style, task)`` (``budgets``), and what the
+    estimates are of: the configured granularity (``granularity``, the trade-off's), the granularities
+    planted (``granularities``), the confidence function, the ECE's bins and the alignment."""
 
     params: Mapping[str, SimulationParams]
     styles: Sequence[str]
@@ -93,6 +124,11 @@ class SimulatedRun:
     comparisons: Sequence[tuple[str, str, str, str]] = ()
     thinking: Collection[str] = ()
     budgets: Mapping[tuple[str, str, str], int] | None = None
+    granularity: str = "atom"
+    granularities: Sequence[str] = ("atom", "line")
+    confidence: str = "mean_probability"
+    n_bins: int = 15
+    alignment: str = "strict"
 
 
 def expected_precision(
@@ -110,54 +146,111 @@ def expected_precision(
 
 
 def planted_values(run: SimulatedRun, *, replicates: int = 2000, seed: int = 0) -> pl.DataFrame:
-    """One planted value per quantity (module docstring): columns model, style, task, quantity, planted."""
-    rows: list[tuple[str, str, str, str, float]] = []
-    lengths = {
-        task: np.array(
-            [
-                len(decompose(ref.strip(), get_task(task, variant)))
-                for ref, variant in frame.select("reference", "variant").iter_rows()
-            ]
-        )
-        for task, frame in run.datasets.items()
-    }
-    precision: dict[tuple[str, str, str], float] = {}
-    for model, p in run.params.items():
-        for style in run.styles:
-            for task in run.datasets:
-                rows.append((model, style, task, "atom_auroc", p.planted_atom_auroc(style)))
-                shares, whole = _planted_shares(run, model, style, task)
-                rows += [(model, style, task, quantity, value) for quantity, value in shares.items()]
-                if whole:
-                    value = expected_precision(p, task, style, lengths[task], replicates, seed)
-                    precision[model, style, task] = value
-                    rows.append((model, style, task, "atom_precision", value))
+    """One planted value per quantity (module docstring): columns model, style, task, quantity, planted,
+    structural."""
+    rows: list[Row] = []
+    granularities = list(dict.fromkeys([*run.granularities, run.granularity]))
+    geometry = _Geometries(run)
+    values: dict[tuple[str, str, str, str], float] = {}
+    for m, (model, p) in enumerate(run.params.items()):
+        for s, style in enumerate(run.styles):
+            for t, task in enumerate(run.datasets):
+                shares, shapes = _planted_shares(run, model, style, task)
+                rows += [(model, style, task, quantity, value, NAN) for quantity, value in shares.items()]
+                cell_seed = seed + 7919 * (
+                    m * len(run.styles) * len(run.datasets) + s * len(run.datasets) + t
+                )
+                for g in granularities:
+                    planted = _unit_values(run, p, task, style, g, shapes, geometry, replicates, cell_seed)
+                    for quantity, value in planted.items():
+                        values[model, style, task, f"{g}_{quantity}"] = value
+                        rows.append((model, style, task, f"{g}_{quantity}", value, NAN))
     rows += _intervention_estimands(run)
-    for model_a, style_a, model_b, style_b in run.comparisons:
-        if model_a not in run.params or model_b not in run.params:
-            continue
-        label = f"{model_a}:{style_a}→{model_b}:{style_b}"
-        a, b = (
-            run.params[model_a].planted_atom_auroc(style_a),
-            run.params[model_b].planted_atom_auroc(style_b),
-        )
-        rows.append((label, f"{style_a}→{style_b}", "all", "rel_delta_auroc", (b - a) / a))
-        pa = [precision.get((model_a, style_a, t)) for t in run.datasets]
-        pb = [precision.get((model_b, style_b, t)) for t in run.datasets]
-        if all(v is not None for v in pa + pb):
-            delta = float(np.mean(pb) - np.mean(pa))  # type: ignore[arg-type]
-            rows.append((label, f"{style_a}→{style_b}", "all", "delta_precision", delta))
+    rows += _comparisons(run, values)
     return pl.DataFrame(rows, schema=PLANTED_SCHEMA, orient="row")
 
 
-def _planted_shares(run: SimulatedRun, model: str, style: str, task: str) -> tuple[dict[str, float], bool]:
-    """The planted truncation quantities of one cell (module docstring), and whether every response of it
-    is answered."""
+def _comparisons(run: SimulatedRun, values: Mapping[tuple[str, str, str, str], float]) -> list[Row]:
+    """The reasoning trade-off's planted ``rel_delta_auroc`` and ``delta_precision`` at the configured
+    granularity: the changes of the task means (NaN where a task's value is not planted)."""
+    rows: list[Row] = []
+    g = run.granularity
+    for model_a, style_a, model_b, style_b in run.comparisons:
+        if model_a not in run.params or model_b not in run.params:
+            continue
+        label, styles = f"{model_a}:{style_a}→{model_b}:{style_b}", f"{style_a}→{style_b}"
+        for quantity in ("auroc", "precision"):
+            a = np.mean([values.get((model_a, style_a, t, f"{g}_{quantity}"), NAN) for t in run.datasets])
+            b = np.mean([values.get((model_b, style_b, t, f"{g}_{quantity}"), NAN) for t in run.datasets])
+            if quantity == "auroc":  # the trade-off compares the task means of the AUROC
+                rows.append((label, styles, "all", "rel_delta_auroc", float((b - a) / a), NAN))
+            else:
+                rows.append((label, styles, "all", "delta_precision", float(b - a), NAN))
+    return rows
+
+
+class _Geometries:
+    """The :class:`~saltbench.analysis._planted.RowGeometry` of every dataset row, per task, granularity,
+    latent and whether cuts are needed, made once."""
+
+    def __init__(self, run: SimulatedRun) -> None:
+        self.run = run
+        self.cache: dict[tuple[str, str, bool, bool], list[RowGeometry]] = {}
+
+    def rows(self, task: str, granularity: str, line_latent: bool, cuts: bool) -> list[RowGeometry]:
+        key = (task, granularity, line_latent, cuts)
+        if key not in self.cache:
+            frame = self.run.datasets[task].select("reference", "variant")
+            self.cache[key] = [
+                row_geometry(ref.strip(), task, variant, granularity, line_latent, cuts)
+                for ref, variant in frame.iter_rows()
+            ]
+        return self.cache[key]
+
+
+def _unit_values(
+    run: SimulatedRun,
+    p: SimulationParams,
+    task: str,
+    style: str,
+    granularity: str,
+    shapes: Shapes | None,
+    geometry: _Geometries,
+    replicates: int,
+    seed: int,
+) -> dict[str, float]:
+    """Planted precision, AUROC, Brier and ECE of one cell at one granularity (NaN: not planted)."""
+    out = dict.fromkeys(("precision", "auroc", "brier", "ece"), NAN)
+    if shapes is None or (shapes.cut > 0 and run.alignment != "strict"):
+        return out
+    line_latent = p.line_separation is not None
+    rows = geometry.rows(task, granularity, line_latent, shapes.cut > 0)
+    precision, counts = cell_counts(p, task, style, rows, shapes, replicates, seed)
+    out["precision"] = precision
+    if not all(r.confident for r in rows if r.members.shape[1]):
+        return out
+    d = p.line_separation_for(style) if line_latent else p.separation_for(style)
+    assert d is not None
+    if run.confidence in RANKS_BY_LATENT:
+        out["auroc"] = class_auroc(counts, d)
+    if run.confidence in PROBABILITY_MAPS:
+        out["brier"] = class_brier(counts, p, d, run.confidence)
+        out["ece"] = class_ece(counts, p, d, run.confidence, run.n_bins)
+    return out
+
+
+def _planted_shares(
+    run: SimulatedRun, model: str, style: str, task: str
+) -> tuple[dict[str, float], Shapes | None]:
+    """The planted truncation quantities of one cell (module docstring), and the shares of its responses
+    answered whole and cut inside the answer (``None`` where the units of its responses are not planted: a
+    ``cot`` cell with unfenced answers)."""
     p = run.params[model]
-    t = p.truncation_rate
-    whole = t == 0 and p.no_fence_rate == 0
+    t, unfenced = p.truncation_rate, p.no_fence_rate
+    # an unfenced direct answer is scored whole, as a fenced one; in cot the working is scored with it
+    shapes = None if unfenced > 0 and style == "cot" else Shapes(1 - t, t)
     if model not in run.thinking:
-        return {"truncated_share": t}, whole
+        return {"truncated_share": t}, shapes
     budget = (run.budgets or {}).get((model, style, task))
     if budget is None:
         raise ValueError(
@@ -171,7 +264,9 @@ def _planted_shares(run: SimulatedRun, model: str, style: str, task: str) -> tup
     }
     if rho > 0 and not np.isnan(mean_length):
         shares["reasoning_tokens"] = mean_length
-    return shares, whole and rho == 1 and q == 0
+    # responses cut inside the thinking, and those without a trace (read whole as reasoning), have no units
+    kept = rho * (1 - q)
+    return shares, None if shapes is None else Shapes(kept * shapes.answered, kept * shapes.cut)
 
 
 def intervention_p_correct(
@@ -196,8 +291,9 @@ def intervention_p_correct(
     return 1.0 / (1.0 + np.exp(-eta))
 
 
-def _intervention_estimands(run: SimulatedRun) -> list[tuple[str, str, str, str, float]]:
-    """Planted values of the intervention regression's terms (module docstring), per model and task."""
+def _intervention_estimands(run: SimulatedRun) -> list[Row]:
+    """Planted values of the intervention regression's terms (module docstring), per model and task, with
+    the structural parameter behind each (NaN for ``placement_random``)."""
     if run.interventions is None or not run.interventions.height:
         return []
     if "corrupted_positions" not in run.interventions.columns:
@@ -207,10 +303,50 @@ def _intervention_estimands(run: SimulatedRun) -> list[tuple[str, str, str, str,
     for (model, task), frame in data.group_by(["model", "task"], maintain_order=True):
         if model not in run.params or task not in run.intervention_tasks:
             continue
-        p = intervention_p_correct(run.params[str(model)], str(task), run.intervention_style, frame)
+        params, style = run.params[str(model)], run.intervention_style
+        p = intervention_p_correct(params, str(task), style, frame)
         for term, value in population_effects(frame, p).items():
-            rows.append((str(model), run.intervention_style, str(task), f"intervention_{term}", value))
+            structural = (
+                params.base_logit(str(task), style)
+                if term == "intercept"
+                else float(getattr(params, STRUCTURAL_TERMS[term]))
+                if term in STRUCTURAL_TERMS
+                else NAN
+            )
+            rows.append((str(model), style, str(task), f"intervention_{term}", value, structural))
     return rows
+
+
+def _unit_estimates(metrics: pl.DataFrame, granularity: str, confidence: str, flavour: str) -> pl.DataFrame:
+    """The metrics' precision, pooled AUROC, Brier and ECE (uncalibrated) at one granularity, of one
+    confidence function and flavour, as ``{granularity}_{quantity}`` estimates."""
+    frames = []
+    for quantity, metric, calibration in (
+        ("precision", "precision", None),
+        ("auroc", "auroc_pooled", "none"),
+        ("brier", "brier", "none"),
+        ("ece", "ece", "none"),
+    ):
+        rows = select_metric(
+            metrics,
+            metric,
+            granularity=granularity,
+            confidence=None if calibration is None else confidence,
+            flavour=None if calibration is None else flavour,
+            calibration=calibration,
+        )
+        frames.append(
+            rows.select(
+                "model",
+                "style",
+                "task",
+                quantity=pl.lit(f"{granularity}_{quantity}"),
+                estimate="value",
+                ci_low="ci_low",
+                ci_high="ci_high",
+            ).cast(ESTIMATE_SCHEMA)  # type: ignore[arg-type]
+        )
+    return pl.concat(frames)
 
 
 def recovery_estimates(
@@ -219,31 +355,17 @@ def recovery_estimates(
     interventions: pl.DataFrame | None = None,
     tradeoff: pl.DataFrame | None = None,
     responses: pl.DataFrame | None = None,
+    *,
+    granularities: Sequence[str] = ("atom", "line"),
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
 ) -> pl.DataFrame:
-    """The run's estimates of the planted quantities with their 95 % intervals (module docstring);
-    ``responses`` (one row per response, the units tables' response columns) gives those of the reasoning
-    traces (:func:`reasoning_estimates`)."""
-    frames = []
+    """The run's estimates of the planted quantities with their 95 % intervals (module docstring), of the
+    ``confidence`` function in ``flavour`` at each of ``granularities``; ``responses`` (one row per
+    response, the units tables' response columns) gives those of the reasoning traces
+    (:func:`reasoning_estimates`)."""
+    frames = [_unit_estimates(metrics, g, confidence, flavour) for g in granularities]
     cells = ["model", "style", "task"]
-    auroc = select_metric(
-        metrics,
-        "auroc_pooled",
-        granularity="atom",
-        confidence="mean_probability",
-        flavour="topk",
-        calibration="none",
-    )
-    frames.append(
-        auroc.select(
-            *cells, quantity=pl.lit("atom_auroc"), estimate="value", ci_low="ci_low", ci_high="ci_high"
-        )
-    )
-    precision = select_metric(metrics, "precision", granularity="atom")
-    frames.append(
-        precision.select(
-            *cells, quantity=pl.lit("atom_precision"), estimate="value", ci_low="ci_low", ci_high="ci_high"
-        )
-    )
     cut = np.rint(health["truncated"].to_numpy() * health["responses"].to_numpy())
     low, high = wilson_interval(cut, health["responses"].to_numpy())
     frames.append(
@@ -334,16 +456,18 @@ def reasoning_estimates(responses: pl.DataFrame, z: float = 1.959964) -> pl.Data
 def recovery_table(
     planted: pl.DataFrame, estimates: pl.DataFrame, intervention_style: str = "direct"
 ) -> pl.DataFrame:
-    """Each planted value beside its estimate and interval; ``inside`` says whether the interval holds it
-    (null where the run has no estimate). Columns: :data:`RECOVERY_SCHEMA`."""
+    """Each planted value (and the structural parameter behind it, ``structural``) beside its estimate and
+    interval; ``inside`` says whether the interval holds it (null where the run has no estimate or interval,
+    or the value is not planted: NaN). Columns: :data:`RECOVERY_SCHEMA`."""
     estimates = estimates.with_columns(
         style=pl.when(pl.col("quantity").str.starts_with("intervention_"))
         .then(pl.lit(intervention_style))
         .otherwise(pl.col("style"))
     )
     joined = planted.join(estimates, on=["model", "style", "task", "quantity"], how="left")
+    unknown = pl.col("ci_low").is_null() | pl.col("ci_high").is_null() | pl.col("planted").is_nan()
     joined = joined.with_columns(
-        inside=pl.when(pl.col("ci_low").is_null() | pl.col("ci_high").is_null())
+        inside=pl.when(unknown | pl.col("ci_low").is_nan() | pl.col("ci_high").is_nan())
         .then(None)
         .otherwise((pl.col("ci_low") <= pl.col("planted")) & (pl.col("planted") <= pl.col("ci_high"))),
         error=pl.col("estimate") - pl.col("planted"),
@@ -354,6 +478,7 @@ def recovery_table(
 
 __all__ = [
     "RECOVERY_SCHEMA",
+    "STRUCTURAL_TERMS",
     "SimulatedRun",
     "expected_precision",
     "intervention_p_correct",

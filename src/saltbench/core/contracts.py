@@ -863,6 +863,7 @@ RECOVERY_TABLE = _table(
         "task": pl.String(),
         "quantity": pl.String(),
         "planted": pl.Float64(),
+        "structural": pl.Float64(),
         **_interval("estimate"),
         "error": pl.Float64(),
         "inside": pl.Boolean(),
@@ -870,7 +871,8 @@ RECOVERY_TABLE = _table(
     _ordered("ci_low", "ci_high"),
 )
 """``recovery`` (runs with simulated models): each planted value of the simulated models beside the run's
-estimate of it and its interval (:func:`saltbench.analysis.recovery_table`)."""
+estimate of it and its interval, and the structural parameter behind an intervention term (NaN elsewhere;
+:func:`saltbench.analysis.recovery_table`)."""
 
 TABLES: Mapping[str, Artifact] = {
     a.name.removeprefix("table."): a

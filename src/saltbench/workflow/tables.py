@@ -315,6 +315,11 @@ def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFram
         comparisons=list(tradeoff.select("model_a", "style_a", "model_b", "style_b").iter_rows()),
         thinking={m for m in params if registry[m].reasoning_format == "think"},
         budgets={(m, s, t): b for m, s, t, b in budgets.iter_rows()},
+        granularity=p.granularity,
+        granularities=[g for g in p.granularities if g in ("atom", "line", p.granularity)],
+        confidence=p.confidence,
+        n_bins=p.n_bins,
+        alignment=p.alignment,
     )
 
 
@@ -335,7 +340,8 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
     responses = pl.concat(
         u.unique("sample_id", maintain_order=True) for u in iter_units(job.files("units"), RESPONSE_COLUMNS)
     )
-    planted = planted_values(_simulated_run(job, tradeoff, responses), seed=job.params.seed)
+    run = _simulated_run(job, tradeoff, responses)
+    planted = planted_values(run, seed=job.params.seed)
     interventions = job.files("interventions")
     estimates = recovery_estimates(
         _metrics(job),
@@ -343,6 +349,9 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
         read_table(interventions[0], "table.interventions") if interventions else None,
         tradeoff,
         responses,
+        granularities=run.granularities,
+        confidence=job.params.confidence,
+        flavour=job.params.flavour,
     )
     recovery = table(planted, estimates, job.params.intervention_style)
     inside = recovery.filter(pl.col("inside").is_not_null())
@@ -541,6 +550,13 @@ TABLE_RULES: tuple[TableRule, ...] = (
             "intervention_tasks": "run.intervention_tasks",
             "intervention_style": "interventions.style",
             "seed": "seed",
+            # what the estimates are of (docs/simulation.md §4)
+            "granularity": "analysis.granularity",
+            "granularities": "scoring.granularities",
+            "confidence": "metrics.default_confidence",
+            "flavour": "analysis.flavour",
+            "n_bins": "metrics.n_bins",
+            "alignment": "scoring.alignment",
         },
         formats=DATA_ONLY,
         needs="simulation",

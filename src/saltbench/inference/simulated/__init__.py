@@ -28,6 +28,9 @@ __getattr__ = lazy_getattr(
     {
         "atom_chain": "chain",
         "atom_confidence": "chain",
+        "atom_lines": "chain",
+        "line_confidence": "chain",
+        "token_probability": "chain",
         "planted_logit": "chain",
         "planted_thinking": "thinking",
         "trace_length_cdf": "thinking",
@@ -38,7 +41,14 @@ __getattr__ = lazy_getattr(
 )
 
 if TYPE_CHECKING:
-    from saltbench.inference.simulated.chain import atom_chain, atom_confidence, planted_logit
+    from saltbench.inference.simulated.chain import (
+        atom_chain,
+        atom_confidence,
+        atom_lines,
+        line_confidence,
+        planted_logit,
+        token_probability,
+    )
     from saltbench.inference.simulated.model import EOS_ID, SimulatedModel, load
     from saltbench.inference.simulated.thinking import planted_thinking, trace_length_cdf
 
@@ -52,8 +62,11 @@ __all__ = [
     "SimulationParams",
     "atom_chain",
     "atom_confidence",
+    "atom_lines",
+    "line_confidence",
     "load",
     "planted_logit",
     "planted_thinking",
+    "token_probability",
     "trace_length_cdf",
 ]

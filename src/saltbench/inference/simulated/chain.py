@@ -111,7 +111,47 @@ def atom_confidence(
     """The chosen-token probability of each atom: ``P_FLOOR + (1 − P_FLOOR) σ(shift + slope · s)`` with
     ``s = normals + d · correct`` (params module docstring)."""
     latent = np.asarray(normals, dtype=np.float64) + params.separation_for(style) * correct
-    return P_FLOOR + (1 - P_FLOOR) * _sigmoid(params.calibration_shift + params.calibration_slope * latent)
+    return token_probability(params, latent)
 
 
-__all__ = ["atom_chain", "atom_confidence", "planted_logit"]
+def token_probability(params: SimulationParams, latent: np.ndarray) -> np.ndarray:
+    """``P_FLOOR + (1 − P_FLOOR) σ(calibration_shift + calibration_slope · s)`` of latent scores ``s``."""
+    return P_FLOOR + (1 - P_FLOOR) * _sigmoid(
+        params.calibration_shift + params.calibration_slope * np.asarray(latent, np.float64)
+    )
+
+
+def atom_lines(text: str, starts: np.ndarray) -> np.ndarray:
+    """The line each atom starting at ``starts`` lies on, numbered 0, 1, … over the lines that hold atoms
+    (from how many line breaks precede it; atoms never hold one, docs/evaluation.md §3.2).
+
+    >>> atom_lines("1 2\\n\\n3", np.array([0, 2, 5])).tolist()
+    [0, 0, 1]
+    """
+    breaks = np.array([i for i, c in enumerate(text) if c in "\n\r"], np.int64)
+    raw = np.searchsorted(breaks, np.asarray(starts, np.int64), side="right")
+    return np.unique(raw, return_inverse=True)[1].reshape(-1)
+
+
+def line_confidence(
+    params: SimulationParams, style: str, correct: np.ndarray, lines: np.ndarray, normals: np.ndarray
+) -> np.ndarray:
+    """With a line latent (params module docstring): the probability of each atom's line, one latent per
+    line (``normals`` [lines]) separated by ``d_L`` when every atom of the line is ``correct``."""
+    d_line = params.line_separation_for(style)
+    if d_line is None:
+        raise ValueError("line_confidence needs line_separation")
+    line_correct = np.ones(int(lines.max()) + 1 if lines.size else 0, bool)
+    np.logical_and.at(line_correct, lines, np.asarray(correct, bool))
+    latent = np.asarray(normals, np.float64)[: line_correct.size] + d_line * line_correct
+    return token_probability(params, latent)[lines]
+
+
+__all__ = [
+    "atom_chain",
+    "atom_confidence",
+    "atom_lines",
+    "line_confidence",
+    "planted_logit",
+    "token_probability",
+]

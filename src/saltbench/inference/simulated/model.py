@@ -246,11 +246,13 @@ def answer_body(
     rng: random.Random,
     first: int = 1,
     start: int | None = None,
+    lines: np.ndarray | None = None,
 ) -> _Segments:
     """Atoms ``first..n`` of the reference from character ``start`` (default: atom ``first``'s start), each
     wrong one replaced by :func:`wrong_atom` (in atom order), every character of atom ``k`` with its
     probability, the separators certain. Only wrong atoms cut the reference text; the characters' positions
-    follow from the atoms' spans and the replacements' lengths."""
+    follow from the atoms' spans and the replacements' lengths. With ``lines`` (each atom's line, a line
+    latent), the separators inside a line take its atoms' probability too."""
     starts = np.asarray(answer.starts[first - 1 :], np.int64)
     ends = np.asarray(answer.ends[first - 1 :], np.int64)
     at = int(starts[0]) if start is None else start
@@ -268,6 +270,12 @@ def answer_body(
     char_probs = np.full(len(text), STRUCTURE_PROB)
     first_char = np.repeat(out_starts - (np.cumsum(lengths) - lengths), lengths)
     char_probs[first_char + np.arange(int(lengths.sum()))] = np.repeat(np.asarray(probs, np.float64), lengths)
+    if lines is not None:  # a line's characters from its first atom's start to its last atom's end
+        own = np.asarray(lines)[first - 1 :]
+        heads = np.flatnonzero(np.diff(own, prepend=-1))
+        tails = np.append(heads[1:], own.size) - 1
+        for head, tail in zip(heads.tolist(), tails.tolist(), strict=True):
+            char_probs[out_starts[head] : out_starts[tail] + lengths[tail]] = probs[head]
     out = _Segments()
     out.add(text, char_probs)
     return out
@@ -277,7 +285,8 @@ def answer_body(
 class Plan:
     """The planted draws of one response: which atoms are correct, their chosen-token probabilities, its
     shape (``answered``, ``truncated``: cut at ``cut`` of its body, ``no_fence``), whether a reasoning
-    trace comes first and its length (``None``: it never ends), and the seed of its wrong atoms."""
+    trace comes first and its length (``None``: it never ends), the seed of its wrong atoms, and each
+    atom's line when the confidence latent is drawn per line."""
 
     answer: Answer
     style: str
@@ -288,6 +297,7 @@ class Plan:
     trace: bool
     wrong_seed: int
     trace_length: int | None = None
+    lines: np.ndarray | None = None
 
 
 @dataclass
@@ -327,14 +337,20 @@ class SimulatedModel:
 
     def plan(self, prompt: str) -> Plan:
         """What the planted process decided for ``prompt`` (the draws :meth:`generate` writes out)."""
-        from saltbench.inference.simulated.chain import atom_chain, atom_confidence  # numba: on first use
+        from saltbench.inference.simulated import chain  # numba: on first use
 
         params, answer, style = self.params, self._answer(prompt), style_of(prompt)
         rng = _rng(params.seed, prompt)
         n = len(answer.atoms)
         shape_draw, cut_draw, trace_draw = rng.random(3)
-        correct, _ = atom_chain(params, answer.task, style, n, rng.random((1, n)))
-        probs = atom_confidence(params, style, correct[0], rng.standard_normal(n))
+        correct, _ = chain.atom_chain(params, answer.task, style, n, rng.random((1, n)))
+        normals = rng.standard_normal(n)  # n draws either way: the draws after them do not move
+        lines = None
+        if params.line_separation is None:
+            probs = chain.atom_confidence(params, style, correct[0], normals)
+        else:
+            lines = chain.atom_lines(answer.reference, np.asarray(answer.starts))
+            probs = chain.line_confidence(params, style, correct[0], lines, normals)
         if shape_draw < params.no_fence_rate:
             shape = "no_fence"
         elif shape_draw < params.no_fence_rate + params.truncation_rate:
@@ -344,7 +360,9 @@ class SimulatedModel:
         trace = self.spec.reasoning_format == "think" and trace_draw < params.reasoning_rate
         wrong_seed = int(rng.integers(2**63))
         length = draw_trace_length(params, rng)  # the last draws: the others do not depend on them
-        return Plan(answer, style, correct[0], probs, shape, float(cut_draw), trace, wrong_seed, length)
+        return Plan(
+            answer, style, correct[0], probs, shape, float(cut_draw), trace, wrong_seed, length, lines
+        )
 
     def _generate_one(self, prompt: str, budget: int) -> GenerationRecord:
         plan = self.plan(prompt)
@@ -359,7 +377,8 @@ class SimulatedModel:
         if plan.shape != "no_fence":
             text.add(FENCE + "\n")
         before = len(text.build()[1])
-        body = answer_body(plan.answer, plan.correct, plan.probs, random.Random(plan.wrong_seed), start=0)
+        wrong = random.Random(plan.wrong_seed)
+        body = answer_body(plan.answer, plan.correct, plan.probs, wrong, start=0, lines=plan.lines)
         text.extend(body)
         if plan.shape != "no_fence":
             text.add("\n" + FENCE)

@@ -22,6 +22,12 @@ as its chosen (greedy, most likely) token, the rest ``(1 − p)`` spread evenly 
 confidence function of docs/confidence.md except ``log_probability_sum`` (which also counts the atom's
 tokens) is a monotone function of ``s`` at atom level, so the planted atom-level AUROC is
 ``Φ(d / √2)`` (correct above incorrect), the same for all of them and for both flavours.
+
+Line latent (``line_separation`` set, docs/simulation.md §1): the latent is drawn per line instead,
+``s_L ~ N(d_L·[every atom of the line correct], 1)`` with ``d_L = line_separation`` (plus
+``cot.separation_shift`` in ``cot``), and every character of the line (its atoms and the separators between
+them) gets the probability of ``s_L``: the planted line-level AUROC is ``Φ(d_L/√2)``, and an atom carries its
+line's score, so the atom level only sees whether its line is right.
 """
 
 from __future__ import annotations
@@ -102,6 +108,11 @@ class SimulationParams(Block):
     reasoning_truncation_rate: Rate = setting(
         0.0, "Share of <think> traces that never end: the budget cuts them inside the thinking."
     )
+    line_separation: float | None = setting(
+        None,
+        "Latent separation d_L of a line's score (null: one latent per atom). Set: every character of a line "
+        "gets the probability of one score drawn per line, N(d_L x [line correct], 1).",
+    )
 
     def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
@@ -124,6 +135,12 @@ class SimulationParams(Block):
     def separation_for(self, style: str) -> float:
         """The latent separation ``d`` in ``style``."""
         return self.separation + (self.cot.separation_shift if style == "cot" else 0.0)
+
+    def line_separation_for(self, style: str) -> float | None:
+        """The line latent's separation ``d_L`` in ``style`` (``None`` without a line latent)."""
+        if self.line_separation is None:
+            return None
+        return float(self.line_separation) + (self.cot.separation_shift if style == "cot" else 0.0)
 
     def planted_atom_auroc(self, style: str) -> float:
         """``Φ(d/√2) = P(s_correct > s_wrong)`` for two independent unit-variance normals ``d`` apart."""
