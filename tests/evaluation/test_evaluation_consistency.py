@@ -11,6 +11,7 @@ from collections import Counter
 import numpy as np
 import polars as pl
 import pytest
+from helpers.evaluation_helpers import greedy_units
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,6 @@ from saltbench.evaluation import (
     EvaluateOptions,
     draw_consistency,
     evaluate,
-    evaluate_many,
     is_dk,
     normalize_unit,
 )
@@ -36,18 +36,8 @@ def fenced(body: str) -> str:
 def units_table(
     greedy: list[str], references: list[str], task: str, variant: str | None, options: EvaluateOptions
 ) -> pl.DataFrame:
-    """A units table of the greedy answers (the scoring stage's evaluation columns, plus the keys)."""
-    frame = evaluate_many(greedy, references, task, variant=variant, options=options)
-    ids = pl.Series([f"s{i}" for i in range(len(greedy))])
-    return frame.select(
-        sample_id=ids.gather(frame["sample_idx"]),
-        task=pl.lit(task),
-        variant=pl.lit(variant, dtype=pl.String),
-        granularity="granularity",
-        unit_index="unit_index",
-        status="status",
-        response_unit="response_unit",
-    )
+    """A units table of the greedy answers (the columns ``draw_consistency`` reads)."""
+    return greedy_units(greedy, references, task, variant, options)
 
 
 def draws_table(draws: list[list[str | None]]) -> pl.DataFrame:
