@@ -23,7 +23,10 @@ from saltbench.evaluation import (
     evaluate,
     is_dk,
     normalize_unit,
+    resolve_task,
 )
+from saltbench.inference.records import GenerationRecord, TokenScores, records_to_frame
+from saltbench.stages.scoring import score_generations
 
 FENCE = "********"
 AGREE, ENTROPY, DISTINCT = CONSISTENCY_COLUMNS
@@ -61,7 +64,8 @@ def reference_scores(
     n_units = len(
         evaluate(clean, clean, task, variant=variant, granularity=granularity, options=opts).reference_units
     )
-    values: list[list[object]] = [[] for _ in range(n_units)]
+    values: list[list[tuple[str, ...]]] = [[] for _ in range(n_units)]
+    rule = resolve_task(task, variant)
     for text in draws:
         ev = evaluate(text, clean, task, variant=variant, granularity=granularity, options=opts)
         k = 0
@@ -72,11 +76,11 @@ def reference_scores(
             if unit is None:
                 values[k].append(("missing",))
             elif comparison.status == "correct":
-                values[k].append(("agree", normalize_unit(unit, ev_rule(task, variant))))
+                values[k].append(("agree", normalize_unit(unit, rule)))
             elif is_dk(unit):
                 values[k].append(("dk",))
             else:
-                values[k].append(("value", normalize_unit(unit, ev_rule(task, variant))))
+                values[k].append(("value", normalize_unit(unit, rule)))
             k += 1
     out = []
     n = len(draws)
@@ -85,12 +89,6 @@ def reference_scores(
         entropy = -sum(c / n * math.log(c / n) for c in classes.values())
         out.append((sum(v[0] == "agree" for v in column) / n, entropy, float(len(classes))))
     return out
-
-
-def ev_rule(task: str, variant: str | None):  # type: ignore[no-untyped-def]
-    from saltbench.evaluation import resolve_task
-
-    return resolve_task(task, variant)
 
 
 def check_against_loop(
@@ -306,11 +304,44 @@ def test_a_matcher_with_the_wrong_number_of_verdicts_is_refused() -> None:
         draw_consistency(units, draws_table([[fenced("TCT")]]), matcher=Short())
 
 
-def test_the_columns_are_confidence_columns_of_the_units_contract() -> None:
-    units = units_table([fenced("TCT CGA")], ["TCT CGA"], "dna", None, EvaluateOptions())
-    out = draw_consistency(units, draws_table([[fenced("TCT CGA")]]))
+def test_a_scored_units_table_with_the_columns_keeps_the_units_contract() -> None:
+    """The scoring stage's units of one response (docs/confidence.md §6), the consistency columns added: the
+    table is still a valid units table, the new columns confidence columns beside the token functions'."""
+    texts = ["****", "****", "\n", "TCT", " CGA", "\n", "****", "****"]
+    record = GenerationRecord.from_scores(
+        TokenScores(
+            np.arange(8, dtype=np.int32),
+            np.full(8, -0.1, np.float32),
+            np.zeros((8, 1), np.int32),
+            np.full((8, 1), -0.1, np.float32),
+            np.full(8, 0.5, np.float32),
+        ),
+        texts,
+        finish_reason="eos",
+        num_prompt_tokens=3,
+    )
+    generations = records_to_frame([record], {"sample_id": ["s0"]})
+    dataset = pl.DataFrame(
+        {"sample_id": ["s0"], "variant": [None], "reference": ["TCT CGA AAA"]},
+        schema_overrides={"variant": pl.String},
+    )
+    scored = score_generations(generations, dataset, "dna", fence_rule="line")
+    front = [pl.lit("m").alias("model"), pl.lit("direct").alias("style"), pl.lit("dna").alias("task")]
+    units = scored.select(*front, *scored.columns)
+    draws = draws_table([[fenced("TCT CGA"), fenced("TCT AAA")]])
+    out = draw_consistency(units, draws, options=EvaluateOptions.from_scoring({}))
+    UNITS.validate(out, "units with the consistency columns")
     assert all(is_confidence_column(c) for c in CONSISTENCY_COLUMNS)
-    UNITS.validate(out.drop("status"), "consistency test", partial=True)
+    assert out.filter(pl.col("granularity") == "atom")[AGREE].to_list()[:2] == [1.0, 0.5]
+    assert out.filter(pl.col("status") == "missing")[AGREE].is_nan().all()
+
+
+def test_an_empty_units_table_with_no_draws_gets_empty_columns() -> None:
+    units = units_table([fenced("TCT")], ["TCT"], "dna", None, EvaluateOptions()).clear()
+    out = draw_consistency(units, draws_table([]))
+    assert out.height == 0 and out.columns == [*units.columns, *CONSISTENCY_COLUMNS]
+    with pytest.raises(ValueError, match="one task"):
+        draw_consistency(units, draws_table([[fenced("TCT")]]))
 
 
 @pytest.mark.parametrize(

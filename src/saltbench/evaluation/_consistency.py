@@ -151,8 +151,9 @@ def _check_inputs(units: pl.DataFrame, draws: pl.DataFrame) -> str:
     _require(units, _UNIT_INPUT, "draw_consistency units")
     _require(draws, _DRAW_INPUT, "draw_consistency draws")
     tasks = units["task"].unique().to_list()
-    if len(tasks) != 1:
-        raise ValueError(f"draw_consistency units: expected the rows of one task, got tasks {sorted(tasks)}")
+    if len(tasks) > 1 or (len(tasks) == 0 and draws.height):
+        found = sorted(map(str, tasks))
+        raise ValueError(f"draw_consistency units: expected the rows of one task, got tasks {found}")
     for name in ("model", "style"):
         if name in units.columns and units[name].n_unique() > 1:
             raise ValueError(f"draw_consistency units: several {name}s {units[name].unique().to_list()}")
@@ -174,7 +175,7 @@ def _check_inputs(units: pl.DataFrame, draws: pl.DataFrame) -> str:
     undrawn = sorted(answered - drawn_ids)
     if undrawn:
         raise ValueError(f"draw_consistency: greedy responses without draws: {undrawn[:5]}")
-    return str(tasks[0])
+    return str(tasks[0]) if tasks else ""
 
 
 def _draw_answers(draws: pl.DataFrame, options: EvaluateOptions) -> list[CleanText | None]:
@@ -352,7 +353,8 @@ def draw_consistency(
         ``missing`` rows (no greedy unit). A draw without an answer counts as *missing* at every unit.
 
     Raises:
-        ValueError: a required column is absent, the units hold several tasks (models, styles), a
+        ValueError: a required column is absent, the units hold several tasks (models, styles) or none
+            while there are draws, a
             (``sample_id``, ``draw``) repeats, a draw belongs to no greedy response, or a greedy response
             with units has no draw.
 
