@@ -216,19 +216,29 @@ def test_identical_draws_agree_fully(atoms: list[str], n: int, alignment: str) -
 
 
 @settings(max_examples=30)
-@given(atoms=greedy_atoms, n=st.integers(1, 6), data=st.data())
+@given(
+    atoms=greedy_atoms, n=st.integers(1, 6), alignment=st.sampled_from(["strict", "dynamic"]), data=st.data()
+)
 def test_one_changed_atom_lowers_exactly_that_atom_by_one_over_n(
-    atoms: list[str], n: int, data: st.DataObject
+    atoms: list[str], n: int, alignment: str, data: st.DataObject
 ) -> None:
+    """Under either alignment (a substitution costs less than two gaps, so dynamic alignment pairs it)."""
     j = data.draw(st.integers(0, len(atoms) - 1))
     changed = [*atoms[:j], "CCC", *atoms[j + 1 :]]
-    same = one_response(atoms, [fenced(" ".join(atoms))] * n)
-    one_off = one_response(atoms, [fenced(" ".join(changed))] + [fenced(" ".join(atoms))] * (n - 1))
+    same = one_response(atoms, [fenced(" ".join(atoms))] * n, alignment)
+    one_off = one_response(
+        atoms, [fenced(" ".join(changed))] + [fenced(" ".join(atoms))] * (n - 1), alignment
+    )
     atom_rows = pl.col("granularity") == "atom"
     drop = np.array(same.filter(atom_rows)[AGREE]) - np.array(one_off.filter(atom_rows)[AGREE])
     expected = np.zeros(len(atoms))
     expected[j] = 1 / n
     assert np.allclose(drop, expected, atol=1e-15)
+    changed_entropy = one_off.filter(atom_rows)[ENTROPY].to_numpy()
+    assert changed_entropy[j] == pytest.approx(
+        0.0 if n == 1 else -(1 / n) * np.log(1 / n) - (1 - 1 / n) * np.log(1 - 1 / n)
+    )
+    assert np.delete(changed_entropy, j).tolist() == [0.0] * (len(atoms) - 1)
 
 
 @settings(max_examples=30)
