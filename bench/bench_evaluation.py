@@ -20,8 +20,19 @@ memory
     ``tracemalloc`` peak of the call alone (``traced_peak_mb``: Python objects and numpy buffers, not the
     interpreter and the imported modules).
 
+consistency
+    Sampling consistency (``draw_consistency``, docs/confidence.md §7) of one model and style's responses:
+    ``--n`` greedy responses in the mix above (1,748 is one paper model and style), each with ``--draws``
+    sampled answers that repeat its answer with a share of tokens corrupted (substituted, dropped,
+    duplicated at ``--rate``) in the response shapes above. Per task, the greedy units come from
+    ``evaluate_many`` and ``draw_consistency`` scores them; timed alone (CPU and wall), beside
+    ``evaluate_many`` of the same draws against the references (the evaluator's own cost for them).
+    Reported: greedy units scored per CPU second, draws per second, the ratio to evaluating the draws, and
+    peak resident memory.
+
 Usage::
 
+    python bench/bench_evaluation.py consistency --n 1748 --draws 5 [--alignment dynamic]
     python bench/bench_evaluation.py throughput --n 100000
     python bench/bench_evaluation.py throughput --n 10000 --alignment dynamic
     python bench/bench_evaluation.py memory [--traced] [--units 500000]
@@ -40,11 +51,17 @@ import time
 import tracemalloc
 from collections import defaultdict
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from saltbench.core.vocabulary import GRANULARITIES
-from saltbench.evaluation import evaluate_many
-from saltbench.tasks import get_task
+import polars as pl
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from helpers.evaluation_helpers import greedy_units  # noqa: E402  (the tests' units builder)
+
+from saltbench.core.vocabulary import GRANULARITIES  # noqa: E402
+from saltbench.evaluation import EvaluateOptions, draw_consistency, evaluate_many  # noqa: E402
+from saltbench.tasks import get_task  # noqa: E402
 
 CODONS = [a + b + c for a in "ACGT" for b in "ACGT" for c in "ACGT"]
 COLORS = ["red", "blue", "green", "yellow", "black", "white", "orange", "purple", "gold", "silver"]
@@ -329,8 +346,95 @@ def memory(args: argparse.Namespace) -> None:
         print(json.dumps(row), flush=True)
 
 
+def _draw_tables(
+    slug: str, key_rows: list[tuple[tuple[str, str | None], str, str]], args: argparse.Namespace
+) -> tuple[pl.DataFrame, pl.DataFrame, list[str], list[str]]:
+    """One task's greedy units table and draws table, and the draws' texts and references (for the
+    baseline), from ``(key, greedy body, reference)`` rows."""
+    rng = random.Random(args.seed + 17)
+    opts = EvaluateOptions(alignment=args.alignment)
+    greedy = [wrap(rng, body) for _, body, _ in key_rows]
+    references = [reference for _, _, reference in key_rows]
+    ids = [f"{slug}-{i}" for i in range(len(key_rows))]
+    parts = []
+    for variant in dict.fromkeys(key[1] for key, _, _ in key_rows):
+        rows = [i for i, (key, _, _) in enumerate(key_rows) if key[1] == variant]
+        chosen = ([greedy[i] for i in rows], [references[i] for i in rows])
+        parts.append(greedy_units(*chosen, slug, variant, opts, [ids[i] for i in rows]))
+    texts = [
+        wrap(rng, corrupt(rng, body, args.rate) if rng.random() < 0.5 else body)
+        for _, body, _ in key_rows
+        for _ in range(args.draws)
+    ]
+    draws = pl.DataFrame(
+        {
+            "sample_id": [i for i in ids for _ in range(args.draws)],
+            "draw": list(range(args.draws)) * len(ids),
+            "text": texts,
+        }
+    )
+    return pl.concat(parts), draws, texts, [r for r in references for _ in range(args.draws)]
+
+
+def consistency(args: argparse.Namespace) -> None:
+    """The ``consistency`` subcommand (module docstring)."""
+    rng = random.Random(args.seed)
+    keys = list(MIX)
+    by_task: dict[str, list[tuple[tuple[str, str | None], str, str]]] = defaultdict(list)
+    for key in rng.choices(keys, weights=[MIX[k] for k in keys], k=args.n):
+        reference = MAKERS[key](rng)
+        body = corrupt(rng, reference, args.rate) if rng.random() < args.corrupt_fraction else reference
+        by_task[key[0]].append((key, body, reference))
+    opts = EvaluateOptions(alignment=args.alignment)
+    total = {"units": 0, "draws": 0, "cpu": 0.0, "wall": 0.0, "eval_cpu": 0.0}
+    for slug, rows in by_task.items():
+        units, draws, texts, references = _draw_tables(slug, rows, args)
+        c0, w0 = time.process_time(), time.perf_counter()
+        out = draw_consistency(units, draws, options=opts)
+        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+        c0 = time.process_time()
+        for variant in dict.fromkeys(key[1] for key, _, _ in rows):
+            chosen = [i for i, (key, _, _) in enumerate(rows) for _ in range(args.draws) if key[1] == variant]
+            evaluate_many(
+                [texts[i] for i in chosen],
+                [references[i] for i in chosen],
+                slug,
+                variant=variant,
+                options=opts,
+            )
+        eval_cpu = time.process_time() - c0
+        scored = int(out["draws.agreement"].is_not_nan().sum())
+        print(
+            f"  {slug:<10} {scored:>9,} units  {draws.height:>7,} draws  cpu {cpu:6.2f} s  "
+            f"evaluate_many {eval_cpu:6.2f} s",
+            file=sys.stderr,
+        )
+        for name, value in (
+            ("units", scored),
+            ("draws", draws.height),
+            ("cpu", cpu),
+            ("wall", wall),
+            ("eval_cpu", eval_cpu),
+        ):
+            total[name] += value
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"alignment            {args.alignment}")
+    print(f"responses, draws     {args.n:,} x {args.draws} = {int(total['draws']):,} draws")
+    print(f"greedy units scored  {int(total['units']):,}")
+    print(f"draw_consistency     cpu {total['cpu']:.2f} s, wall {total['wall']:.2f} s")
+    print(
+        f"throughput (cpu)     {total['units'] / total['cpu']:,.0f} units/s, "
+        f"{total['draws'] / total['cpu']:,.0f} draws/s"
+    )
+    print(
+        f"evaluate_many, draws cpu {total['eval_cpu']:.2f} s "
+        f"(consistency / evaluation {total['cpu'] / total['eval_cpu']:.2f})"
+    )
+    print(f"peak RSS             {peak:,.0f} MiB (whole process)")
+
+
 def parser() -> argparse.ArgumentParser:
-    """The subcommands ``throughput`` and ``memory`` and their options."""
+    """The subcommands ``throughput``, ``memory`` and ``consistency`` and their options."""
     cli = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = cli.add_subparsers(dest="command", required=True)
     p = commands.add_parser("throughput", help="evaluate_many on paper-size responses")
@@ -346,12 +450,21 @@ def parser() -> argparse.ArgumentParser:
     m.add_argument("--traced", action="store_true", help="also measure the tracemalloc peak (slower)")
     m.add_argument("--case", help=argparse.SUPPRESS)
     m.add_argument("--trace-child", action="store_true", help=argparse.SUPPRESS)
+    c = commands.add_parser("consistency", help="draw_consistency of one model and style's responses")
+    c.add_argument("--n", type=int, default=1_748, help="greedy responses (1,748: one paper model and style)")
+    c.add_argument("--draws", type=int, default=5, help="sampled answers per response")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--alignment", choices=("strict", "dynamic"), default="strict")
+    c.add_argument(
+        "--corrupt-fraction", type=float, default=0.4, help="share of greedy answers with corruptions"
+    )
+    c.add_argument("--rate", type=float, default=0.1, help="per-token corruption probability")
     return cli
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    (throughput if args.command == "throughput" else memory)(args)
+    {"throughput": throughput, "memory": memory, "consistency": consistency}[args.command](args)
     return 0
 
 

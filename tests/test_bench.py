@@ -27,7 +27,7 @@ BENCH = REPO / "bench"
 
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "bench_confidence.py": (),
-    "bench_evaluation.py": ("throughput", "memory"),
+    "bench_evaluation.py": ("throughput", "memory", "consistency"),
     "bench_explorer.py": (),
     "bench_import.py": (),
     "bench_inference.py": ("hf", "backends", "server", "groups", "interventions"),
@@ -54,6 +54,7 @@ TINY: dict[str, list[str]] = {
         "--units",
         "300",
     ],
+    "evaluation consistency": ["bench_evaluation.py", "consistency", "--n", "40", "--draws", "3"],
     "io tables": ["bench_io.py", "tables", "--rows", "2", "--tokens", "8", "--repeats", "1"],
     "import": ["bench_import.py", "--rows", "4", "--tokens", "8", "--repeats", "1"],
     "simulated speed": ["bench_simulated.py", "speed", "--codons", "4", "--samples", "3", "--repeats", "1"],

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from saltbench.core.vocabulary import GRANULARITIES
-from saltbench.evaluation import evaluate, summarize_units
+from saltbench.evaluation import EvaluateOptions, evaluate, evaluate_many, summarize_units
 from saltbench.tasks import get_task
 
 NUMBER = r"[+-]?\d+(?:\.\d+)?"
@@ -122,3 +122,28 @@ def assert_batch_equals_single(
                 assert metrics.select(metric_keys).row(0, named=True) == pytest.approx(ev.metrics, abs=1e-12)
             else:
                 assert metrics.height == 0
+
+
+def greedy_units(
+    greedy: Sequence[str],
+    references: Sequence[str],
+    slug: str,
+    variant: str | None,
+    options: EvaluateOptions,
+    ids: Sequence[str] | None = None,
+) -> pl.DataFrame:
+    """The units table columns that ``draw_consistency`` reads (docs/confidence.md §6–7), for greedy answers
+    evaluated by ``evaluate_many`` at every granularity; sample ids ``ids`` (default ``s0, s1, ...``)."""
+    frame = evaluate_many(list(greedy), list(references), slug, variant=variant, options=options)
+    names = pl.Series(
+        list(ids) if ids is not None else [f"s{i}" for i in range(len(greedy))], dtype=pl.String
+    )
+    return frame.select(
+        sample_id=names.gather(frame["sample_idx"]),
+        task=pl.lit(slug),
+        variant=pl.lit(variant, dtype=pl.String),
+        granularity="granularity",
+        unit_index="unit_index",
+        status="status",
+        response_unit="response_unit",
+    )

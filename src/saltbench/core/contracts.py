@@ -34,6 +34,7 @@ from saltbench.core.metric_registry import metric_names
 from saltbench.core.vocabulary import (
     ANSWER_STATUSES,
     CONFIDENCE_NAME_PATTERN,
+    DRAW_SOURCE,
     FINISH_REASONS,
     FLAVOURS,
     GRANULARITIES,
@@ -50,10 +51,13 @@ def confidence_column(flavour: str, function: str) -> str:
     return f"{flavour}.{function}"
 
 
-CONFIDENCE_COLUMN_PATTERN = re.compile(rf"(?:{'|'.join(FLAVOURS)})\.{CONFIDENCE_NAME_PATTERN.pattern}")
+CONFIDENCE_COLUMN_PATTERN = re.compile(
+    rf"(?:{'|'.join((*FLAVOURS, DRAW_SOURCE))})\.{CONFIDENCE_NAME_PATTERN.pattern}"
+)
 """A confidence column of the units and interventions tables: ``{flavour}.{function}`` for any function of
 the registry (:data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`, plugins included), so the contract does not
-list them."""
+list them, or ``draws.{function}`` for the sampling-consistency columns
+(:data:`saltbench.evaluation.CONSISTENCY_COLUMNS`, docs/confidence.md §7)."""
 
 
 def is_confidence_column(name: str) -> bool:

@@ -45,6 +45,11 @@ FLAVOURS: tuple[Flavour, ...] = get_args(Flavour)
 """Where a token's distribution comes from: the renormalised top-20 or the full vocabulary
 (docs/confidence.md §2)."""
 
+DRAW_SOURCE = "draws"
+"""The prefix of the confidence columns computed from a response's sampled answers, its draws, instead of a
+token distribution (``draws.agreement``, docs/confidence.md §7); it stands where a flavour stands in
+``{flavour}.{function}``."""
+
 CONFIDENCE_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 """The name of a confidence function (column ``{flavour}.{name}``). The functions themselves are listed
 once, in the registry :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS` (plugins join it)."""
@@ -165,6 +170,7 @@ __all__ = [
     "CALIBRATION_METHODS",
     "DATASET_SOURCES",
     "DEVICES",
+    "DRAW_SOURCE",
     "DTYPES",
     "ECE_BINNINGS",
     "FAMILY_NAME_REGEX",

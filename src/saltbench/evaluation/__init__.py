@@ -10,6 +10,8 @@ every unit (``Evaluation.response_unit_spans``, the ``span_*`` columns of ``eval
 the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A reasoning model's answer is
 looked for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
 :func:`response_status` says what a response holds (answered, truncated, no fence, error).
+:func:`draw_consistency` scores each greedy unit by how often a response's sampled answers repeat it
+(docs/confidence.md §7).
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ from __future__ import annotations
 from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
 from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
 from saltbench.evaluation._comparison import METRIC_KEYS, Comparison
+from saltbench.evaluation._consistency import (
+    CONSISTENCY_COLUMNS,
+    CONSISTENCY_FUNCTIONS,
+    EXACT_MATCHER,
+    UNIT_VALUE_COLUMNS,
+    ExactMatcher,
+    UnitMatcher,
+    draw_consistency,
+)
 from saltbench.evaluation._evaluate import (
     UNITS_SCHEMA,
     Evaluation,
@@ -48,23 +59,30 @@ from saltbench.evaluation._units import (
 __all__ = [
     "ALIGNMENTS",
     "BAD_KEYWORDS",
+    "CONSISTENCY_COLUMNS",
+    "CONSISTENCY_FUNCTIONS",
     "DK_MARKERS",
+    "EXACT_MATCHER",
     "GRANULARITIES",
     "METRIC_KEYS",
     "STATUSES",
     "UNITS_SCHEMA",
+    "UNIT_VALUE_COLUMNS",
     "Alignment",
     "Comparison",
     "EvaluateKeywords",
     "EvaluateOptions",
     "Evaluation",
+    "ExactMatcher",
     "Granularity",
     "Status",
     "TaskLike",
+    "UnitMatcher",
     "UnitRule",
     "align_units",
     "decompose",
     "decompose_clean",
+    "draw_consistency",
     "dynamic_pairs",
     "evaluate",
     "evaluate_many",
