@@ -11,7 +11,8 @@ the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A re
 looked for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
 :func:`response_status` says what a response holds (answered, truncated, no fence, error).
 :func:`draw_consistency` scores each greedy unit by how often a response's sampled answers repeat it
-(docs/confidence.md §7).
+(docs/confidence.md §7); :func:`second_pass_instruction`, :func:`parse_verbalized` and :func:`p_true` ask a
+model about its own answer and read its reply (docs/confidence.md §8).
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ from saltbench.evaluation._extraction import (
 )
 from saltbench.evaluation._options import EvaluateKeywords, EvaluateOptions
 from saltbench.evaluation._reasoning import final_content
+from saltbench.evaluation._second_pass import (
+    SECOND_PASS_KINDS,
+    SECOND_PASS_STATUSES,
+    VERBALIZED_BUDGET,
+    SecondPassKind,
+    SecondPassStatus,
+    p_true,
+    parse_verbalized,
+    second_pass_instruction,
+    true_false_ids,
+)
 from saltbench.evaluation._units import (
     DK_MARKERS,
     TaskLike,
@@ -65,6 +77,15 @@ __all__ = [
     "EXACT_MATCHER",
     "GRANULARITIES",
     "METRIC_KEYS",
+    "SECOND_PASS_KINDS",
+    "SECOND_PASS_STATUSES",
+    "VERBALIZED_BUDGET",
+    "SecondPassKind",
+    "SecondPassStatus",
+    "p_true",
+    "parse_verbalized",
+    "second_pass_instruction",
+    "true_false_ids",
     "STATUSES",
     "UNITS_SCHEMA",
     "UNIT_VALUE_COLUMNS",
