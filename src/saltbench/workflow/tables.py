@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from saltbench.core.outputs import Derived, Needs, figure_files
 from saltbench.workflow.table_rules import (
     DATA_ONLY,
+    ModelParts,
     RuleInput,
     TableFrames,
     TableJob,
@@ -204,15 +205,16 @@ def rejection_curve_table(job: TableJob) -> pl.DataFrame:
     return rejection_table(units, confidences=functions, flavour=p.flavour, n_points=p.n_points)
 
 
-def label_noise_table(job: TableJob) -> pl.DataFrame:
-    """:func:`saltbench.analysis.label_noise_sensitivity` of the default confidence function."""
-    from saltbench.analysis import label_noise_sensitivity
+def label_noise_part_table(job: TableJob) -> pl.DataFrame:
+    """One model's part of the label-noise table: :func:`saltbench.analysis.label_noise_cells` of its units
+    (the default confidence function), read file by file."""
+    from saltbench.analysis import label_noise_cells
     from saltbench.core.contracts import confidence_column
     from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = [*_UNITS_KEYS, confidence_column(p.flavour, p.confidence)]
-    return label_noise_sensitivity(
+    return label_noise_cells(
         iter_units(job.files("units"), columns),
         confidence=p.confidence,
         flavour=p.flavour,
@@ -220,9 +222,18 @@ def label_noise_table(job: TableJob) -> pl.DataFrame:
         epsilons=p.epsilons,
         n_replicates=p.n_replicates,
         n_bins=p.n_bins,
-        alpha=p.alpha,
         seed=p.seed,
     )
+
+
+def label_noise_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.label_noise_summary` of every model's part: the table
+    :func:`saltbench.analysis.label_noise_sensitivity` makes of all the units at once."""
+    from saltbench.analysis import LABEL_NOISE_CELLS_SCHEMA, label_noise_summary, read_tables
+
+    p = job.params
+    cells = read_tables(job.files("parts"), LABEL_NOISE_CELLS_SCHEMA, "table_part.label_noise")
+    return label_noise_summary(cells, alpha=p.alpha, confidence=p.confidence, flavour=p.flavour)
 
 
 def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFrame) -> SimulatedRun:
@@ -369,20 +380,27 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "label_noise",
         "How ECE, AUROC and PRR move when a seeded fraction of the correctness labels is flipped.",
         label_noise_table,
-        inputs={"units": "units"},
+        inputs={"parts": "parts"},
         params={
             "confidence": "metrics.default_confidence",
             "flavour": "analysis.flavour",
-            "granularities": "scoring.granularities",
-            "epsilons": "analysis.label_noise_epsilons",
-            "n_replicates": "analysis.label_noise_replicates",
-            "n_bins": "metrics.n_bins",
             "alpha": ALPHA,
-            "seed": "seed",
         },
-        mem_mb=8000,
-        runtime=60,
-        local=False,
+        parts=ModelParts(
+            label_noise_part_table,
+            inputs={"units": "units"},
+            params={
+                "confidence": "metrics.default_confidence",
+                "flavour": "analysis.flavour",
+                "granularities": "scoring.granularities",
+                "epsilons": "analysis.label_noise_epsilons",
+                "n_replicates": "analysis.label_noise_replicates",
+                "n_bins": "metrics.n_bins",
+                "seed": "seed",
+            },
+            mem_mb=8000,
+            runtime=60,
+        ),
     ),
     TableRule(
         "reliability",
