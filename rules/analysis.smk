@@ -2,7 +2,9 @@
 
 One rule table_{name} per declaration of saltbench.workflow.tables.TABLE_RULES: its inputs (the file sets
 below, other tables), its parameters (config keys, read with OPTION), its resources; the script
-workflow_scripts/make_table.py runs the declared function. Needs from the Snakefile: TASKS, STYLES, MODELS,
+workflow_scripts/make_table.py runs the declared function. A declaration with per-model parts also gets
+rule table_{name}_part: one job per model (its files of TABLE_MODEL_FILES) writing
+results/tables/parts/{name}/{model}.parquet (workflow_scripts/make_table_part.py), which table_{name} merges. Needs from the Snakefile: TASKS, STYLES, MODELS,
 INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists when config `interventions` is disabled),
 SIMULATED_MODELS (the run's simulated models: the recovery table and the findings read them) and, when there
 are simulated models, REGISTRY. Options: config `analysis` (keys and defaults:
@@ -12,7 +14,14 @@ into the HTML report with its caption.
 
 from saltbench.workflow.analysis_rules import analysis_options, figure_outputs, table_outputs
 from saltbench.workflow.rule_support import simulation_parameters
-from saltbench.workflow.table_rules import option_lookup, rule_inputs, rule_params
+from saltbench.workflow.table_rules import (
+    option_lookup,
+    part_inputs,
+    part_params,
+    part_path,
+    rule_inputs,
+    rule_params,
+)
 from saltbench.workflow.tables import TABLE_RULES
 
 ANALYSIS = analysis_options(config)
@@ -33,6 +42,11 @@ TABLE_FILES = {
         "data/units/{model}/{style}/{task}.parquet", model=SIMULATED_MODELS, style=STYLES, task=TASKS
     ),
     "registry": config["model_registry"],
+}
+# one model's files, for the per-model parts of a table (saltbench.workflow.table_rules.ModelParts)
+TABLE_MODEL_FILES = {
+    "units": expand("data/units/{{model}}/{style}/{task}.parquet", style=STYLES, task=TASKS),
+    "metrics": expand("results/metrics/{{model}}/{style}/{task}.parquet", style=STYLES, task=TASKS),
 }
 # what an option reads: a config key (`analysis` with its defaults filled in) or a fact of the run (run.*)
 OPTION = option_lookup(
@@ -78,6 +92,31 @@ for table in TABLE_RULES:
             "../workflow_scripts/make_table.py"
 
     workflow.get_rule(f"table_{table.name}").docstring = table.doc
+
+    if table.parts is not None:
+
+        rule:
+            name:
+                f"table_{table.name}_part"
+            input:
+                **part_inputs(table, TABLE_MODEL_FILES),
+            output:
+                parquet=part_path(table.name, "{model}"),
+            params:
+                **part_params(table, OPTION),
+            log:
+                f"logs/tables/{table.name}_part/{{model}}.log",
+            benchmark:
+                f"benchmarks/tables/{table.name}_part/{{model}}.tsv"
+            resources:
+                mem_mb=table.parts.mem_mb,
+                runtime=table.parts.runtime,
+            conda:
+                "../environment.yml"
+            script:
+                "../workflow_scripts/make_table_part.py"
+
+        workflow.get_rule(f"table_{table.name}_part").docstring = f"One model's part of: {table.doc}"
 
 
 rule findings:

@@ -84,7 +84,7 @@ def _write_workflow(root: Path, level: str) -> None:
     shutil.copytree(REPO / "report", root / "report")
     (root / "workflow_scripts").mkdir()
     for script in (REPO / "workflow_scripts").glob("*.py"):
-        if script.name in ("make_table.py", "draw_figure.py", "findings.py"):
+        if script.name in ("make_table.py", "make_table_part.py", "draw_figure.py", "findings.py"):
             shutil.copy2(script, root / "workflow_scripts" / script.name)
     shutil.copy2(REPO / "environment.yml", root / "environment.yml")
     (root / "Snakefile").write_text(

@@ -10,6 +10,7 @@ import polars as pl
 
 from helpers.synthetic_tables import synthetic_units
 from helpers.table_samples import TABLE_BUILDERS, realistic
+from saltbench.analysis import label_noise_cells
 from saltbench.config import MetricsConfig
 from saltbench.core.contracts import ARTIFACTS, INTERVENTION_COLUMNS, TABLES
 from saltbench.inference import GenerationRecord, TokenScores, records_to_frame
@@ -144,6 +145,9 @@ SAMPLES = {
     "interventions": interventions,
     "train_log": train_log,
     **{artifact.name: _table(name) for name, artifact in TABLES.items()},
+    "table_part.label_noise": lambda: label_noise_cells(
+        realistic().units, epsilons=(0.0, 0.2), n_replicates=2
+    ),
 }
 """A builder for every artifact kind (each analysis table built by its function: tests/table_samples.py)."""
 

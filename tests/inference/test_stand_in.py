@@ -31,6 +31,7 @@ def test_every_paper_model_has_a_simulated_stand_in_with_its_reasoning_and_pair(
         params = spec.source.parameters
         assert params.reasoning_rate == (1.0 if spec.reasoning else 0.0)
         assert params.reasoning_tokens == (500 if spec.reasoning else 200)
+        assert params.shape_rates == {"insertion": 0.1, "deletion": 0.1, "reorder": 0.1}
     seeds = {spec.source.parameters.seed for spec in specs.values()}
     assert len(seeds) == len(specs)
     first, last = specs[config["models"][0]], specs[config["models"][-1]]

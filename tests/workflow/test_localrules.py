@@ -22,7 +22,7 @@ COMPUTE_RULES = {
     "table_reliability",
     "table_rejection",
     "table_reasoning_tradeoff",
-    "table_label_noise",
+    "table_label_noise_part",
     "import_generations",
 }
 """Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study

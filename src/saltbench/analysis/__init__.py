@@ -52,11 +52,14 @@ from ._interventions import (
     separated,
 )
 from ._label_noise import (
+    LABEL_NOISE_CELLS_SCHEMA,
     LABEL_NOISE_SCHEMA,
     NOISE_MODES,
     expected_auroc,
     flip_labels,
+    label_noise_cells,
     label_noise_sensitivity,
+    label_noise_summary,
 )
 from ._leaderboard import accuracy_by_task, leaderboard, select_metric
 from ._pairs import Comparison, ModelPair, base_model, comparisons, model_pairs
@@ -86,6 +89,7 @@ __all__ = [
     "FINDINGS_TABLES",
     "GRANULARITIES",
     "INTERVENTIONS_SCHEMA",
+    "LABEL_NOISE_CELLS_SCHEMA",
     "LABEL_NOISE_SCHEMA",
     "METRICS_SCHEMA",
     "NOISE_MODES",
@@ -119,7 +123,9 @@ __all__ = [
     "findings_markdown",
     "fit_intervention_effects",
     "flip_labels",
+    "label_noise_cells",
     "label_noise_sensitivity",
+    "label_noise_summary",
     "separated",
     "granularity_table",
     "granularity_deltas",

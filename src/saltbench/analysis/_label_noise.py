@@ -13,7 +13,9 @@ score are corrupted and the metrics recomputed:
 Metrics: ECE (the function's own probability when it is one, else the z-score sigmoid of its score; 15
 equal-width bins), pooled AUROC, AUROC per response, PRR. Each replicate resamples the cell's responses
 with replacement and draws new noise; the table reports the mean over cells of the per-cell mean, and a
-percentile band over replicates of the mean over cells.
+percentile band over replicates of the mean over cells. A cell's draws are seeded by the run's seed and the
+cell's names, so the table is the same whether its cells are computed in one job or one job per model
+(:func:`label_noise_cells`, then :func:`label_noise_summary`).
 
 Analytic expectation under ``uniform`` noise (continuous scores, many units). Let :math:`\pi` be the share
 of correct units and :math:`A` the noise-free AUROC. A unit labelled correct after noise is truly correct
@@ -32,15 +34,16 @@ points. Both are tested against simulation.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import numpy as np
 import polars as pl
 
 from saltbench.calibration import zscore_sigmoid
 from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.core.contracts import LABEL_NOISE_TABLE, confidence_column
+from saltbench.core.contracts import LABEL_NOISE_CELLS, LABEL_NOISE_TABLE, confidence_column
 from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
 from saltbench.metrics import auroc, auroc_per_response, ece, prr
 
@@ -55,6 +58,12 @@ LABEL_NOISE_SCHEMA: Mapping[str, pl.DataType] = LABEL_NOISE_TABLE.columns
 ``expected``: the analytic value under uniform noise (AUROC and PRR; else NaN), computed in every
 replicate from its noise-free AUROC and share of correct units and averaged exactly like ``value`` — so
 at ε = 0 it equals ``value``."""
+
+LABEL_NOISE_CELLS_SCHEMA: Mapping[str, pl.DataType] = LABEL_NOISE_CELLS.columns
+"""Columns of the per-model part of the label-noise table
+(:data:`saltbench.core.contracts.LABEL_NOISE_CELLS`): one row per (model, style, task, granularity) cell,
+mode, epsilon and replicate, with the cell's units, each :data:`NOISE_METRICS` value and the analytic AUROC
+``expected``."""
 
 
 def expected_auroc(auroc_clean: float, share_correct: float, epsilon: float) -> float:
@@ -291,6 +300,92 @@ def _sorted_table(records: list[dict[str, object]]) -> pl.DataFrame:
     )
 
 
+def _cell_seed(seed: int, key: Sequence[object]) -> list[int]:
+    """The seed of one (model, style, task, granularity) cell: ``seed`` and a hash of the cell's names, so a
+    cell draws the same resamples and noise whichever other cells (models) the table is computed with."""
+    digest = hashlib.sha256("\x00".join(map(str, key)).encode("utf-8")).digest()
+    return [seed, int.from_bytes(digest[:8], "little")]
+
+
+def label_noise_cells(
+    units: pl.DataFrame | Iterable[pl.DataFrame],
+    *,
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
+    granularities: Sequence[str] = GRANULARITIES,
+    epsilons: Sequence[float] = (0.0, 0.05, 0.1, 0.2, 0.3),
+    modes: Sequence[NoiseMode] = NOISE_MODES,
+    n_replicates: int = 20,
+    n_bins: int = 15,
+    seed: int = 0,
+) -> pl.DataFrame:
+    """Every replicate of every cell (:data:`LABEL_NOISE_CELLS_SCHEMA`): the per-model half of
+    :func:`label_noise_sensitivity` (same arguments; its module docstring for the procedure), which
+    :func:`label_noise_summary` turns into the table. A cell's draws follow from ``seed`` and its names only
+    (:func:`_cell_seed`), so the cells of one model are the same computed alone or with every other model."""
+    _check_noise_arguments(confidence, epsilons, modes, n_replicates)
+    column = confidence_column(flavour, confidence)
+    frames = [units] if isinstance(units, pl.DataFrame) else list(units)
+    keys: list[tuple[object, ...]] = []
+    blocks: list[np.ndarray] = []
+    for granularity, group in _scored_cells(frames, column, granularities):
+        names = group.select("model", "style", "task").row(0)
+        cell_seed = _cell_seed(seed, (*names, granularity))
+        cell_units = _cell_units(group, column, confidence)
+        replicates = _resample_responses(cell_units, n_replicates, np.random.default_rng(cell_seed))
+        for mode in modes:
+            noise_rng = np.random.default_rng([*cell_seed, 1 + NOISE_MODES.index(mode)])
+            for epsilon in epsilons:
+                keys.append((*map(str, names), granularity, mode, float(epsilon), group.height))
+                blocks.append(_noisy_metrics(cell_units, replicates, epsilon, mode, n_bins, noise_rng))
+    return _cells_frame(keys, blocks, n_replicates)
+
+
+def _cells_frame(keys: list[tuple[object, ...]], blocks: list[np.ndarray], n_replicates: int) -> pl.DataFrame:
+    """The rows of :data:`LABEL_NOISE_CELLS_SCHEMA`: each key repeated over its block's replicates."""
+    if not blocks:
+        return pl.DataFrame(schema=dict(LABEL_NOISE_CELLS_SCHEMA))
+    names = ("model", "style", "task", "granularity", "mode", "epsilon", "n_units")
+    values = np.concatenate(blocks)
+    frame = pl.DataFrame(
+        {
+            **{name: np.repeat([key[i] for key in keys], n_replicates) for i, name in enumerate(names)},
+            "replicate": np.tile(np.arange(n_replicates), len(keys)),
+            **{name: values[:, i] for i, name in enumerate((*NOISE_METRICS, "expected"))},
+        }
+    )
+    return frame.select(pl.col(c).cast(t) for c, t in LABEL_NOISE_CELLS_SCHEMA.items())
+
+
+def label_noise_summary(
+    cells: pl.DataFrame | Iterable[pl.DataFrame],
+    *,
+    alpha: float = 0.05,
+    confidence: str = "mean_probability",
+    flavour: str = "topk",
+) -> pl.DataFrame:
+    """The label-noise table (:data:`LABEL_NOISE_SCHEMA`) of the cells of :func:`label_noise_cells` (one
+    frame, or one per model in any order): per granularity, mode and epsilon, the mean over cells of each
+    replicate's metric, its mean over replicates and percentile band (``alpha``), the analytic expectation;
+    the cells are taken in the order of their names, so the table does not depend on how they were split."""
+    frames = [cells] if isinstance(cells, pl.DataFrame) else list(cells)
+    frame = pl.concat([f.select(list(LABEL_NOISE_CELLS_SCHEMA)) for f in frames]) if frames else None
+    if frame is None or frame.is_empty():
+        return _sorted_table([])
+    cell = ["model", "style", "task", "granularity"]
+    frame = frame.sort([*cell, "mode", "epsilon", "replicate"])
+    sizes = frame.unique(cell).group_by("granularity").agg(pl.col("n_units").sum())
+    n_units = {str(g): int(n) for g, n in sizes.iter_rows()}
+    n_replicates = frame["replicate"].n_unique()
+    values: dict[tuple[str, str, float], list[np.ndarray]] = {}
+    for (granularity, mode, epsilon), group in frame.group_by(
+        ["granularity", "mode", "epsilon"], maintain_order=True
+    ):
+        stack = group.select(*NOISE_METRICS, "expected").to_numpy().reshape(-1, n_replicates, _EXPECTED + 1)
+        values[(str(granularity), str(mode), cast(float, epsilon))] = list(stack)
+    return _sorted_table(_summary_records(values, n_units, alpha, confidence, flavour))
+
+
 def label_noise_sensitivity(
     units: pl.DataFrame | Iterable[pl.DataFrame],
     *,
@@ -304,7 +399,9 @@ def label_noise_sensitivity(
     alpha: float = 0.05,
     seed: int = 0,
 ) -> pl.DataFrame:
-    """The label-noise table (:data:`LABEL_NOISE_SCHEMA`; module docstring for the procedure).
+    """The label-noise table (:data:`LABEL_NOISE_SCHEMA`; module docstring for the procedure): the summary
+    (:func:`label_noise_summary`) of every cell's replicates (:func:`label_noise_cells`), which the workflow
+    computes one model per job (docs/architecture.md §4).
 
     Args:
         units: units tables (one frame or one per file): model, style, task, sample_id, granularity,
@@ -312,21 +409,17 @@ def label_noise_sensitivity(
         confidence, flavour: the confidence function whose scores are judged.
         granularities, epsilons, modes: the grid; every ``epsilon`` must lie in [0, 0.5].
         n_replicates: bootstrap-and-noise replicates per cell (>= 1).
-        n_bins, alpha, seed: ECE bins, band miscoverage, seed.
+        n_bins, alpha, seed: ECE bins, band miscoverage, seed (each cell's draws: :func:`_cell_seed`).
     """
-    _check_noise_arguments(confidence, epsilons, modes, n_replicates)
-    column = confidence_column(flavour, confidence)
-    frames = [units] if isinstance(units, pl.DataFrame) else list(units)
-    # values[(granularity, mode, epsilon)] -> list over cells of an array (n_replicates, n_metrics)
-    values: dict[tuple[str, str, float], list[np.ndarray]] = {}
-    n_units: dict[str, int] = {}
-    for cell, (granularity, group) in enumerate(_scored_cells(frames, column, granularities), start=1):
-        cell_units = _cell_units(group, column, confidence)
-        n_units[granularity] = n_units.get(granularity, 0) + group.height
-        replicates = _resample_responses(cell_units, n_replicates, np.random.default_rng([seed, cell]))
-        for mode in modes:
-            noise_rng = np.random.default_rng([seed, cell, 1 + NOISE_MODES.index(mode)])
-            for epsilon in epsilons:
-                metrics = _noisy_metrics(cell_units, replicates, epsilon, mode, n_bins, noise_rng)
-                values.setdefault((granularity, mode, epsilon), []).append(metrics)
-    return _sorted_table(_summary_records(values, n_units, alpha, confidence, flavour))
+    cells = label_noise_cells(
+        units,
+        confidence=confidence,
+        flavour=flavour,
+        granularities=granularities,
+        epsilons=epsilons,
+        modes=modes,
+        n_replicates=n_replicates,
+        n_bins=n_bins,
+        seed=seed,
+    )
+    return label_noise_summary(cells, alpha=alpha, confidence=confidence, flavour=flavour)

@@ -706,6 +706,28 @@ LABEL_NOISE_TABLE = _table(
 percentile band over replicates and the analytic expectation
 (:func:`saltbench.analysis.label_noise_sensitivity`)."""
 
+LABEL_NOISE_CELLS = Artifact(
+    "table_part.label_noise",
+    {
+        **{k: pl.String() for k in ("model", "style", "task", "granularity", "mode")},
+        "epsilon": pl.Float64(),
+        "n_units": pl.Int64(),
+        "replicate": pl.Int64(),
+        **{k: pl.Float64() for k in ("ece", "auroc_pooled", "auroc_per_response", "prr", "expected")},
+    },
+    checks=(
+        _KNOWN_GRANULARITY,
+        _check("epsilon is in [0, 0.5]", lambda: pl.col("epsilon").is_between(0.0, 0.5), "epsilon"),
+        *_at_least(0, "n_units", "replicate"),
+    ),
+)
+"""``results/tables/parts/label_noise/{model}.parquet``: one model's part of the ``label_noise`` table, every
+replicate of every (model, style, task, granularity) cell at each mode and ``epsilon``
+(:func:`saltbench.analysis.label_noise_cells`; merged by :func:`saltbench.analysis.label_noise_summary`)."""
+
+TABLE_PARTS: Mapping[str, Artifact] = {"label_noise": LABEL_NOISE_CELLS}
+"""The artifact of each table computed one job per model, by table name (docs/architecture.md §4)."""
+
 RELIABILITY_TABLE = _table(
     "reliability",
     {
@@ -904,7 +926,17 @@ called ``table.{name}``), in the paper's order; one per table the rules of :mod:
 write (checked there)."""
 
 ARTIFACTS: Mapping[str, Artifact] = {
-    a.name: a for a in (DATASET, GENERATIONS, UNITS, METRICS, INTERVENTIONS, TRAIN_LOG, *TABLES.values())
+    a.name: a
+    for a in (
+        DATASET,
+        GENERATIONS,
+        UNITS,
+        METRICS,
+        INTERVENTIONS,
+        TRAIN_LOG,
+        *TABLES.values(),
+        *TABLE_PARTS.values(),
+    )
 }
 """Every artifact kind, by name (the name is recorded in each file and checked when it is read back)."""
 

@@ -4,8 +4,11 @@ A :class:`TableRule` names a rule ``table_{name}``: the tables it writes (:class
 inputs (file sets of the run, other tables), its parameters (configuration keys: :data:`Option`), the
 function that computes its tables from a :class:`TableJob`, and its resources. rules/analysis.smk generates
 one rule per declaration (:func:`rule_inputs`, :func:`rule_params`); workflow_scripts/make_table.py runs it
-(:func:`run_table_job`). Standard library only at import: the Snakefile reads the declarations on every
-invocation, and a table's function imports what it needs when its job runs (docs/extending.md §6).
+(:func:`run_table_job`). A table whose work splits by model declares :class:`ModelParts`: one job per model
+(rule ``table_{name}_part``, workflow_scripts/make_table_part.py, :func:`run_table_part_job`) writes
+:func:`part_path`, and the table's own rule merges them (its input ``"parts"``). Standard library only at
+import: the Snakefile reads the declarations on every invocation, and a table's function imports what it
+needs when its job runs (docs/extending.md §6).
 
 >>> lookup = option_lookup({"metrics": {"ci_level": 0.9}}, {"models": ["a"]})
 >>> lookup("metrics.ci_level"), lookup("run.models")
@@ -86,6 +89,31 @@ class TableJob:
         return files[0]
 
 
+def part_path(table: str, model: str) -> str:
+    """The part of table ``table`` one model's job writes.
+
+    >>> part_path("label_noise", "{model}")
+    'results/tables/parts/label_noise/{model}.parquet'
+    """
+    return f"results/tables/parts/{table}/{model}.parquet"
+
+
+@dataclass(frozen=True)
+class ModelParts:
+    """The per-model half of a table (docs/architecture.md §4): rule ``table_{name}_part`` runs ``compute``
+    once per model of the run on that model's files of ``inputs`` (input name -> a per-model file set:
+    ``units``, ``metrics``) with the parameters ``params`` and writes :func:`part_path`, checked against
+    the table's part contract (:data:`saltbench.core.contracts.TABLE_PARTS`). The table's own rule gets
+    every model's part as its input ``"parts"`` and merges them; a part depends on its model's files only,
+    so a job's size follows one model's generations, not the roster's."""
+
+    compute: Callable[[TableJob], pl.DataFrame]
+    inputs: Mapping[str, str]
+    params: Mapping[str, Option] = field(default_factory=dict)
+    mem_mb: int = 4000
+    runtime: int = 15
+
+
 @dataclass(frozen=True)
 class TableRule:
     """Rule ``table_{name}``: ``compute`` turns its :class:`TableJob` into the table ``name`` (``formats``,
@@ -93,7 +121,8 @@ class TableRule:
 
     ``inputs``: input name -> file set (:class:`RuleInput` or its ``files``); ``params``: parameter name ->
     the configuration key it is read from (:data:`~saltbench.core.outputs.Option`), in the order the
-    provenance records them; ``local``: run on the submitting host under a cluster executor (light rules).
+    provenance records them; ``local``: run on the submitting host under a cluster executor (light rules);
+    ``parts``: the table is merged from one part per model (:class:`ModelParts`).
     """
 
     name: str
@@ -107,6 +136,7 @@ class TableRule:
     mem_mb: int = 4000
     runtime: int = 15
     local: bool = True
+    parts: ModelParts | None = None
 
     @property
     def outputs(self) -> tuple[TableOutput, ...]:
@@ -140,8 +170,9 @@ def rule_params(rule: TableRule, lookup: Callable[[str], Any]) -> dict[str, Any]
 
 
 def rule_inputs(rule: TableRule, files: Mapping[str, Any], lookup: Callable[[str], Any]) -> dict[str, Any]:
-    """The rule's named inputs: each file set from ``files`` (``table:NAME``: that table's Parquet file),
-    ``[]`` where its condition does not hold.
+    """The rule's named inputs: each file set from ``files`` (``table:NAME``: that table's Parquet file;
+    ``parts``: the part of every model of the run, :func:`part_path`), ``[]`` where its condition does not
+    hold.
 
     Raises:
         KeyError: an input names a file set ``files`` does not have.
@@ -151,6 +182,8 @@ def rule_inputs(rule: TableRule, files: Mapping[str, Any], lookup: Callable[[str
         spec = spec if isinstance(spec, RuleInput) else RuleInput(spec)
         if spec.when is not None and lookup(spec.when[0]) != spec.when[1]:
             out[name] = []
+        elif spec.files == "parts":
+            out[name] = [part_path(rule.name, model) for model in lookup("run.models")]
         elif spec.files.startswith("table:"):
             out[name] = f"results/tables/{spec.files.removeprefix('table:')}.parquet"
         elif spec.files in files:
@@ -160,13 +193,35 @@ def rule_inputs(rule: TableRule, files: Mapping[str, Any], lookup: Callable[[str
     return out
 
 
+def part_inputs(rule: TableRule, files: Mapping[str, Any]) -> dict[str, Any]:
+    """The named inputs of rule ``table_{name}_part``: each of its parts' per-model file sets from ``files``
+    (paths with a ``{model}`` wildcard).
+
+    Raises:
+        ValueError: the table has no parts. KeyError: a part input names a file set ``files`` does not have.
+    """
+    if rule.parts is None:
+        raise ValueError(f"table rule {rule.name!r} declares no per-model parts")
+    missing = sorted(set(rule.parts.inputs.values()) - set(files))
+    if missing:
+        raise KeyError(f"table rule {rule.name!r}: its parts name no per-model file set {missing}")
+    return {name: files[spec] for name, spec in rule.parts.inputs.items()}
+
+
+def part_params(rule: TableRule, lookup: Callable[[str], Any]) -> dict[str, Any]:
+    """The parameters of rule ``table_{name}_part`` (its parts' declared order), read with ``lookup``."""
+    if rule.parts is None:
+        raise ValueError(f"table rule {rule.name!r} declares no per-model parts")
+    return {name: option_value(option, lookup) for name, option in rule.parts.params.items()}
+
+
 def table_rule(rules: tuple[TableRule, ...], name: str) -> TableRule:
-    """The declaration of table rule ``name`` (``table_`` prefix allowed).
+    """The declaration of table rule ``name`` (``table_`` prefix and ``_part`` suffix allowed).
 
     Raises:
         KeyError: naming the declared rules.
     """
-    name = name.removeprefix("table_")
+    name = name.removeprefix("table_").removesuffix("_part")
     for rule in rules:
         if rule.name == name:
             return rule
@@ -213,18 +268,43 @@ def run_table_job(snakemake: Any, rules: tuple[TableRule, ...]) -> None:
         write_rule_tables(snakemake, frames[out.name], TABLES[out.name], prefix=out.prefix, **job.provenance)
 
 
+def run_table_part_job(snakemake: Any, rules: tuple[TableRule, ...]) -> None:
+    """Run one model's job of rule ``table_{name}_part``: the parts' function on the model's inputs, its
+    frame written to the rule's output ``parquet`` with the table's part contract and the rule's parameters
+    in its provenance."""
+    from saltbench.analysis import write_table_outputs
+    from saltbench.core.contracts import TABLE_PARTS
+    from saltbench.workflow.analysis_rules import rule_meta
+
+    rule = table_rule(rules, snakemake.rule)
+    if rule.parts is None or rule.name not in TABLE_PARTS:
+        raise KeyError(f"table rule {rule.name!r}: no per-model parts or no part contract in TABLE_PARTS")
+    inputs = {
+        name: (str(value),) if isinstance(value, str) else tuple(map(str, value))
+        for name, value in snakemake.input.items()
+    }
+    frame = rule.parts.compute(TableJob(inputs, SimpleNamespace(**dict(snakemake.params.items()))))
+    path = str(snakemake.output.parquet)
+    write_table_outputs(frame, {"parquet": path}, rule_meta(snakemake), TABLE_PARTS[rule.name])
+
+
 __all__ = [
     "DATA_ONLY",
     "PUBLISHED",
+    "ModelParts",
     "RuleInput",
     "TableFrames",
     "TableJob",
     "TableOutput",
     "TableRule",
     "option_lookup",
+    "part_inputs",
+    "part_params",
+    "part_path",
     "rule_inputs",
     "rule_params",
     "run_table_job",
+    "run_table_part_job",
     "table_frames",
     "table_rule",
 ]

@@ -17,12 +17,13 @@ that this module, read by the Snakefile, stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from saltbench.core.outputs import Derived, Needs, figure_files
 from saltbench.workflow.table_rules import (
     DATA_ONLY,
+    ModelParts,
     RuleInput,
     TableFrames,
     TableJob,
@@ -94,10 +95,17 @@ def _eligible_metrics(job: TableJob) -> pl.DataFrame:
 
 def _eligible_units(job: TableJob, columns: list[str]) -> Iterator[pl.DataFrame]:
     """The units files of input ``units`` (``columns``), one at a time, restricted to the eligible cells."""
-    from saltbench.analysis import eligible_units
     from saltbench.workflow.unit_files import iter_units
 
-    return eligible_units(iter_units(job.files("units"), columns), _eligibility(job))
+    return _eligible_cells_of(job, iter_units(job.files("units"), columns))
+
+
+def _eligible_cells_of(job: TableJob, frames: Iterable[pl.DataFrame]) -> Iterator[pl.DataFrame]:
+    """Each of ``frames`` (rows named by model, style, task and granularity) restricted to the eligible cells
+    of input ``eligibility``."""
+    from saltbench.analysis import eligible_units
+
+    return eligible_units(frames, _eligibility(job))
 
 
 def _metrics(job: TableJob) -> pl.DataFrame:
@@ -266,24 +274,37 @@ def rejection_curve_table(job: TableJob) -> pl.DataFrame:
     )
 
 
-def label_noise_table(job: TableJob) -> pl.DataFrame:
-    """:func:`saltbench.analysis.label_noise_sensitivity` of the default confidence function."""
-    from saltbench.analysis import label_noise_sensitivity
+def label_noise_part_table(job: TableJob) -> pl.DataFrame:
+    """One model's part of the label-noise table: :func:`saltbench.analysis.label_noise_cells` of its units
+    (the default confidence function), read file by file."""
+    from saltbench.analysis import label_noise_cells
     from saltbench.core.contracts import confidence_column
+    from saltbench.workflow.unit_files import iter_units
 
     p = job.params
     columns = [*_UNITS_KEYS, confidence_column(p.flavour, p.confidence)]
-    return label_noise_sensitivity(
-        _eligible_units(job, columns),
+    return label_noise_cells(
+        iter_units(job.files("units"), columns),
         confidence=p.confidence,
         flavour=p.flavour,
         granularities=p.granularities,
         epsilons=p.epsilons,
         n_replicates=p.n_replicates,
         n_bins=p.n_bins,
-        alpha=p.alpha,
         seed=p.seed,
     )
+
+
+def label_noise_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.label_noise_summary` of the eligible cells (docs/metrics.md §10) of every
+    model's part: the table :func:`saltbench.analysis.label_noise_sensitivity` makes of their units at once
+    (a part covers every cell of its model, so that it depends on its model's files only)."""
+    from saltbench.analysis import LABEL_NOISE_CELLS_SCHEMA, label_noise_summary, read_tables
+
+    p = job.params
+    cells = read_tables(job.files("parts"), LABEL_NOISE_CELLS_SCHEMA, "table_part.label_noise")
+    (eligible,) = _eligible_cells_of(job, [cells])
+    return label_noise_summary(eligible, alpha=p.alpha, confidence=p.confidence, flavour=p.flavour)
 
 
 def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFrame) -> SimulatedRun:
@@ -458,20 +479,27 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "label_noise",
         "How ECE, AUROC and PRR move when a seeded fraction of the correctness labels is flipped.",
         label_noise_table,
-        inputs={"units": "units", "eligibility": "table:eligibility"},
+        inputs={"parts": "parts", "eligibility": "table:eligibility"},
         params={
             "confidence": "metrics.default_confidence",
             "flavour": "analysis.flavour",
-            "granularities": "scoring.granularities",
-            "epsilons": "analysis.label_noise_epsilons",
-            "n_replicates": "analysis.label_noise_replicates",
-            "n_bins": "metrics.n_bins",
             "alpha": ALPHA,
-            "seed": "seed",
         },
-        mem_mb=8000,
-        runtime=60,
-        local=False,
+        parts=ModelParts(
+            label_noise_part_table,
+            inputs={"units": "units"},
+            params={
+                "confidence": "metrics.default_confidence",
+                "flavour": "analysis.flavour",
+                "granularities": "scoring.granularities",
+                "epsilons": "analysis.label_noise_epsilons",
+                "n_replicates": "analysis.label_noise_replicates",
+                "n_bins": "metrics.n_bins",
+                "seed": "seed",
+            },
+            mem_mb=8000,
+            runtime=60,
+        ),
     ),
     TableRule(
         "reliability",

@@ -16,8 +16,9 @@ distribution's (nats).
 **Answers.** The reference with each wrong atom replaced by :func:`wrong_atom`, between fence lines; in the
 ``cot`` style after two lines of working; for a share of responses after a ``<think>`` trace that quotes the
 fence (of a planted length, or never ending: :mod:`~saltbench.inference.simulated.thinking`), cut inside the
-answer (``finish_reason = length``) or without fences (parameters module). A budget shorter than the response
-cuts it too.
+answer (``finish_reason = length``) or without fences (parameters module); for a share of responses with
+an atom repeated, left out, or two lines swapped (:mod:`~saltbench.inference.simulated.shapes`). A budget
+shorter than the response cuts it too.
 
 **Interventions** (:meth:`SimulatedModel.force_and_continue`): the forced prefix is read back into atoms,
 compared with the reference, and the chain continues from it with those atoms' wrongness as its history, so
@@ -46,6 +47,7 @@ from saltbench.evaluation import decompose_clean, resolve_task
 from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.simulated.params import STRUCTURE_PROB, SimulationParams
+from saltbench.inference.simulated.shapes import draw_shapes, reshape
 from saltbench.inference.simulated.thinking import draw_trace_length, trace_text
 from saltbench.tasks import get_task
 from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
@@ -281,6 +283,23 @@ def answer_body(
     return out
 
 
+def shaped(body: _Segments, answer: Answer, params: SimulationParams, prompt: str) -> _Segments:
+    """``body`` with the answer shapes the parameters plant (:mod:`~saltbench.inference.simulated.shapes`),
+    drawn from the seed and the prompt apart from every other draw; ``body`` itself when every rate is 0."""
+    rates = params.shape_rates
+    if not any(rates.values()):
+        return body
+    rng = _rng(params.seed, "shapes", prompt)
+    shapes = draw_shapes(rates, rng)
+    if not shapes:
+        return body
+    rule = resolve_task(get_task(answer.task, answer.variant))
+    text, probs = reshape("".join(body.texts), np.concatenate(body.probs), rule, shapes, rng)
+    out = _Segments()
+    out.add(text, probs)
+    return out
+
+
 @dataclass(frozen=True)
 class Plan:
     """The planted draws of one response: which atoms are correct, their chosen-token probabilities, its
@@ -379,6 +398,7 @@ class SimulatedModel:
         before = len(text.build()[1])
         wrong = random.Random(plan.wrong_seed)
         body = answer_body(plan.answer, plan.correct, plan.probs, wrong, start=0, lines=plan.lines)
+        body = shaped(body, plan.answer, self.params, prompt)
         text.extend(body)
         if plan.shape != "no_fence":
             text.add("\n" + FENCE)

@@ -78,7 +78,9 @@ class SimulationParams(Block):
     ``reasoning_tokens`` tokens on average with standard deviation ``reasoning_tokens_sd``, counted as the
     scoring stage counts reasoning (``<think>`` through ``</think>``); ``reasoning_truncation_rate``: share of
     traces that never end, cut by the budget inside the thinking
-    (:mod:`~saltbench.inference.simulated.thinking`). ``seed``: every response is a function of the seed
+    (:mod:`~saltbench.inference.simulated.thinking`). ``insertion_rate``, ``deletion_rate``,
+    ``reorder_rate``: shares of responses whose answer repeats an atom, skips one, or swaps two neighbouring
+    lines (:mod:`~saltbench.inference.simulated.shapes`). ``seed``: every response is a function of the seed
     and its prompt (and forced prefix) only.
     """
 
@@ -113,6 +115,9 @@ class SimulationParams(Block):
         "Latent separation d_L of a line's score (null: one latent per atom). Set: every character of a line "
         "gets the probability of one score drawn per line, N(d_L x [line correct], 1).",
     )
+    insertion_rate: Rate = setting(0.0, "Share of responses with one atom written twice.")
+    deletion_rate: Rate = setting(0.0, "Share of responses with one atom left out.")
+    reorder_rate: Rate = setting(0.0, "Share of responses with two neighbouring lines (or atoms) swapped.")
 
     def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
@@ -125,6 +130,12 @@ class SimulationParams(Block):
             yield "truncation_rate + no_fence_rate exceed 1"
         if self.reasoning_tokens_sd > 0 and self.reasoning_tokens <= TRACE_TAGS:
             yield f"reasoning_tokens_sd > 0 needs reasoning_tokens above {TRACE_TAGS} (the two tags)"
+
+    @property
+    def shape_rates(self) -> dict[str, float]:
+        """The answer-shape rates by shape (``insertion``, ``deletion``, ``reorder``)."""
+        rates = (self.insertion_rate, self.deletion_rate, self.reorder_rate)
+        return dict(zip(("insertion", "deletion", "reorder"), rates, strict=True))
 
     def base_logit(self, task: str, style: str) -> float:
         """``logit(accuracy[task]) + style_shift``: the intercept of ``η`` (module docstring)."""

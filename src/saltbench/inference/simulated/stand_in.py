@@ -2,7 +2,10 @@
 
 :func:`stand_in_registry` gives every model of a configuration a simulated model under the same name, with
 the roster's reasoning flags and pairs (docs/simulation.md §6): a reasoning model writes a ``<think>``
-trace of ``reasoning_tokens`` tokens before every answer and has 5 % of its answers cut by the budget.
+trace of ``reasoning_tokens`` tokens before every answer and has 5 % of its answers cut by the budget; every
+stand-in repeats an atom in :data:`STAND_IN_SHAPES` ``insertion_rate`` of its answers, leaves one out in
+``deletion_rate`` and swaps two neighbouring lines in ``reorder_rate`` (drawn independently), so the scoring
+stage's alignment sees answers that do not match the reference one to one.
 Each stand-in's accuracy and separation are spread over the roster by its position in it, so tables and
 figures see models that differ. :func:`scaled_config` keeps a configuration's tasks, styles, models and
 intervention design and scales its sample counts by a fraction, so the analysis half can be measured at
@@ -18,6 +21,9 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+STAND_IN_SHAPES = {"insertion_rate": 0.1, "deletion_rate": 0.1, "reorder_rate": 0.1}
+"""Shares of a stand-in's answers with an atom repeated, one left out, two neighbouring lines (or atoms)
+swapped (:mod:`saltbench.inference.simulated.shapes`): about 27 % of answers get at least one."""
 STAND_IN_BUDGET = 32768
 """Every stand-in's ``max_new_tokens``: a character per token must not cut answers a real tokenizer fits."""
 
@@ -33,6 +39,7 @@ def stand_in_entry(
         "seed": seed,
         "accuracy": round(0.75 + 0.22 * position, 4),
         "separation": round(0.8 + 1.2 * position, 4),
+        **STAND_IN_SHAPES,
     }
     if reasoning:
         parameters |= {"reasoning_rate": 1.0, "reasoning_tokens": reasoning_tokens, "truncation_rate": 0.05}
@@ -122,4 +129,4 @@ def scaled_config(
     return out
 
 
-__all__ = ["STAND_IN_BUDGET", "scaled_config", "stand_in_entry", "stand_in_registry"]
+__all__ = ["STAND_IN_BUDGET", "STAND_IN_SHAPES", "scaled_config", "stand_in_entry", "stand_in_registry"]
