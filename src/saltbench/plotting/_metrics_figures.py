@@ -366,7 +366,7 @@ def _draw_auroc_panel(
                 min_units=min_units,
                 counted=counted,
             )
-    ax.set_ylim(floor, 1.0)
+    ax.set_ylim(floor, 1.04)  # room above 1.0 for a marker at a perfect AUROC and its label
     ax.set_xlim(-0.6, len(tasks) - 0.4)
     ax.set_xticks(range(len(tasks)), [label(task, TASK_LABELS) for task in tasks], rotation=30, ha="right")
     ax.grid(axis="x", visible=False)
