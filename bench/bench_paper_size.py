@@ -1,22 +1,27 @@
 """The analysis half of the paper study at a fraction of its size, from simulated generations.
 
-For each fraction (``--fractions 64 16 8``: 1/64, 1/16, 1/8), in a copy of the workflow under ``--workdir``:
+For each fraction (``--fractions 128 64 16``: 1/128, 1/64, 1/16) and model set (``--model-sets 2 4``), in
+a copy of the workflow under ``--workdir``:
 
 1. the paper configuration (``config/paper.yaml``) with its sample counts scaled and every model replaced by
-   a simulated stand-in of the same name (:mod:`saltbench.inference.simulated.stand_in`; reasoning models
-   write a ``--reasoning-tokens``-token trace before every answer);
+   a simulated stand-in of the same name (:mod:`saltbench.inference.simulated.stand_in`: reasoning models
+   write a ``--reasoning-tokens``-token trace before every answer; every stand-in repeats, drops or swaps
+   atoms and lines in a planted share of its answers, so the scoring stage aligns answers of other shapes);
 2. **inputs**: datasets, generations and intervention runs (``snakemake --until merge_interventions
    generate_model``), their disk measured;
-3. **analysis**: the rest of the default target (units, metrics, tables, figures, findings) on 2 cores, then
-   ``snakemake --report``.
+3. **analysis**: the rest of the default target (units, metrics, tables, figures, findings, explorer) on 2
+   cores, then ``snakemake --report``.
 
-Per stage it reports jobs, summed wall and CPU seconds, the longest job and the peak RSS of any job (from the
-rules' benchmark files; the report's from its process), and over the fractions the growth exponent of each
-stage's CPU time in the number of generations, and the full-size prediction scaled from the largest run
-(:func:`predict`; one run is enough, ``--report`` reads the runs of any earlier ``--out`` files, a stage
-that some of them lack included). Predicted wall time on ``c`` cores: the sum over stages of
-``max(cpu/c, longest job)``.
-Writes ``--out`` (JSON) and prints a Markdown table (docs/performance.md §5).
+Per stage it reports jobs, summed wall and CPU seconds, the longest job (and which), the peak RSS of any job
+(from the rules' benchmark files; the report's from its process) and the start-up every job pays (the
+stage's fastest job); a table's per-model parts (``table_{name}_part``) are the stage ``table_parts``. Over
+the runs: the growth exponent of each stage's CPU time in the number of generations, and the full-size
+prediction scaled from the largest run (:func:`predict`): CPU time, the longest job, the wall time on 2, 16
+and 64 cores (the sum over stages of ``max(cpu/c, longest job)``). The largest run with the most models also
+gives each aggregate job (a table over the whole roster, the findings page, the explorer) with its time and
+peak RSS (:func:`aggregate_markdown`). One run is enough; ``--report FILE…`` prints the tables again from
+earlier ``--out`` files (runs of several files mix, a stage that some lack included).
+Writes ``--out`` (JSON) and prints the Markdown tables of docs/performance.md §5.
 """
 
 from __future__ import annotations
@@ -95,36 +100,72 @@ def snakemake(root: Path, *args: str) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": cpu, "peak_rss_mib": peak}
 
 
-def _costs(files: list[Path]) -> dict[str, float]:
-    rows = pl.concat([pl.read_csv(f, separator="\t").select("s", "max_rss", "cpu_time") for f in files])
-    wall, cpu, longest, peak = rows.select(
+def _costs(files: list[Path], root: Path) -> dict[str, float | str]:
+    """Jobs, summed wall and CPU seconds, the longest job by wall and by CPU seconds (with its name: its
+    benchmark file under ``root``), peak RSS (MiB), and the start-up every job pays (``floor_s``,
+    ``floor_cpu_s``: the fastest job's, 0 for a stage of one job)."""
+    rows = pl.concat(
+        pl.read_csv(f, separator="\t").select("s", "max_rss", "cpu_time").head(1) for f in files
+    ).with_columns(pl.Series("job", [str(f.relative_to(root).with_suffix("")) for f in files]))
+    wall, cpu, longest, longest_cpu, peak, floor, floor_cpu = rows.select(
         pl.col("s").sum().alias("wall"),
         pl.col("cpu_time").sum(),
         pl.col("s").max().alias("longest"),
+        pl.col("cpu_time").max().alias("longest_cpu"),
         pl.col("max_rss").max(),
+        pl.col("s").min().alias("floor"),
+        pl.col("cpu_time").min().alias("floor_cpu"),
     ).row(0)
+    single = len(files) == 1
     return {
         "jobs": len(files),
         "wall_s": float(wall),
         "cpu_s": float(cpu),
         "longest_s": float(longest),
+        "longest_job": str(rows.sort("s", descending=True)["job"][0]),
+        "longest_cpu_s": float(longest_cpu),
+        "longest_cpu_job": str(rows.sort("cpu_time", descending=True)["job"][0]),
         "peak_rss_mib": float(peak),
+        "floor_s": 0.0 if single else float(floor),
+        "floor_cpu_s": 0.0 if single else float(floor_cpu),
     }
 
 
-def stage_costs(root: Path) -> dict[str, dict[str, float]]:
-    """Per analysis stage: jobs, summed wall and CPU seconds, the longest job, the peak RSS (MiB); the
-    findings page (a table rule's benchmark) and the explorer on their own."""
+def stage_costs(root: Path) -> dict[str, dict[str, float | str]]:
+    """Per analysis stage: :func:`_costs` of its jobs; a table's per-model parts (``benchmarks/tables/
+    {name}_part/``) as the stage ``table_parts``, the findings page and the explorer on their own."""
     benchmarks = root / "benchmarks"
     findings = benchmarks / "tables/findings.tsv"
     out = {}
     for folder, stage in STAGES.items():
         files = [f for f in sorted((benchmarks / folder).rglob("*.tsv")) if f != findings]
+        if folder == "tables":
+            parts = [f for f in files if f.parent.name.endswith("_part")]
+            files = [f for f in files if f not in parts]
+            if parts:
+                out["table_parts"] = _costs(parts, benchmarks)
         if files:
-            out[stage] = _costs(files)
+            out[stage] = _costs(files, benchmarks)
     for stage, path in (("findings", findings), ("explorer", benchmarks / "explorer.tsv")):
         if path.is_file():
-            out[stage] = _costs([path])
+            out[stage] = _costs([path], benchmarks)
+    return out
+
+
+def aggregate_jobs(root: Path) -> dict[str, dict[str, float]]:
+    """Every aggregate job of the analysis half (a table that reads the whole roster, the findings page, the
+    explorer): its wall and CPU seconds and peak RSS (MiB), by benchmark name."""
+    benchmarks = root / "benchmarks"
+    files = [f for f in sorted((benchmarks / "tables").glob("*.tsv"))] + [benchmarks / "explorer.tsv"]
+    out = {}
+    for f in files:
+        if f.is_file():
+            s, rss, cpu = pl.read_csv(f, separator="\t").select("s", "max_rss", "cpu_time").row(0)
+            out[str(f.relative_to(benchmarks).with_suffix(""))] = {
+                "wall_s": float(s),
+                "cpu_s": float(cpu),
+                "peak_rss_mib": float(rss),
+            }
     return out
 
 
@@ -146,12 +187,15 @@ def measure(root: Path, label: str, fraction: float, models: list[str] | None, r
     )
     analysis = snakemake(root, "--configfile", "config/scaled.yaml")
     report = snakemake(root, "--report", "results/report.html", "--configfile", "config/scaled.yaml")
-    stages = stage_costs(root)
+    stages: dict = stage_costs(root)
     stages["report"] = {
         "jobs": 1,
         "wall_s": report["wall_s"],
         "cpu_s": report["cpu_s"],
         "longest_s": report["wall_s"],
+        "longest_job": "report",
+        "longest_cpu_s": report["cpu_s"],
+        "longest_cpu_job": "report",
         "peak_rss_mib": report["peak_rss_mib"],
     }
     tokens = pl.scan_parquet(str(root / "data/generations/**/*.parquet")).select(
@@ -165,6 +209,7 @@ def measure(root: Path, label: str, fraction: float, models: list[str] | None, r
         "inputs": inputs,
         "analysis": analysis,
         "stages": stages,
+        "aggregate_jobs": aggregate_jobs(root),
         "disk_mib": {
             name: disk_mib(root / name)
             for name in ("data/generations", "data/interventions", "data/units", "results")
@@ -172,24 +217,48 @@ def measure(root: Path, label: str, fraction: float, models: list[str] | None, r
     }
 
 
-SCALED = ("score_units", "compute_metrics", "tables", "explorer")
+SCALED = ("score_units", "compute_metrics", "table_parts", "tables", "explorer")
 """Stages whose cost follows the generations (units and their tables); figures, the findings page and the
 report read tables whose rows follow the models and cells, which a 1/N-of-the-samples run already has."""
 
 
-PER_MODEL = ("score_units", "compute_metrics")
+PER_MODEL = ("score_units", "compute_metrics", "table_parts")
 """Stages of one job per (model, style): a job's input follows its model's samples, not the roster."""
 
 
-def predict(runs: list[dict], full: int, full_models: int, cores: tuple[int, ...] = (2, 16)) -> dict:
+def _longest(cost: dict) -> tuple[float, float, str]:
+    """The longest job of a stage, its start-up and its name: by CPU seconds where the run recorded them (a
+    job with a core of its own takes about its CPU time; on a shared machine its wall time is mostly the
+    wait), else by wall seconds."""
+    if "longest_cpu_s" in cost:
+        return cost["longest_cpu_s"], cost.get("floor_cpu_s", 0.0), cost["longest_cpu_job"]
+    return cost["longest_s"], cost.get("floor_s", 0.0), cost.get("longest_job", "")
+
+
+def _scaled_stage(cost: dict, scale: float, job_scale: float, jobs_scale: float) -> dict:
+    """A stage of :data:`SCALED` at full size: each job a start-up (the stage's fastest job's CPU seconds)
+    plus a part that grows with its input — the longest job's (:func:`_longest`) by ``job_scale``, the CPU
+    time's by ``scale`` — over ``jobs × jobs_scale`` jobs."""
+    longest, floor, name = _longest(cost)
+    startup = cost["jobs"] * cost.get("floor_cpu_s", 0.0)
+    return {
+        "cpu_s": startup * jobs_scale + (cost["cpu_s"] - startup) * scale,
+        "longest_s": floor + (longest - floor) * job_scale,
+        "longest_job": name,
+    }
+
+
+def predict(runs: list[dict], full: int, full_models: int, cores: tuple[int, ...] = (2, 16, 64)) -> dict:
     """The full-size prediction from one run or more (sorted by generations; the largest is scaled).
 
-    A stage of :data:`SCALED`: the largest run's CPU time times ``full / generations``; its longest job times
-    the growth of one job's input — the samples per model (``full / full_models`` over the run's
-    ``generations / models``) for a stage of :data:`PER_MODEL` (1 for a model-subset run, which answers every
-    sample), ``full / generations`` for an aggregate one. Any other stage: the most any run measured. Peak
-    RSS: the most any run measured. The growth exponent of a stage's CPU time in the generations: between the
-    largest run and the largest smaller one that measured the stage (none with one run)."""
+    A stage of :data:`SCALED` (:func:`_scaled_stage`): the start-up of each job stays, the rest grows — the
+    CPU time by ``full / generations``; the longest job by the growth of one job's input: the samples per
+    model (``full / full_models`` over the run's ``generations / models``) for a stage of :data:`PER_MODEL`
+    (1 for a model-subset run, which answers every sample), ``full / generations`` for an aggregate one;
+    a per-model stage has ``full_models / models`` times the run's jobs. Any other stage: the most any run
+    measured. Peak RSS: the most any run measured. The growth exponent of a stage's CPU time in the
+    generations: between the largest run and the largest smaller one that measured the stage (none with one
+    run). Wall time on ``c`` cores: the sum over stages of ``max(cpu / c, longest job)``."""
     large = runs[-1]
     scale = full / large["generations"]
     per_model = (full / full_models) / (large["generations"] / large["models"])
@@ -200,10 +269,12 @@ def predict(runs: list[dict], full: int, full_models: int, cores: tuple[int, ...
             (m["peak_rss_mib"] for m in measured if not math.isnan(m["peak_rss_mib"])), default=math.nan
         )
         if stage in SCALED:
-            job_scale = per_model if stage in PER_MODEL else scale
-            row = {"cpu_s": cost["cpu_s"] * scale, "longest_s": cost["longest_s"] * job_scale}
+            own = stage in PER_MODEL
+            jobs_scale = full_models / large["models"] if own else 1.0
+            row = _scaled_stage(cost, scale, per_model if own else scale, jobs_scale)
         else:
-            row = {key: max(m[key] for m in measured) for key in ("cpu_s", "longest_s")}
+            longest, _, name = max(_longest(m) for m in measured)
+            row = {"cpu_s": max(m["cpu_s"] for m in measured), "longest_s": longest, "longest_job": name}
         row["peak_rss_mib"] = peak
         smaller = [r for r in runs if r["generations"] < large["generations"] and stage in r["stages"]]
         before = smaller[-1]["stages"][stage]["cpu_s"] if smaller else 0.0
@@ -218,12 +289,14 @@ def predict(runs: list[dict], full: int, full_models: int, cores: tuple[int, ...
 
 
 def markdown(runs: list[dict], prediction: dict, full: int) -> str:
-    """The table of docs/performance.md §5."""
+    """The table of docs/performance.md §5: per stage, each run's CPU seconds (peak RSS), the growth
+    exponent, the full-size CPU seconds, the longest job and the stage's wall time on 16 and 64 cores."""
     stages = list(runs[-1]["stages"])
     head = " | ".join(f"{r['label']} ({r['generations']:,} gen.)" for r in runs)
     lines = [
-        f"| stage: CPU s (peak RSS MiB) | {head} | exponent | full size ({full:,}) |",
-        "|---" * (len(runs) + 3) + "|",
+        f"| stage: CPU s (peak RSS MiB) | {head} | exponent | full size ({full:,}) "
+        "| longest job at full size, s | 16 cores, s | 64 cores, s |",
+        "|---" * (len(runs) + 6) + "|",
     ]
     for stage in stages:
         cells = [
@@ -234,13 +307,55 @@ def markdown(runs: list[dict], prediction: dict, full: int) -> str:
         ]
         p = prediction["stages"][stage]
         exponent = p.get("cpu_s_exponent", float("nan"))
+        walls = " | ".join(f"{max(p['cpu_s'] / c, p['longest_s']):.0f}" for c in (16, 64))
         lines.append(
-            f"| {stage} | {' | '.join(cells)} | {exponent:.2f} | {p['cpu_s']:.0f} ({p['peak_rss_mib']:.0f}) |"
+            f"| {stage} | {' | '.join(cells)} | {exponent:.2f} | {p['cpu_s']:.0f} ({p['peak_rss_mib']:.0f}) "
+            f"| {p['longest_s']:.0f} (`{p['longest_job'] or stage}`) | {walls} |"
         )
     walls = " | ".join(f"{r['analysis']['wall_s'] + r['stages']['report']['wall_s']:.0f}" for r in runs)
-    lines.append(f"| analysis wall s, 2 cores | {walls} | | {prediction['wall_s_2_cores']:.0f} |")
-    lines.append(f"| predicted wall s, 16 cores | | | | {prediction['wall_s_16_cores']:.0f} |")
+    blank = " |" * 3
+    lines.append(f"| analysis wall s, 2 cores | {walls} | | {prediction['wall_s_2_cores']:.0f} |{blank}")
+    cores = " | ".join(f"{prediction[f'wall_s_{c}_cores']:.0f}" for c in (16, 64))
+    lines.append(f"| predicted wall s, 16 and 64 cores |{' |' * len(runs)} | | | {cores} |")
     return "\n".join(lines)
+
+
+def aggregate_markdown(run: dict, full: int, top: int = 8) -> str:
+    """The ``top`` longest aggregate jobs of ``run`` (:func:`aggregate_jobs`) by CPU seconds: wall and CPU
+    seconds, peak RSS, and the time at full size as :func:`predict` scales its stage's longest job (the
+    part above the stage's start-up times ``full / generations``; the findings page as measured)."""
+    jobs = run.get("aggregate_jobs", {})
+    if not jobs:
+        return ""
+    scale = full / run["generations"]
+    lines = [
+        f"| aggregate job ({run['label']}, {run['models']} models) | wall s | CPU s | peak RSS MiB "
+        f"| full size, s |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, j in sorted(jobs.items(), key=lambda kv: -kv[1]["cpu_s"])[:top]:
+        stage = "explorer" if name == "explorer" else "tables"
+        floor = run["stages"].get(stage, {}).get("floor_cpu_s", 0.0)
+        at_full = j["cpu_s"] if name == "tables/findings" else floor + (j["cpu_s"] - floor) * scale
+        lines.append(
+            f"| `{name}` | {j['wall_s']:.1f} | {j['cpu_s']:.1f} | {j['peak_rss_mib']:.0f} | {at_full:.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def reread(out: Path, folders: list[Path]) -> None:
+    """Read the benchmark files of kept runs (``--keep``) again into ``out``'s runs, in the order of its
+    runs: the stages and aggregate jobs as this version of the script reads them (the report's, measured
+    from its process, kept)."""
+    data = json.loads(out.read_text(encoding="utf-8"))
+    if len(folders) != len(data["runs"]):
+        raise SystemExit(f"--reread: {len(folders)} folders for the {len(data['runs'])} runs of {out}")
+    for run, folder in zip(data["runs"], folders, strict=True):
+        report = run["stages"]["report"]
+        run["stages"] = {**stage_costs(folder), "report": {**report, "longest_cpu_s": report["cpu_s"]}}
+        run["stages"]["report"].setdefault("longest_cpu_job", "report")
+        run["aggregate_jobs"] = aggregate_jobs(folder)
+    out.write_text(json.dumps(data, indent=1), encoding="utf-8")
 
 
 def main() -> None:
@@ -261,7 +376,13 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("paper_size.json"))
     parser.add_argument("--keep", action="store_true", help="keep each fraction's folder")
     parser.add_argument("--report", type=Path, nargs="*", help="only print the table of earlier --out files")
+    parser.add_argument(
+        "--reread", type=Path, nargs="*", help="kept run folders: read their benchmarks into --out again"
+    )
     args = parser.parse_args()
+    if args.reread:
+        reread(args.out, args.reread)
+        args.report = [args.out]
     paper = yaml.safe_load((REPO / "config/paper.yaml").read_text(encoding="utf-8"))
     roster = len(paper["models"])
     full = roster * len(paper["prompt_styles"]) * sum(paper["datasets"]["n_samples"].values())
@@ -269,6 +390,7 @@ def main() -> None:
         runs = [run for path in args.report for run in json.loads(path.read_text())["runs"]]
         runs.sort(key=lambda run: run["generations"])
         print(markdown(runs, predict(runs, full, roster), full))
+        print("\n" + aggregate_markdown(max(runs, key=lambda r: (r["models"], r["generations"])), full))
         return
     sizes: list[tuple[str, float, list[str] | None]]
     sizes = [(f"1/{d} of the samples", 1 / d, None) for d in sorted(args.fractions, reverse=True)]
@@ -285,6 +407,7 @@ def main() -> None:
     prediction = predict(runs, full, roster)
     args.out.write_text(json.dumps({"runs": runs, "full": full, "prediction": prediction}, indent=1))
     print(markdown(runs, prediction, full))
+    print("\n" + aggregate_markdown(max(runs, key=lambda r: (r["models"], r["generations"])), full))
 
 
 if __name__ == "__main__":

@@ -226,7 +226,12 @@ def test_paper_size_report(
         "wall_s": 4.0,
         "cpu_s": 2.0,
         "longest_s": 4.0,
+        "longest_job": "units/m",
+        "longest_cpu_s": 2.0,
+        "longest_cpu_job": "units/m",
         "peak_rss_mib": 100.0,
+        "floor_s": 0.0,  # one job: no start-up set apart
+        "floor_cpu_s": 0.0,
     }
     (tmp_path / "runs.json").write_text(json.dumps({"runs": runs}))
     assert run_script(["bench_paper_size.py", "--report", str(tmp_path / "runs.json")], monkeypatch) == 0
@@ -258,3 +263,46 @@ def test_paper_size_prediction_scales_a_per_model_job_by_its_models_samples(
     assert out["stages"]["score_units"]["cpu_s"] == pytest.approx(8.0 * 5900 / 400)
     fraction = {**subset, "generations": 590, "models": 59}  # a tenth of every model's samples
     assert predict([fraction], full=5900, full_models=59)["stages"]["score_units"]["longest_s"] == 20.0
+
+
+def test_paper_size_prediction_keeps_each_jobs_start_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job's start-up (its stage's fastest job) does not grow with the samples: only the rest is scaled;
+    a model-subset run's per-model stage has the roster's jobs, each with its start-up."""
+    monkeypatch.syspath_prepend(str(BENCH))
+    predict = runpy.run_path(str(BENCH / "bench_paper_size.py"))["predict"]
+    cost = {
+        "jobs": 4,
+        "cpu_s": 8.0,
+        "longest_s": 2.0,
+        "peak_rss_mib": 1.0,
+        "floor_s": 1.0,
+        "floor_cpu_s": 1.0,
+    }
+    fraction = {
+        "generations": 590,
+        "models": 59,
+        "stages": {"table_parts": cost, "tables": cost},
+        "disk_mib": {},
+    }
+    out = predict([fraction], full=5900, full_models=59)["stages"]
+    assert out["table_parts"] == out["tables"]
+    assert out["tables"]["longest_s"] == pytest.approx(1 + 1 * 10) and out["tables"][
+        "cpu_s"
+    ] == pytest.approx(4 + 4 * 10)
+    subset = {**fraction, "generations": 400, "models": 4}
+    out = predict([subset], full=5900, full_models=59)["stages"]
+    assert out["table_parts"]["longest_s"] == 2.0 and out["table_parts"]["cpu_s"] == pytest.approx(
+        8 * 5900 / 400
+    )
+
+
+def test_the_paper_size_tables_of_the_docs_are_what_the_script_prints(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/performance.md §5 states the tables that bench_paper_size.py --report prints from the run it
+    describes (its --out files, bench/paper_size*.json), character for character."""
+    outs = [str(BENCH / "paper_size.json"), str(BENCH / "paper_size_2_models.json")]
+    assert run_script(["bench_paper_size.py", "--report", *outs], monkeypatch) == 0
+    tables = [t.strip() for t in capsys.readouterr().out.split("\n\n") if t.strip()]
+    page = (REPO / "docs/performance.md").read_text(encoding="utf-8")
+    assert len(tables) == 2 and all(table in page for table in tables)
