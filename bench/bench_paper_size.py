@@ -42,7 +42,13 @@ from _common import REPO, copy_workflow
 
 from saltbench.inference.simulated.stand_in import scaled_config, stand_in_registry
 
-STAGES = {"units": "score_units", "metrics": "compute_metrics", "tables": "tables", "figures": "figures"}
+STAGES = {
+    "units": "score_units",
+    "metrics": "compute_metrics",
+    "tables": "tables",
+    "figures": "figures",
+    "explorer_model": "explorer_model",
+}
 """Benchmark folders of the analysis half and the stage each is reported as."""
 MODEL_SETS = {
     2: ["qwen2.5-7b-instruct", "deepseek-r1-distill-qwen-7b"],
@@ -217,12 +223,12 @@ def measure(root: Path, label: str, fraction: float, models: list[str] | None, r
     }
 
 
-SCALED = ("score_units", "compute_metrics", "table_parts", "tables", "explorer")
+SCALED = ("score_units", "compute_metrics", "table_parts", "explorer_model", "tables", "explorer")
 """Stages whose cost follows the generations (units and their tables); figures, the findings page and the
 report read tables whose rows follow the models and cells, which a 1/N-of-the-samples run already has."""
 
 
-PER_MODEL = ("score_units", "compute_metrics", "table_parts")
+PER_MODEL = ("score_units", "compute_metrics", "table_parts", "explorer_model")
 """Stages of one job per (model, style): a job's input follows its model's samples, not the roster."""
 
 
