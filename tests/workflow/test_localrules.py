@@ -23,11 +23,12 @@ COMPUTE_RULES = {
     "table_rejection",
     "table_reasoning_tradeoff",
     "table_label_noise_part",
+    "explorer_model",
     "import_generations",
 }
 """Rules that load a model, train one, score or bootstrap a whole file, or scan every units file of the study
-(at paper scale, gigabytes), or serve a model, or read and validate a whole imported generations file: the
-ones a compute node is for."""
+(at paper scale, gigabytes), or read one model's generations and units for the explorer, or serve a model,
+or read and validate a whole imported generations file: the ones a compute node is for."""
 
 
 @pytest.mark.parametrize(
