@@ -306,15 +306,14 @@ def sample_vllm(
     progress: bool = True,
 ) -> list[list[GenerationRecord]]:
     """``settings.n`` draws per prompt (docs/generation.md §7): one request per prompt with
-    ``SamplingParams(n, seed=seeds[i], temperature, top_p)``, so its draws share the prompt's prefill; the
-    log-probabilities are the model's own (vLLM's default ``raw_logprobs``), as greedy's."""
+    ``SamplingParams(n, seed=seeds[i] mod 2**62, temperature, top_p)``, so its draws share the prompt's
+    prefill; the log-probabilities are the model's own (vLLM's default ``raw_logprobs``), as greedy's."""
     if len(seeds) != len(prompts):
         raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
 
     def drawn(index: int, budget: int) -> Any:
-        return sampling_params(
-            engine, max_tokens=budget, logprobs=top_k, draws=settings, seed=int(seeds[index])
-        )
+        seed = int(seeds[index]) % 2**62  # vLLM seeds completion j with seed + j: within int64
+        return sampling_params(engine, max_tokens=budget, logprobs=top_k, draws=settings, seed=seed)
 
     return _run_vllm(engine, prompts, drawn, settings.n, max_new_tokens, top_k, max_context, progress)
 
