@@ -195,6 +195,7 @@ else:
             "benchmarks/draws/{model}/{style}/{task}/shard-{shard}.tsv"
 
     use rule merge_generations as merge_draws with:
+        localrule: True
         input:
             unpack(draw_shards),
         output:
