@@ -109,6 +109,7 @@ rule all:
     input:
         expand("data/datasets/{task}.parquet", task=TASKS),
         expand("results/metrics/{model}/{style}/{task}.parquet", model=MODELS, style=STYLES, task=TASKS),
+        expand("data/draws/{model}/{style}/{task}.parquet", model=DRAW_MODELS, style=STYLES, task=TASKS),
         target_files(ENABLED_OUTPUTS),
         "results/findings.md",
         "results/explorer",

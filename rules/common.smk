@@ -56,11 +56,11 @@ def per_task(pattern):
     return expand(pattern, task=TASKS, allow_missing=True)
 
 
-def generation_shards(wildcards):
-    """The shard files of every task of one (model, style), named by task."""
+def generation_shards(wildcards, kind="generations"):
+    """The shard files of every task of one (model, style), named by task (``kind``: generations or draws)."""
     return {
         task: expand(
-            "data/generations/{model}/{style}/{task}/shard-{shard}.parquet",
+            f"data/{kind}/{{model}}/{{style}}/{{task}}/shard-{{shard}}.parquet",
             model=wildcards.model,
             style=wildcards.style,
             task=task,
@@ -68,6 +68,18 @@ def generation_shards(wildcards):
         )
         for task in TASKS
     }
+
+
+def draw_shards(wildcards):
+    """The draws shard files of every task of one (model, style), named by task."""
+    return generation_shards(wildcards, "draws")
+
+
+# The inference settings the greedy generation jobs read: all but inference.samples, which only the draws
+# jobs read, so that asking for draws (or changing them) never reruns or invalidates greedy generations.
+GREEDY_INFERENCE = {key: value for key, value in config["inference"].items() if key != "samples"}
+# models whose draws (inference.samples, docs/generation.md §7) the run asks for
+DRAW_MODELS = MODELS if SETTINGS.inference.samples.n > 0 else []
 
 
 def model_files(wildcards):

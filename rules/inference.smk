@@ -1,4 +1,6 @@
-"""Stage 2: generations with per-token log-probabilities, sharded and resumable.
+"""Stage 2: generations with per-token log-probabilities, sharded and resumable; with inference.samples.n > 0
+also the draws (sampled answers, data/draws/{model}/{style}/{task}.parquet: the same jobs on another artifact,
+docs/generation.md §7).
 
 ``inference.jobs: per_shard`` (the cluster layout): one ``generate_shard`` job per shard and one
 ``merge_generations`` job per (model, style). ``per_model`` (CPU runs, where a job's start-up and model load
@@ -76,7 +78,7 @@ if INFERENCE_JOBS == "per_model":
             simulation=simulation,
             model_path=model_path,
             backend=backend_of,
-            inference=config["inference"],
+            inference=GREEDY_INFERENCE,
             n_shots=config["datasets"]["n_shots"],
             max_samples=max_samples,
             tasks=TASKS,
@@ -101,6 +103,20 @@ if INFERENCE_JOBS == "per_model":
         script:
             "../workflow_scripts/generate_model.py"
 
+    use rule generate_model as generate_draws_model with:
+        output:
+            [f"data/draws/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
+        params:
+            inference=config["inference"],
+            draws=True,
+            seed=config["seed"],
+            shard_dir="data/draws/{model}/.shards",
+            request_cache="data/draws/{model}/.shards/requests",
+        log:
+            "logs/draws/{model}/generate.log",
+        benchmark:
+            "benchmarks/draws/{model}/generate.tsv"
+
 else:
 
     rule generate_shard:
@@ -119,7 +135,7 @@ else:
             simulation=simulation,
             model_path=model_path,
             backend=backend_of,
-            inference=config["inference"],
+            inference=GREEDY_INFERENCE,
             n_shots=config["datasets"]["n_shots"],
             max_samples=max_samples,
             # completed API requests (backends openai, vllm_server), kept until the shard is written
@@ -164,6 +180,32 @@ else:
             "../environment.yml"
         script:
             "../workflow_scripts/merge_generations.py"
+
+    use rule generate_shard as generate_draws_shard with:
+        output:
+            "data/draws/{model}/{style}/{task}/shard-{shard}.parquet",
+        params:
+            inference=config["inference"],
+            draws=True,
+            seed=config["seed"],
+            request_cache="data/draws/{model}/.requests/{style}/{task}/shard-{shard}",
+        log:
+            "logs/draws/{model}/{style}/{task}/shard-{shard}.log",
+        benchmark:
+            "benchmarks/draws/{model}/{style}/{task}/shard-{shard}.tsv"
+
+    use rule merge_generations as merge_draws with:
+        localrule: True
+        input:
+            unpack(draw_shards),
+        output:
+            per_task("data/draws/{model}/{style}/{task}.parquet"),
+        params:
+            draws=True,
+        log:
+            "logs/draws/{model}/{style}/merge.log",
+        benchmark:
+            "benchmarks/draws/{model}/{style}/merge.tsv"
 
 
 rule import_generations:

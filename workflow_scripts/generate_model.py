@@ -1,10 +1,12 @@
-"""Rule generate_model: every style, task and shard of one model from one model load (per_model jobs)."""
+"""Rules generate_model and generate_draws_model: every style, task and shard of one model from one model load
+(per_model jobs); the greedy generations, or with params.draws the draws (docs/generation.md §7)."""
 
 import torch
 
 from saltbench.config import InferenceConfig, resolve_block
 from saltbench.io import config_hash, inputs_key, model_files_key, provenance, read_table, write_table
 from saltbench.stages.generation import (
+    DrawRequest,
     ShardDirectory,
     ShardJob,
     answered_rows,
@@ -17,7 +19,7 @@ from saltbench.workflow.kept import keep_output, restore_output
 from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
 
 
-def write_generations(frames, outputs, todo, *, meta, keys, shard_size, log) -> None:
+def write_generations(frames, outputs, todo, *, meta, keys, shard_size, log, artifact) -> None:
     """Each finished (style, task) table with its provenance, kept apart as well: a copy survives Snakemake
     deleting the output when its group job fails (docs/reliability.md §2.3)."""
     for style, task in todo:
@@ -29,10 +31,10 @@ def write_generations(frames, outputs, todo, *, meta, keys, shard_size, log) -> 
             shards=n_shards(frame.height, shard_size),
             inputs_key=keys[(style, task)],
         )
-        write_table(frame, output, record, "generations")
+        write_table(frame, output, record, artifact)
         keep_output(output)
         counts = frame["finish_reason"].value_counts().to_dicts() if frame.height else []
-        log.info("wrote %d generations (%s) to %s", frame.height, counts, output)
+        log.info("wrote %d %s (%s) to %s", frame.height, artifact, counts, output)
 
 
 def main(snakemake) -> None:
@@ -47,13 +49,17 @@ def main(snakemake) -> None:
         task: answered_rows(read_table(path, "dataset"), params.max_samples)
         for task, path in zip(params.tasks, snakemake.input.datasets, strict=True)
     }
+    draws = DrawRequest.from_config(settings, params.seed) if params.get("draws") else None
+    artifact = "generations" if draws is None else "draws"
     meta = {
-        "stage": "generations",
+        "stage": artifact,
         "model": model_name,
         "model_source": repr(spec.source),
         "backend": params.backend,
         "config_hash": config_hash(dict(inference)),
     }
+    if draws is not None:
+        meta["draws_seed"] = draws.seed
     key = config_hash(
         {
             **meta,
@@ -71,9 +77,9 @@ def main(snakemake) -> None:
     todo = [
         (style, task)
         for (style, task), output in outputs.items()
-        if not restore_output(output, artifact="generations", inputs_key=keys[(style, task)])
+        if not restore_output(output, artifact=artifact, inputs_key=keys[(style, task)])
     ]
-    store = ShardDirectory(params.shard_dir, key, meta)
+    store = ShardDirectory(params.shard_dir, key, meta, artifact)
     if not todo:
         store.clear()
         return
@@ -105,8 +111,11 @@ def main(snakemake) -> None:
         group_prompts=settings.group_prompts,
         wanted=todo,
         max_error_share=settings.max_error_share,
+        draws=draws,
     )
-    write_generations(frames, outputs, todo, meta=meta, keys=keys, shard_size=size, log=log)
+    write_generations(
+        frames, outputs, todo, meta=meta, keys=keys, shard_size=size, log=log, artifact=artifact
+    )
     store.clear()
 
 

@@ -625,8 +625,11 @@ def test_schema_defaults_are_the_model_defaults():
         block = cls() if name != "datasets" else cls(source="generated")
         for field in dataclasses.fields(cls):
             sub = props[name]["properties"][field.name]
-            if field.metadata["kind"] == "default":
-                assert sub["default"] == config_schema.plain(getattr(block, field.name)), (name, field.name)
+            value = getattr(block, field.name)
+            if field.metadata["kind"] == "default" and config_schema.is_block(type(value)):
+                assert sub["default"] == {}, (name, field.name)  # a nested block: its keys' defaults
+            elif field.metadata["kind"] == "default":
+                assert sub["default"] == config_schema.plain(value), (name, field.name)
             else:
                 assert "default" not in sub, (name, field.name)
 
@@ -880,3 +883,60 @@ def test_an_imported_model_is_refused_in_the_interventions(default_cfg, tmp_path
         validate_config(default_cfg)
     default_cfg["interventions"]["enabled"] = False
     validate_config(default_cfg)
+
+
+def test_draws_are_refused_where_a_model_cannot_sample_with_a_seed(default_cfg, tmp_path, monkeypatch):
+    """``inference.samples.n > 0`` needs seeded sampling from every model of the run: an imported model and
+    a served API without ``n`` and ``seed`` are refused before any job, naming the key and the model."""
+    served = {"kind": "api", "base_url": "http://localhost:1/v1", "model": "m"}
+    entries = {
+        "mine": {"source": {"kind": "generations", "format": "jsonl", "path": "mine.jsonl"}},
+        "api-seeded": {"source": served, "backend": "openai"},
+        "api-unseeded": {"source": served, "backend": "openai", "backend_options": {"draws": "unseeded"}},
+        "api-none": {"source": served, "backend": "openai", "backend_options": {"draws": "none"}},
+    }
+    registry = tmp_path / "models.yaml"
+    registry.write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    default_cfg.update(model_registry=str(registry))
+    default_cfg["inference"]["max_samples"] = {}
+    default_cfg["training"]["enabled"] = False
+    default_cfg["interventions"]["enabled"] = False
+    default_cfg["inference"]["samples"] = {"n": 2}
+    expected = {
+        "mine": r"model 'mine' is imported .* has no draws",
+        "api-unseeded": r"model 'api-unseeded' on backend 'openai' samples without a seed",
+        "api-none": r"model 'api-none' on backend 'openai' cannot sample",
+    }
+    for name, message in expected.items():
+        default_cfg["models"] = [name]
+        with pytest.raises(ConfigError, match=rf"^inference\.samples: {message}"):
+            validate_config(default_cfg)
+    default_cfg["models"] = ["api-seeded"]
+    assert validate_config(default_cfg)["inference"]["samples"]["n"] == 2
+    default_cfg["models"] = ["api-none"]
+    default_cfg["inference"]["samples"] = {"n": 0}
+    validate_config(default_cfg)  # no draws asked: nothing to refuse
+
+
+@pytest.mark.parametrize(
+    ("samples", "message"),
+    [
+        ({"n": -1}, r"inference\.samples\.n: -1 is less than the minimum of 0"),
+        ({"n": 2, "temperature": 0}, r"inference\.samples\.temperature: 0 is less than or equal to"),
+        ({"n": 2, "top_p": 1.5}, r"inference\.samples\.top_p: 1\.5 is greater than the maximum of 1"),
+        ({"n": 2, "seeds": 3}, r"inference\.samples: unknown key\(s\) 'seeds'"),
+    ],
+)
+def test_a_bad_samples_block_is_named(default_cfg, samples, message):
+    default_cfg["inference"]["samples"] = samples
+    with pytest.raises(ConfigError, match=message):
+        validate_config(default_cfg, check_models=False)
+
+
+def test_every_built_in_backend_declares_seeded_draws():
+    from saltbench.inference.backends import builtin_backends, draw_support
+
+    assert {name: draw_support(name) for name in builtin_backends()} == dict.fromkeys(
+        builtin_backends(), "seeded"
+    )

@@ -133,6 +133,18 @@ def train_log() -> pl.DataFrame:
     )
 
 
+def draws() -> pl.DataFrame:
+    """Two draws of each dataset row (the draws table: docs/generation.md §7)."""
+    from saltbench.stages.generation import draws_frame
+
+    rng = np.random.default_rng(1)
+    rows = dataset()
+    records = [
+        [generation_record(rng, int(n), k=5) for n in rng.integers(3, 12, size=2)] for _ in range(rows.height)
+    ]
+    return draws_frame(records, generation_meta(rows))
+
+
 def _table(name: str) -> Callable[[], pl.DataFrame]:
     return lambda: TABLE_BUILDERS[name](realistic())
 
@@ -140,6 +152,7 @@ def _table(name: str) -> Callable[[], pl.DataFrame]:
 SAMPLES = {
     "dataset": dataset,
     "generations": generations,
+    "draws": draws,
     "units": units,
     "metrics": metrics,
     "interventions": interventions,

@@ -7,7 +7,8 @@ than the 20 asked for, so the client pads). ``faults`` is a list of what the nex
 consumed per request: ``"429"`` (with ``Retry-After: 0``), ``"500"``, ``"400"`` (a refusal), ``"reset"``
 (the connection closed without an answer), ``"truncated"`` (half a body), ``"stall"`` (an answer after
 ``stall_s``), ``"nologprobs"`` (a 200 without log-probabilities). Every request is counted and its
-``Authorization`` header kept.
+``Authorization`` header and body kept. A chat request with ``n`` gets ``n`` choices (the draws), but one
+under the fault ``"ignore_n"``.
 ``GET /health`` answers 200 while ``healthy`` is true (as vLLM's server does).
 """
 
@@ -44,6 +45,20 @@ def _answer(max_tokens: int) -> tuple[list[tuple[str, list[int]]], str]:
 
 
 def chat_response(body: dict[str, Any], *, logprobs: bool = True) -> dict[str, Any]:
+    """One choice, or with ``n`` that many (choice ``i`` cut ``i`` tokens shorter, ``seed`` mod 3 more)."""
+    n, shift = int(body.get("n") or 1), int(body.get("seed") or 0) % 3
+    if n > 1:
+        drawn = [
+            chat_response({**body, "n": 1, "max_tokens": int(body["max_tokens"]) - i - shift})
+            for i in range(n)
+        ]
+        choices = [{**r["choices"][0], "index": i} for i, r in enumerate(drawn)]
+        used = sum(r["usage"]["completion_tokens"] for r in drawn)
+        return {
+            **drawn[0],
+            "choices": choices[::-1],
+            "usage": {"prompt_tokens": 7, "completion_tokens": used},
+        }
     tokens, finish = _answer(int(body["max_tokens"]))
     content = []
     for i, (tok, raw) in enumerate(tokens):
@@ -107,6 +122,7 @@ class FakeOpenAI(LocalHTTPServer):
     def __init__(self, stall_s: float = 3.0) -> None:
         self.requests = 0
         self.auth: list[str] = []
+        self.bodies: list[dict[str, Any]] = []
         self.faults: list[str] = []
         self.stall_s = stall_s
         self.healthy = True
@@ -129,6 +145,7 @@ class FakeOpenAI(LocalHTTPServer):
                 with server._lock:
                     server.requests += 1
                     server.auth.append(self.headers.get("Authorization", ""))
+                    server.bodies.append(body)
                     fault = server.faults.pop(0) if server.faults else None
                 if fault == "reset":
                     self.close_connection = True
@@ -144,6 +161,8 @@ class FakeOpenAI(LocalHTTPServer):
                     self.end_headers()
                     self.wfile.write(payload)
                     return
+                if fault == "ignore_n":
+                    body = {**body, "n": 1}
                 if self.path.endswith("/chat/completions"):
                     answer = chat_response(body, logprobs=fault != "nologprobs")
                 else:

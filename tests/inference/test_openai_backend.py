@@ -237,3 +237,28 @@ def test_a_model_without_prompt_logprobs_cannot_teacher_force() -> None:
         NotImplementedError, match=r"need a completions endpoint with prompt log-probabilities"
     ):
         model.force_and_continue([1, 2], [([3], [4])], max_new_tokens=2)
+
+
+def test_draws_are_the_choices_of_one_request_with_n_and_seed(server, tmp_path):
+    """One request per prompt with ``n``, ``seed``, ``temperature`` and ``top_p``; its choices in ``index``
+    order are the draws; a rerun takes them from the request cache; a response with another number of
+    choices is the prompt's ``n`` error rows."""
+    from saltbench.inference.base import DrawSettings
+
+    model = _load(server, tmp_path)
+    prompts = model.render(["say it", "again"])
+    settings = DrawSettings(3, temperature=0.7, top_p=0.9)
+    drawn = model.sample(prompts, [12, 12], [2**40 + 1, 5], settings, progress=False)
+    assert server.requests == 2
+    body = server.bodies[0]
+    assert (body["n"], body["temperature"], body["top_p"]) == (3, 0.7, 0.9)
+    assert {b["seed"] for b in server.bodies} == {(2**40 + 1) % 2**31, 5}
+    assert [r.num_generated_tokens for r in drawn[0]] == [11, 10, 9]  # seed 2**40 + 1 shifts the cut by 1
+    assert [r.num_generated_tokens for r in drawn[1]] == [10, 9, 8]
+    assert all(r.text == ANSWER[: r.num_generated_tokens] for r in drawn[0])
+    again = model.sample(prompts, [12, 12], [2**40 + 1, 5], settings, progress=False)
+    assert server.requests == 2 and [r.text for r in again[1]] == [r.text for r in drawn[1]]
+    server.faults = ["ignore_n"]
+    (rows,) = _load(server).sample(prompts[:1], [12], [0], DrawSettings(2), progress=False)
+    assert [r.finish_reason for r in rows] == ["error", "error"]
+    assert "1 choices for n = 2" in (rows[0].error or "")

@@ -389,6 +389,7 @@ def _entries_with_every_key() -> dict:
         "token_ids": True,
         "tokenizer": "tok",
         "prompt_logprobs": True,
+        "draws": "unseeded",
         "price_prompt_per_mtok": 0.1,
         "price_completion_per_mtok": 0.2,
     }

@@ -12,6 +12,7 @@ from saltbench.analysis import wilson_interval
 from saltbench.evaluation import evaluate, response_status
 from saltbench.inference import GenerationRecord, load_model_registry
 from saltbench.inference.backends import load_backend
+from saltbench.inference.base import DrawSettings
 from saltbench.inference.registry import ModelSpec, parse_model_registry
 from saltbench.inference.simulated import (
     EOS_ID,
@@ -106,6 +107,22 @@ def test_a_response_depends_on_its_prompt_and_seed_only(datasets):
     assert alone == together
     other = [r.text for r in simulated(datasets, seed=3).generate(prompts, [4096] * len(prompts))]
     assert other != alone
+
+
+def test_draws_are_the_planted_process_run_again_from_their_own_seeds(datasets):
+    """Draw d of a prompt is a response of the same process from the draw's seed: the same seed gives the
+    same draws bit for bit, whatever the prompts beside it; another prompt seed gives other draws."""
+    model = simulated(datasets, seed=2)
+    prompts, _ = prompts_of(datasets, "logic", "direct")
+    settings = DrawSettings(4)
+    drawn = model.sample(prompts, [4096] * len(prompts), list(range(len(prompts))), settings)
+    alone = model.sample(prompts[-1:], [4096], [len(prompts) - 1], settings)[0]
+    assert [r.text for r in alone] == [r.text for r in drawn[-1]]
+    assert all(np.array_equal(a.chosen_logprobs, b.chosen_logprobs) for a, b in zip(alone, drawn[-1]))
+    texts = [r.text for draws in drawn for r in draws]
+    assert len(set(texts)) > len(prompts)  # draws of one prompt differ
+    other = model.sample(prompts, [4096] * len(prompts), [s + 100 for s in range(len(prompts))], settings)
+    assert [r.text for draws in other for r in draws] != texts
 
 
 def reasoner(folder: Path, **params: object) -> object:

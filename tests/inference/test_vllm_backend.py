@@ -139,3 +139,25 @@ def test_both_backends_frames_score_alike(both, dna_rows, caplog):
     for column in entropy_columns:
         assert np.isfinite(units_hf[column].to_numpy()[spanned]).all()
         assert np.isnan(units_vl[column].to_numpy()).all()
+
+
+def test_draws_are_reproduced_by_their_seed_and_record_raw_log_probabilities(smollm2_vllm, both):
+    """``SamplingParams(n, seed)`` per prompt: the same seeds give the same draws bit for bit, another seed
+    other draws; each draw's chosen log-probability is the model's own (temperature 1), as in its top-k."""
+    from saltbench.inference.base import DrawSettings
+    from saltbench.inference.vllm.engine import sample_vllm
+
+    prompts = both[0][:2]
+    settings = DrawSettings(3, temperature=1.3, top_p=0.95)
+    run = dict(max_new_tokens=6, top_k=20, progress=False)
+    drawn = sample_vllm(smollm2_vllm, prompts, [5, 6], settings, **run)
+    again = sample_vllm(smollm2_vllm, prompts, [5, 6], settings, **run)
+    other = sample_vllm(smollm2_vllm, prompts[:1], [7], settings, **run)
+    assert [len(d) for d in drawn] == [3, 3]
+    frame = records_to_frame([r for d in drawn for r in d])
+    assert frame.equals(records_to_frame([r for d in again for r in d]))
+    assert len(set(frame["text"].to_list())) > 2
+    assert [r.text for r in other[0]] != [r.text for r in drawn[0]]
+    for record in (r for d in drawn for r in d):
+        in_top = record.topk_ids == record.token_ids[:, None]
+        np.testing.assert_allclose(record.topk_logprobs[in_top], record.chosen_logprobs[in_top.any(1)])

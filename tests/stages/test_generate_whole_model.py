@@ -8,8 +8,11 @@ import pytest
 import torch
 
 from saltbench.config import InferenceConfig
+from saltbench.core.contracts import DRAW_META
 from saltbench.inference import load_model_registry
+from saltbench.inference.base import DrawSettings
 from saltbench.stages.generation import (
+    DrawRequest,
     GenerationFailed,
     ShardDirectory,
     ShardJob,
@@ -237,3 +240,46 @@ def test_a_shard_of_error_rows_fails_after_the_other_shards_are_saved(jobs, tmp_
         ("direct", "kronecker", 1),
         ("direct", "kronecker", 2),
     ]
+
+
+DRAWS = DrawRequest(DrawSettings(3, temperature=1.0, top_p=0.9), seed=11)
+
+
+def test_draws_are_sharded_and_resumed_to_identical_files(model_dir, spec, jobs, tmp_path) -> None:
+    """The draws of one job equal those of the shard jobs, and a job killed after two shards resumes to
+    the same tables bit for bit, generating only the rest (docs/generation.md §7)."""
+    torch.set_num_threads(1)
+    model = load_generator(model_dir, spec, INFERENCE)
+    run = dict(model_name="tiny@x", n_shots=None, progress=False, draws=DRAWS)
+    expected = generate_model(model, jobs, **run)
+    for (style, task), frame in expected.items():
+        assert frame.columns[: len(DRAW_META)] == list(DRAW_META)
+        shards = [j.rows.height for j in jobs if (j.style, j.task) == (style, task)]
+        assert frame.height == 3 * sum(shards) and frame["draw"].to_list()[:3] == [0, 1, 2]
+    direct = [j for j in jobs if (j.style, j.task) == ("direct", "dna")]
+    parts = [
+        generate_shard(
+            j.rows,
+            INFERENCE,
+            model_name="tiny@x",
+            model_path=model_dir,
+            spec=spec,
+            style="direct",
+            n_shots=None,
+            progress=False,
+            draws=DRAWS,
+        )
+        for j in direct
+    ]
+    assert merge_shards(parts).equals(expected[("direct", "dna")])
+    killed = _KilledAfter(tmp_path, "k", limit=2)
+    killed.artifact = "draws"
+    with pytest.raises(KeyboardInterrupt):
+        generate_model(model, jobs, store=killed, **run)
+    rerun = _Counting(tmp_path, "k")
+    rerun.artifact = "draws"
+    frames = generate_model(model, jobs, store=rerun, **run)
+    assert len(rerun.generated) == len(jobs) - 2
+    assert all(frames[key].equals(frame) for key, frame in expected.items())
+    greedy = generate_model(model, jobs[:1], model_name="tiny@x", n_shots=None, progress=False)
+    assert "draw" not in next(iter(greedy.values())).columns

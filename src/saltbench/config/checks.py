@@ -300,6 +300,7 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
             )
     check_backend_plugins(settings, registry)
     check_budgets(settings, registry)
+    check_draws(settings, registry)
 
 
 def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
@@ -348,6 +349,38 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
                         f"its {style} budget of task {task!r} ({budget} new tokens) leaves no room for the "
                         "prompt; lower the budget or raise the registry's max_context"
                     )
+
+
+def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
+    """With ``inference.samples.n > 0``, every model of the run samples with a seed on its backend
+    (:func:`saltbench.inference.backends.draw_support`: ``seeded``), so that a rerun reproduces every draw;
+    an imported model has only its greedy generations (docs/generation.md §7).
+
+    Raises:
+        ConfigError: ``inference.samples: model 'M' ...`` naming the backend and what it lacks.
+    """
+    if settings.inference.samples.n == 0:
+        return
+    from saltbench.inference.backends import draw_support
+
+    for name in settings.models:
+        spec = registry[name]
+        if spec.imported:
+            raise ConfigError(
+                f"inference.samples: model {name!r} is imported (source kind generations) and has no draws; "
+                "set inference.samples.n: 0 or leave the model out of models"
+            )
+        backend = settings.inference.backend or spec.backend
+        support = draw_support(backend, spec)
+        if support != "seeded":
+            lacks = (
+                "cannot sample" if support == "none" else "samples without a seed (draws not reproducible)"
+            )
+            raise ConfigError(
+                f"inference.samples: model {name!r} on backend {backend!r} {lacks}; draws need seeded "
+                "sampling (a served API taking n and seed: backend_options.draws), so set "
+                "inference.samples.n: 0 or leave the model out of models (docs/generation.md §7)"
+            )
 
 
 def check_outside_world(settings: WorkflowConfig, *, check_models: bool = True) -> None:

@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from saltbench.config.schema import (
     Block,
     ConfigError,
+    Count,
+    Fraction,
     Keywords,
     ModelName,
     PositiveInt,
@@ -21,6 +23,29 @@ from saltbench.core.vocabulary import InferenceJobs
 DEFAULT_MAX_NEW_TOKENS = 512
 """The generation budget of a task that ``inference.max_new_tokens`` names neither itself nor by
 ``default``."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SamplesConfig(Block):
+    """``inference.samples``: sampled answers (*draws*) beside the greedy one (docs/generation.md §7)."""
+
+    n: Count = setting(
+        0,
+        "Draws (sampled answers) per prompt beside the greedy one, in "
+        "data/draws/{model}/{style}/{task}.parquet; 0: none. Every model of the run must sample on its "
+        "backend with a seed (docs/generation.md §7).",
+    )
+    temperature: Annotated[float, Keywords(exclusiveMinimum=0)] = setting(
+        1.0, "Sampling temperature: tokens are drawn from softmax(logits / temperature)."
+    )
+    top_p: Fraction = setting(
+        1.0, "Nucleus sampling: draw among the most likely tokens whose probabilities sum to top_p (1: all)."
+    )
+    seed: int | None = setting(
+        None,
+        "Seed of the draws; null = the top-level seed. Draw d of a prompt is seeded by (seed, model, style, "
+        "task, sample_id, d), so batching and sharding never change it.",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,6 +98,12 @@ class InferenceConfig(Block):
         {},
         "At most this many samples per task for the named models: the first rows of every dataset (a model "
         "too slow to answer all samples of a CPU run answers the same first ones; the other models all).",
+    )
+
+    samples: SamplesConfig = setting(
+        SamplesConfig,
+        "Draws: n sampled answers per prompt beside the greedy one ({n, temperature, top_p, seed}; n: 0 = "
+        "off; docs/generation.md §7).",
     )
 
     def check_max_samples(self, models: tuple[str, ...]) -> None:

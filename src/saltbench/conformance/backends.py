@@ -14,6 +14,10 @@ Checks, in order (:data:`BACKEND_CHECKS`), on one registry entry and its model f
   well-formed (:func:`record_problems`) within its budget (a budget of 1 among them), and the generations
   table builds from them (:func:`~saltbench.inference.records_to_frame`);
 * ``deterministic``: a second call gives the same tokens (greedy decoding);
+* ``draws``: a backend whose model class declares ``draws`` (``seeded`` or ``unseeded``) has a ``sample``
+  method giving ``n`` well-formed records per prompt within its budget, and with ``seeded`` the same tokens
+  again for the same seeds (docs/generation.md §7); one that declares none passes (the configuration
+  refuses draws from it);
 * ``forced continuation``: ``prompt_cache`` then ``force_and_continue`` on two rows taken from the first
   generation give one :class:`~saltbench.inference.base.ForcedContinuation` per row: a finite, non-positive
   log-probability per target token, a well-formed continuation within the budget, a finish reason of
@@ -43,7 +47,7 @@ from saltbench.inference.backends import (
     load_backend,
     loader_settings,
 )
-from saltbench.inference.base import ForcedContinuation
+from saltbench.inference.base import DrawSettings, ForcedContinuation
 
 BACKEND_CHECKS: tuple[str, ...] = (
     "loader declared",
@@ -51,6 +55,7 @@ BACKEND_CHECKS: tuple[str, ...] = (
     "renders",
     "generates records",
     "deterministic",
+    "draws",
     "forced continuation",
 )
 """The names of the backend checks, in the order they run."""
@@ -200,6 +205,33 @@ def _deterministic(run: _Run, budget: int) -> str | None:
     return None
 
 
+def _draws(run: _Run, budget: int) -> str | None:
+    model = run.loaded()
+    support = getattr(type(model), "draws", "none")
+    if support == "none":
+        return None  # it cannot sample: the configuration refuses draws from it
+    if not callable(getattr(model, "sample", None)):
+        return f"it declares draws {support!r} but has no sample method"
+    if not run.prompts:
+        return "not run: no prompts (check 'renders')"
+    seeds, budgets = list(range(1, len(run.prompts) + 1)), [budget] * len(run.prompts)
+    drawn = model.sample(run.prompts, budgets, seeds, DrawSettings(2), progress=False)
+    if len(drawn) != len(run.prompts) or any(len(draws) != 2 for draws in drawn):
+        return f"{[len(draws) for draws in drawn]} draws for {len(run.prompts)} prompts and n = 2"
+    cap = run.spec.generation_budget(budget)
+    for i, draws in enumerate(drawn):
+        for d, record in enumerate(draws):
+            problem = record_problems(record, top_k=model.top_k, full_entropy=model.full_entropy, budget=cap)
+            if problem:
+                return f"prompt {i}, draw {d}: {problem}"
+    if support == "seeded":
+        again = model.sample(run.prompts, budgets, seeds, DrawSettings(2), progress=False)
+        for i, (first, second) in enumerate(zip(drawn, again)):
+            if not all(np.array_equal(a.token_ids, b.token_ids) for a, b in zip(first, second)):
+                return f"prompt {i}: the same seeds drew other tokens (it declares seeded draws)"
+    return None
+
+
 def _forced(run: _Run, budget: int) -> str | None:
     model = run.loaded()
     tokens = [int(t) for t in (run.records[0].token_ids if run.records else [])]
@@ -271,6 +303,7 @@ def backend_failures(
         ("renders", lambda: _renders(run, instructions)),
         ("generates records", lambda: _generates(run, budget)),
         ("deterministic", lambda: _deterministic(run, budget)),
+        ("draws", lambda: _draws(run, budget)),
         ("forced continuation", lambda: _forced(run, budget)),
     ]
     return run_checks(checks)

@@ -218,6 +218,28 @@ GENERATIONS = Artifact(
 )
 """``data/generations/{model}/{style}/{task}.parquet`` and its shards: one row per prompt."""
 
+DRAW_META: Mapping[str, pl.DataType] = {**GENERATION_META, "draw": pl.Int32()}
+"""Columns in front of the per-token columns of a draws file: a generation's, then ``draw`` (0 … n−1)."""
+
+DRAWS = Artifact(
+    "draws",
+    {**DRAW_META, **GENERATION_COLUMNS},
+    checks=(
+        *GENERATIONS.checks,
+        _check("draw is >= 0", lambda: pl.col("draw") >= 0, "draw"),
+        _check(
+            "(sample_id, draw) is unique",
+            lambda: pl.struct("sample_id", "draw").is_unique(),
+            "sample_id",
+            "draw",
+        ),
+    ),
+)
+"""``data/draws/{model}/{style}/{task}.parquet`` and its shards: one row per (prompt, draw), the draws of a
+prompt in draw order after each other, rows in dataset order; the generations columns (status columns
+``finish_reason``, ``error``, token counts included) plus ``draw`` (docs/generation.md §7). A prompt that
+could not run has ``n`` error rows."""
+
 UNIT_COLUMNS: Mapping[str, pl.DataType] = {
     "model": pl.String(),
     "style": pl.String(),
@@ -930,6 +952,7 @@ ARTIFACTS: Mapping[str, Artifact] = {
     for a in (
         DATASET,
         GENERATIONS,
+        DRAWS,
         UNITS,
         METRICS,
         INTERVENTIONS,

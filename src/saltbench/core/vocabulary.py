@@ -96,6 +96,10 @@ the authors' release's generation cache, the documented JSONL schema, inspect_ai
 
 ApiEndpoint = Literal["chat", "completions"]
 API_ENDPOINTS: tuple[ApiEndpoint, ...] = get_args(ApiEndpoint)
+DrawSupport = Literal["none", "unseeded", "seeded"]
+DRAW_SUPPORT: tuple[DrawSupport, ...] = get_args(DrawSupport)
+"""What a backend (or a served API) can do for ``inference.samples``: no sampling, sampling without a seed
+(draws not reproducible), or seeded sampling (docs/generation.md §7)."""
 """Endpoint of an OpenAI-compatible server: ``chat`` (the server applies the chat template) or
 ``completions`` (a prompt rendered here, raw)."""
 
@@ -165,6 +169,8 @@ __all__ = [
     "ALIGNMENTS",
     "API_ENDPOINTS",
     "ApiEndpoint",
+    "DRAW_SUPPORT",
+    "DrawSupport",
     "BACKENDS",
     "BOUNDARIES",
     "CALIBRATION_METHODS",

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 import saltbench
 from saltbench.core.blocks import Block, is_block
 from saltbench.core.plugins import BACKEND_GROUP, OWN_DISTRIBUTION, PluginError, load_plugin, refuse
-from saltbench.core.vocabulary import BACKENDS
+from saltbench.core.vocabulary import BACKENDS, DRAW_SUPPORT, DrawSupport
 from saltbench.inference.base import LoadedModel
 
 if TYPE_CHECKING:
@@ -142,6 +142,42 @@ def backend_loader(name: str, *, record: bool = True) -> Loader:
     return typed
 
 
+def _resolved(name: str, loader: Loader, annotation: Any, what: str) -> Any:
+    """An annotation of ``loader`` as an object: a string (``from __future__ import annotations``) is
+    evaluated in the loader's module.
+
+    Raises:
+        PluginError: the string cannot be evaluated there.
+    """
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, getattr(inspect.unwrap(loader), "__globals__", {}))  # noqa: S307
+    except Exception as exc:  # a name the module imports only for type checkers, or a typo
+        raise PluginError(
+            f"backend {name!r}: its loader's {what} annotation {annotation!r} cannot be "
+            f"resolved ({type(exc).__name__}: {exc}); import it in the loader's module"
+        ) from None
+
+
+def draw_support(name: str, spec: ModelSpec | None = None) -> DrawSupport:
+    """What backend ``name`` can do for ``inference.samples`` (docs/generation.md §7): the ``draws`` class
+    attribute of the model class its loader returns (the loader's return annotation; ``"none"`` without one),
+    narrowed by the ``draws`` key of the entry's options block when it has one (``openai``: whether the
+    server's API takes ``n`` and ``seed``). Nothing is loaded; the loader's module is imported.
+
+    Example: ``draw_support("hf") == "seeded"``.
+    """
+    loader = backend_loader(name, record=False)
+    returned = _resolved(name, loader, inspect.signature(loader).return_annotation, "return")
+    declared = getattr(returned, "draws", "none")
+    support: DrawSupport = declared if declared in DRAW_SUPPORT else "none"
+    narrowed = getattr(spec.backend_options, "draws", None) if spec is not None else None
+    if narrowed in DRAW_SUPPORT:
+        support = min(support, narrowed, key=DRAW_SUPPORT.index)
+    return support
+
+
 def declared_options(name: str, loader: Loader) -> type[Block] | None:
     """The options block the loader of backend ``name`` declares: the annotation of its keyword parameter
     ``options`` (module docstring); ``None`` without one.
@@ -152,15 +188,7 @@ def declared_options(name: str, loader: Loader) -> type[Block] | None:
     parameter = inspect.signature(loader).parameters.get("options")
     if parameter is None:
         return None
-    annotation = parameter.annotation
-    if isinstance(annotation, str):  # ``from __future__ import annotations``: resolved in the loader's module
-        try:
-            annotation = eval(annotation, getattr(inspect.unwrap(loader), "__globals__", {}))  # noqa: S307
-        except Exception as exc:  # a name the module imports only for type checkers, or a typo
-            raise PluginError(
-                f"backend {name!r}: its loader's options annotation {parameter.annotation!r} cannot be "
-                f"resolved ({type(exc).__name__}: {exc}); import the options block in the loader's module"
-            ) from None
+    annotation = _resolved(name, loader, parameter.annotation, "options")
     if not is_block(annotation):
         raise PluginError(
             f"backend {name!r}: its loader's parameter options is annotated {annotation!r}, not a "
@@ -286,6 +314,7 @@ __all__ = [
     "backend_names",
     "builtin_backends",
     "declared_options",
+    "draw_support",
     "load_backend",
     "loader_settings",
     "options_class",

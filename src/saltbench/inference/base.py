@@ -12,6 +12,9 @@ whole contract:
 * :meth:`~LoadedModel.generate` — one greedy :class:`~saltbench.inference.GenerationRecord` per prompt,
   with a token budget per prompt (capped by the registry's ``max_new_tokens`` rule,
   :meth:`~saltbench.inference.registry.ModelSpec.generation_budget`);
+* ``sample(prompts, budgets, seeds, settings)`` (optional; a model class whose ``draws`` class attribute
+  is ``"seeded"`` or ``"unseeded"`` has it) — ``settings.n`` sampled records (*draws*) per prompt, the
+  prompt's seed in ``seeds`` (:class:`DrawSettings`, docs/generation.md §7);
 * :meth:`~LoadedModel.prompt_cache` and :meth:`~LoadedModel.force_and_continue` — the interventions'
   batched pass: teacher-force ``prefix + target`` after one prompt and continue greedily after the prefix
   (docs/interventions.md §5.2).
@@ -34,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol
 
 import numpy as np
 
+from saltbench.core.seeds import derive_seed
 from saltbench.inference.chat import encode_prompt, render_for_spec
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 
@@ -53,6 +57,27 @@ FinishReason = Finish
 
 StopRule = Callable[[int, Sequence[int]], bool]
 """``stop(row, generated_token_ids)`` → ``True`` once the row has generated enough."""
+
+
+@dataclass(frozen=True)
+class DrawSettings:
+    """How draws are sampled (``inference.samples``, docs/generation.md §7): ``n`` per prompt, from
+    ``softmax(logits / temperature)`` restricted to the nucleus of mass ``top_p``. Draw ``d`` of a prompt
+    whose seed is ``s`` is seeded by :func:`draw_seed` ``(s, d)``."""
+
+    n: int
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.n < 1 or not self.temperature > 0 or not 0 < self.top_p <= 1:
+            raise ValueError(f"draws need n >= 1, temperature > 0 and top_p in (0, 1], got {self}")
+
+
+def draw_seed(prompt_seed: int, draw: int) -> int:
+    """The seed of draw ``draw`` of a prompt seeded ``prompt_seed``:
+    :func:`~saltbench.core.seeds.derive_seed` ``(prompt_seed, draw)``, the same on every backend."""
+    return derive_seed(prompt_seed, draw)
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +139,36 @@ class LoadedModel(Protocol):
         cache: Any = None,
         stop: StopRule | None = None,
     ) -> list[ForcedContinuation]: ...
+
+
+class SamplingModel(LoadedModel, Protocol):
+    """A loaded model that also samples draws (docs/generation.md §7)."""
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        seeds: Sequence[int],
+        settings: DrawSettings,
+        *,
+        progress: bool = True,
+    ) -> list[list[GenerationRecord]]: ...
+
+
+def sampling_model(model: LoadedModel) -> SamplingModel:
+    """``model`` as a :class:`SamplingModel`.
+
+    Raises:
+        TypeError: its class has no ``sample`` method (a backend that cannot sample: the configuration
+            check refuses such a run before any job, so this is a backend plugin's mistake).
+    """
+    if not callable(getattr(model, "sample", None)):
+        raise TypeError(
+            f"model {model.spec.name!r} on backend {model.backend!r} has no sample method: it cannot draw "
+            "(inference.samples)"
+        )
+    typed: SamplingModel = model  # type: ignore[assignment]
+    return typed
 
 
 @dataclass
@@ -203,16 +258,20 @@ def screen_prompts(
 
 
 __all__ = [
+    "DrawSettings",
     "Finish",
     "FinishReason",
     "ForcedContinuation",
     "LoadedModel",
     "ModelBase",
     "Pair",
+    "SamplingModel",
     "StopRule",
     "cut_continuation",
+    "draw_seed",
     "eos_token_ids",
     "generation_config_eos_ids",
     "per_prompt_budgets",
+    "sampling_model",
     "screen_prompts",
 ]

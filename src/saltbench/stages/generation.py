@@ -1,4 +1,6 @@
-"""The inference stage: dataset rows -> prompts -> greedy generations with per-token log-probabilities.
+"""The inference stage: dataset rows -> prompts -> greedy generations with per-token log-probabilities, and
+the draws (``inference.samples``: sampled answers beside the greedy one, :class:`DrawRequest`,
+docs/generation.md §7) through the same shards, groups and kept copies.
 
 A model is loaded once through its backend (:func:`saltbench.inference.backends.load_backend`); one shard
 (:func:`generate_shard`, the ``per_shard`` job layout) or every style, task and shard of a model
@@ -14,11 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import numpy as np
 import polars as pl
 
 from saltbench.config import InferenceConfig
+from saltbench.core.seeds import derive_seed
 from saltbench.core.shards import n_shards
 from saltbench.inference.backends import LoadedModel, LoadSettings, load_backend
+from saltbench.inference.base import DrawSettings, sampling_model
+from saltbench.inference.records import GenerationRecord
 from saltbench.inference.registry import ModelSpec
 from saltbench.tasks import get_task
 
@@ -79,6 +85,49 @@ def build_prompts(rows: pl.DataFrame, style: str, n_shots: int | None) -> list[s
         get_task(task, variant).prompt(text, style=style, n_shots=n_shots)  # type: ignore[arg-type]
         for task, variant, text in rows.select("task", "variant", "input").iter_rows()
     ]
+
+
+@dataclass(frozen=True)
+class DrawRequest:
+    """The draws a job samples (``inference.samples``, docs/generation.md §7): ``settings`` and the seed every
+    prompt's seed derives from."""
+
+    settings: DrawSettings
+    seed: int
+
+    @classmethod
+    def from_config(cls, inference: InferenceConfig, run_seed: int) -> DrawRequest | None:
+        """The request of ``inference.samples`` (its seed, else the run's); ``None`` when ``n`` is 0."""
+        samples = inference.samples
+        if samples.n == 0:
+            return None
+        seed = run_seed if samples.seed is None else samples.seed
+        return cls(DrawSettings(samples.n, samples.temperature, samples.top_p), seed)
+
+    def prompt_seeds(self, model_name: str, style: str, rows: pl.DataFrame) -> list[int]:
+        """The seed of each row's prompt: ``derive_seed("draws", seed, model, style, task, sample_id)``
+        (draw ``d`` then uses :func:`~saltbench.inference.base.draw_seed` of it and ``d``)."""
+        return [
+            derive_seed("draws", self.seed, model_name, style, task, sample_id)
+            for task, sample_id in rows.select("task", "sample_id").iter_rows()
+        ]
+
+
+def draws_frame(
+    records: Sequence[Sequence[GenerationRecord]], meta: Mapping[str, Sequence[Any]]
+) -> pl.DataFrame:
+    """The draws table of ``records[i]`` (the draws of prompt ``i``, whose ``meta`` values are
+    ``meta[*][i]``): one row per (prompt, draw), the ``draws`` artifact's columns."""
+    from saltbench.inference import records_to_frame
+
+    counts = [len(r) for r in records]
+    repeated: dict[str, Any] = {
+        k: [v for v, n in zip(col, counts) for _ in range(n)] for k, col in meta.items()
+    }
+    repeated["draw"] = np.concatenate(
+        [np.arange(n, dtype=np.int32) for n in counts] or [np.zeros(0, np.int32)]
+    )
+    return records_to_frame([r for draws in records for r in draws], repeated)
 
 
 def generate_rows(
@@ -152,11 +201,12 @@ def generate_shard(
     num_threads: int | None = None,
     request_cache: str | Path | None = None,
     server: str | Path | None = None,
+    draws: DrawRequest | None = None,
 ) -> pl.DataFrame:
     """Generate one shard: load the model (:func:`load_generator`), then :func:`generate_rows` with the task's
     budget in ``style`` (:meth:`~saltbench.config.InferenceConfig.max_new_tokens_for`; every row has one
-    task); :class:`GenerationFailed` when more than ``inference.max_error_share`` of its rows are error
-    rows (:func:`check_error_rows`)."""
+    task), or with ``draws`` the shard's draws table; :class:`GenerationFailed` when more than
+    ``inference.max_error_share`` of its rows are error rows (:func:`check_error_rows`)."""
     tasks = set(rows["task"].to_list())
     if len(tasks) > 1:
         raise ValueError(f"a shard holds one task's rows, got {sorted(tasks)}")
@@ -171,15 +221,19 @@ def generate_shard(
     )
     task = tasks.pop() if tasks else ""
     budget = inference.max_new_tokens_for(task, style) if task else 1
-    frame = generate_rows(
-        model,
-        rows,
-        model_name=model_name,
-        style=style,
-        n_shots=n_shots,
-        max_new_tokens=budget,
-        progress=progress,
-    )
+    if draws is not None:
+        job = ShardJob(style, task, 0, rows, budget)
+        frame = _generate_group(model, [job], model_name, n_shots, progress, draws)[0]
+    else:
+        frame = generate_rows(
+            model,
+            rows,
+            model_name=model_name,
+            style=style,
+            n_shots=n_shots,
+            max_new_tokens=budget,
+            progress=progress,
+        )
     check_error_rows(
         frame, model_name=model_name, what=f"{style}/{task} shard", max_error_share=inference.max_error_share
     )
@@ -248,6 +302,7 @@ def generate_model(
     wanted: Collection[tuple[str, str]] | None = None,
     max_error_share: float = 1.0,
     progress: bool = True,
+    draws: DrawRequest | None = None,
 ) -> dict[tuple[str, str], pl.DataFrame]:
     """The (style, task) generations frames of one model from one model load (rows in shard order).
 
@@ -259,6 +314,7 @@ def generate_model(
     (same batch as in an uninterrupted run), its kept shards taken from the store. The frames equal those
     of :func:`generate_shard` per shard, concatenated (:func:`merge_shards`); a shard with more than
     ``max_error_share`` error rows raises :class:`GenerationFailed` after the group's other shards are saved.
+    With ``draws``, the frames are the draws tables (:func:`draws_frame`) instead.
     """
     wanted_keys = {(job.style, job.task) for job in jobs} if wanted is None else set(wanted)
     needed = [(job.style, job.task) in wanted_keys for job in jobs]
@@ -273,7 +329,7 @@ def generate_model(
         counts = (len(todo), len(groups), len(frames))
         log.info("%s: %d of %d shard groups to generate (%d shards kept)", model_name, *counts)
     for group in todo:
-        fresh = _generate_group(model, [jobs[i] for i in group], model_name, n_shots, progress)
+        fresh = _generate_group(model, [jobs[i] for i in group], model_name, n_shots, progress, draws)
         failures = []
         for i, frame in zip(group, fresh, strict=True):
             if not needed[i] or i in frames:
@@ -298,26 +354,33 @@ def generate_model(
 
 
 def _generate_group(
-    model: LoadedModel, jobs: Sequence[ShardJob], model_name: str, n_shots: int | None, progress: bool
+    model: LoadedModel,
+    jobs: Sequence[ShardJob],
+    model_name: str,
+    n_shots: int | None,
+    progress: bool,
+    draws: DrawRequest | None = None,
 ) -> list[pl.DataFrame]:
-    """The generations frame of each shard of ``jobs``, from one engine call over all their prompts."""
+    """The generations frame of each shard of ``jobs`` (with ``draws``: its draws table), from one engine
+    call over all their prompts."""
     from saltbench.inference import records_to_frame
 
     prompts = [model.render(build_prompts(job.rows, job.style, n_shots)) for job in jobs]
     flat = [prompt for shard in prompts for prompt in shard]
     budgets = [job.max_new_tokens for job, shard in zip(jobs, prompts) for _ in shard]
-    records = iter(model.generate(flat, budgets, progress=progress))
-    return [
-        records_to_frame(
-            [next(records) for _ in shard], _generation_meta(job.rows, model_name, job.style, shard)
-        )
-        for job, shard in zip(jobs, prompts)
-    ]
+    metas = [_generation_meta(job.rows, model_name, job.style, shard) for job, shard in zip(jobs, prompts)]
+    if draws is None:
+        records = iter(model.generate(flat, budgets, progress=progress))
+        return [records_to_frame([next(records) for _ in shard], meta) for shard, meta in zip(prompts, metas)]
+    seeds = [seed for job in jobs for seed in draws.prompt_seeds(model_name, job.style, job.rows)]
+    drawn = iter(sampling_model(model).sample(flat, budgets, seeds, draws.settings, progress=progress))
+    return [draws_frame([next(drawn) for _ in shard], meta) for shard, meta in zip(prompts, metas)]
 
 
 class ShardDirectory:
     """A :class:`ShardStore` on disk: ``{root}/{style}/{task}/shard-{k}.parquet``, each a verified
-    generations artifact whose provenance carries ``key`` plus the shard's sample ids.
+    generations (or ``artifact``: draws) artifact whose provenance carries ``key`` plus the shard's sample
+    ids.
 
     ``key`` identifies everything a shard's generations depend on besides its rows (model, backend,
     inference settings, ...): a kept file with another key, other sample ids or a failed integrity check
@@ -325,8 +388,14 @@ class ShardDirectory:
     job's outputs are written.
     """
 
-    def __init__(self, root: str | Path, key: str, provenance: Mapping[str, Any] | None = None) -> None:
-        self.root, self.key, self.extra = Path(root), key, dict(provenance or {})
+    def __init__(
+        self,
+        root: str | Path,
+        key: str,
+        provenance: Mapping[str, Any] | None = None,
+        artifact: str = "generations",
+    ) -> None:
+        self.root, self.key, self.extra, self.artifact = Path(root), key, dict(provenance or {}), artifact
 
     def path(self, job: ShardJob) -> Path:
         return self.root / job.style / job.task / f"shard-{job.shard}.parquet"
@@ -346,7 +415,7 @@ class ShardDirectory:
             if read_provenance(path).get("shard_key") != self._ids_key(job):
                 log.info("kept shard %s is from other settings; generating it again", path)
                 return None
-            return read_table(path, "generations")
+            return read_table(path, self.artifact)
         except CorruptFileError as exc:
             log.warning("kept shard not used: %s", exc)
             return None
@@ -359,7 +428,7 @@ class ShardDirectory:
         meta = provenance(
             **self.extra, style=job.style, task=job.task, shard=job.shard, shard_key=self._ids_key(job)
         )
-        write_table(frame, path, meta, "generations")
+        write_table(frame, path, meta, self.artifact)
 
     def clear(self) -> None:
         import shutil
@@ -368,15 +437,18 @@ class ShardDirectory:
 
 
 def merge_shards(frames: Sequence[pl.DataFrame]) -> pl.DataFrame:
-    """Concatenate shard frames; duplicated sample ids (a shard written twice) are an error."""
+    """Concatenate shard frames; duplicated sample ids (draws: (sample id, draw) pairs; a shard written
+    twice) are an error."""
     merged = pl.concat(frames, how="vertical") if frames else pl.DataFrame()
-    if merged.height and merged["sample_id"].is_duplicated().any():
-        dup = merged.filter(pl.col("sample_id").is_duplicated())["sample_id"].unique().to_list()
+    key = ["sample_id", "draw"] if "draw" in merged.columns else ["sample_id"]
+    if merged.height and merged.select(pl.struct(key).is_duplicated().any()).item():
+        dup = merged.filter(pl.struct(key).is_duplicated())["sample_id"].unique().to_list()
         raise ValueError(f"sample ids appear in several shards: {dup[:5]}")
     return merged
 
 
 __all__ = [
+    "DrawRequest",
     "GenerationFailed",
     "ShardDirectory",
     "ShardJob",
@@ -384,6 +456,7 @@ __all__ = [
     "answered_rows",
     "build_prompts",
     "check_error_rows",
+    "draws_frame",
     "generate_model",
     "generate_rows",
     "generate_shard",

@@ -9,8 +9,9 @@ row's next position id and next-token logits — and moved on by three steps:
 * :func:`force` — teacher forcing: a block of given tokens per row is fed in chunks, the chosen tokens are
   scored, and the state continues after the first ``visible`` tokens of each row (the rest stay in the
   cache, masked out);
-* :func:`greedy_decode` — greedy tokens, one forward pass per step, until each row emits an EOS id, a
-  stop rule says it is done, or the budget is spent.
+* :func:`greedy_decode` — greedy tokens (or tokens a chooser samples: the draws), one forward pass per
+  step, until each row emits an EOS id, a stop rule says it is done, or the budget is spent;
+* :meth:`DecodeState.repeat` — each row repeated ``n`` times (the draws of a prompt share its prefill).
 
 Layout. Padding columns are masked out and position ids count real tokens only, so every row sees the
 positions it would see alone. Forced blocks are ``align="end"`` (left-padded: rows end in the same
@@ -40,6 +41,8 @@ from saltbench.inference.hf._logit_stats import StepScores, score_logits
 from saltbench.inference.records import TokenScores
 
 Align = Literal["start", "end"]
+Chooser = Callable[[torch.Tensor, torch.Tensor, int], torch.Tensor]
+"""``choose(logits [b, V], rows [b], step) -> token ids [b]``: a decoding step's tokens other than greedy."""
 
 
 def model_device(model: Any) -> torch.device:
@@ -100,6 +103,18 @@ class DecodeState:
     past: Any  # key/value cache of B rows
     mask: torch.Tensor  # [B, L] attention mask over the cache (1 = real token)
     next_positions: torch.Tensor  # [B] position id of each row's next token
+
+    def repeat(self, n: int) -> DecodeState:
+        """Each row repeated ``n`` times in place (rows ``r·n … r·n + n − 1`` are copies of row ``r``)."""
+        if n == 1:
+            return self
+        self.past.batch_repeat_interleave(n)
+        return DecodeState(
+            self.logits.repeat_interleave(n, 0),
+            self.past,
+            self.mask.repeat_interleave(n, 0),
+            self.next_positions.repeat_interleave(n, 0),
+        )
 
 
 @dataclass
@@ -285,14 +300,15 @@ def greedy_decode(
     stop: StopRule | None = None,
     drop_finished: bool = False,
     on_step: Callable[[int], None] | None = None,
+    choose: Chooser | None = None,
 ) -> list[Continued]:
-    """Greedy continuation of the B rows of ``state``, one :class:`Continued` per row (in order).
+    """Greedy continuation of the B rows of ``state``, one :class:`Continued` per row (in order); with
+    ``choose`` (the draws), each step's tokens are ``choose(logits, batch rows of the cache rows, step)``.
 
     A row stops after an EOS id (kept as its last token), when ``stop(row, generated_ids)`` says so
     (asked after every non-EOS token), or after ``max_new_tokens``; the batch stops when every row has.
     ``drop_finished=True`` drops finished rows from the cache (the cost follows the rows still running);
-    otherwise they keep being fed and their extra tokens are discarded. ``on_step(n)`` is called with
-    the number of rows still running at each step.
+    otherwise they keep being fed and their extra tokens are discarded. ``on_step(n)``: rows still running.
     """
     logits, past, mask, positions = state.logits, state.past, state.mask, state.next_positions.clone()
     del state  # the caller's prompt logits are released after the first step
@@ -302,14 +318,14 @@ def greedy_decode(
     rows = torch.arange(b, device=device)  # the batch row of each cache row
     running = torch.ones(b, dtype=torch.bool, device=device)
     generated: list[list[int]] = [[] for _ in range(b)]
-    stopped = [False] * b
+    stopped = [False] * b  # rows the stop rule ended
     steps: list[tuple[torch.Tensor, torch.Tensor, StepScores]] = []  # (rows, running, scores) per step
     next_ids = rows  # the tokens fed at the next step (set at the end of each step)
     for step in range(max_new_tokens):
         if step:  # feed the previous step's tokens; its logits were released before this forward pass
             logits = forward(model, next_ids[:, None], mask, positions[:, None], past)[:, -1]
             positions = positions + 1
-        scores = score_logits(logits, None, top_k)
+        scores = score_logits(logits, None if choose is None else choose(logits, rows, step), top_k)
         del logits
         steps.append((rows, running, scores))
         if on_step is not None:

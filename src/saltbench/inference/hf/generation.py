@@ -24,14 +24,14 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
-from saltbench.inference.base import eos_token_ids, screen_prompts
+from saltbench.inference.base import DrawSettings, draw_seed, eos_token_ids, screen_prompts
 from saltbench.inference.detokenize import token_texts
-from saltbench.inference.hf._decoding import greedy_decode, prefill
+from saltbench.inference.hf._decoding import Chooser, greedy_decode, model_device, prefill
 from saltbench.inference.records import TOP_K, GenerationRecord
 
 logger = logging.getLogger(__name__)
@@ -62,51 +62,118 @@ def generate(
     config's ``max_position_embeddings``) bounds prompt + new tokens; longer prompts give
     ``finish_reason="error"`` records. See the module docstring for the algorithm.
     """
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    if max_context is None:
-        max_context = getattr(model.config, "max_position_embeddings", None) or 2**31 - 1
-    encoded, results = screen_prompts(
-        tokenizer, prompts, max_context=max_context, max_new_tokens=max_new_tokens, top_k=top_k
+    batches = _Batches(model, tokenizer, prompts, max_new_tokens, batch_size, top_k, max_context)
+    return [draws[0] for draws in batches.run(1, None, progress)]
+
+
+def sample(
+    model: Any,
+    tokenizer: Any,
+    prompts: Sequence[str] | Sequence[Sequence[int]],
+    seeds: Sequence[int],
+    settings: DrawSettings,
+    *,
+    max_new_tokens: int,
+    batch_size: int = 8,
+    top_k: int = TOP_K,
+    max_context: int | None = None,
+    progress: bool = True,
+) -> list[list[GenerationRecord]]:
+    """``settings.n`` draws per prompt (docs/generation.md §7), in input order: as :func:`generate`, but each
+    batch of ``max(1, batch_size // n)`` prompts is prefilled once and repeated ``n`` times, and each row's
+    tokens are sampled (:func:`~saltbench.inference.hf._sampling.sample_tokens`) from the uniforms of its
+    seed ``draw_seed(seeds[i], d)``, so a draw does not depend on the batch. A prompt that cannot run gives
+    ``n`` error records."""
+    from saltbench.inference.hf._sampling import row_uniforms, sample_tokens
+
+    if len(seeds) != len(prompts):
+        raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+    batches = _Batches(
+        model, tokenizer, prompts, max_new_tokens, max(1, batch_size // settings.n), top_k, max_context
     )
-    eos_ids = eos_token_ids(model, tokenizer)
-    pad_id = pad_token_id(model, tokenizer)
-    runnable = [index for index, record in enumerate(results) if record is None]
-    order = sorted(runnable, key=lambda i: -len(encoded[i]))
-    bar = _progress_bar(len(order), progress)
-    started, produced = time.perf_counter(), 0
 
-    def count(active: int) -> None:
-        nonlocal produced
-        produced += active
-        if bar is not None:
-            bar.set_postfix_str(
-                f"{produced / max(time.perf_counter() - started, 1e-9):.1f} tok/s", refresh=False
-            )
+    def chooser(batch: Sequence[int]) -> Chooser:
+        row_seeds = [draw_seed(seeds[i], d) for i in batch for d in range(settings.n)]
+        uniforms = row_uniforms(row_seeds, max_new_tokens).to(model_device(model))
 
-    with torch.inference_mode():
-        for lo in range(0, len(order), batch_size):
-            batch = order[lo : lo + batch_size]
-            decoded = greedy_decode(
-                model,
-                prefill(model, [encoded[i] for i in batch], pad_id),  # no reference kept here
-                max_new_tokens=max_new_tokens,
-                eos_ids=eos_ids,
-                top_k=top_k,
-                on_step=count,
-            )
-            for (scores, finish), index in zip(decoded, batch):
-                results[index] = GenerationRecord.from_scores(
-                    scores,
-                    token_texts(tokenizer, scores.token_ids, context_ids=encoded[index]),
-                    finish_reason="eos" if finish == "eos" else "length",
-                    num_prompt_tokens=len(encoded[index]),
-                )
+        def choose(logits: torch.Tensor, rows: torch.Tensor, step: int) -> torch.Tensor:
+            return sample_tokens(logits, uniforms[rows, step], settings.temperature, settings.top_p)
+
+        return choose
+
+    return batches.run(settings.n, chooser, progress)
+
+
+class _Batches:
+    """The screened prompts of :func:`generate` / :func:`sample`, decoded in batches (longest first)."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        prompts: Sequence[str] | Sequence[Sequence[int]],
+        max_new_tokens: int,
+        batch_size: int,
+        top_k: int,
+        max_context: int | None,
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if max_context is None:
+            max_context = getattr(model.config, "max_position_embeddings", None) or 2**31 - 1
+        self.encoded, self.failed = screen_prompts(
+            tokenizer, prompts, max_context=max_context, max_new_tokens=max_new_tokens, top_k=top_k
+        )
+        self.model, self.tokenizer, self.budget, self.top_k = model, tokenizer, max_new_tokens, top_k
+        self.batch_size = batch_size
+
+    def run(
+        self, n: int, chooser: Callable[[Sequence[int]], Chooser] | None, progress: bool
+    ) -> list[list[GenerationRecord]]:
+        """``n`` records per prompt (rows ``n`` copies of each prompt's prefill; ``chooser(batch)`` picks
+        the tokens of a batch's rows, greedy without one)."""
+        model, encoded = self.model, self.encoded
+        results = [[r] * n if r is not None else [] for r in self.failed]
+        order = sorted((i for i, r in enumerate(self.failed) if r is None), key=lambda i: -len(encoded[i]))
+        bar = _progress_bar(len(order), progress)
+        started, produced = time.perf_counter(), 0
+
+        def count(active: int) -> None:
+            nonlocal produced
+            produced += active
             if bar is not None:
-                bar.update(len(batch))
-    if bar is not None:
-        bar.close()
-    return [r for r in results if r is not None]
+                bar.set_postfix_str(
+                    f"{produced / max(time.perf_counter() - started, 1e-9):.1f} tok/s", refresh=False
+                )
+
+        eos_ids, pad_id = eos_token_ids(model, self.tokenizer), pad_token_id(model, self.tokenizer)
+        with torch.inference_mode():
+            for lo in range(0, len(order), self.batch_size):
+                batch = order[lo : lo + self.batch_size]
+                decoded = greedy_decode(
+                    model,
+                    prefill(model, [encoded[i] for i in batch], pad_id).repeat(n),  # no reference kept here
+                    max_new_tokens=self.budget,
+                    eos_ids=eos_ids,
+                    top_k=self.top_k,
+                    on_step=count,
+                    choose=None if chooser is None else chooser(batch),
+                )
+                for row, (scores, finish) in enumerate(decoded):
+                    index = batch[row // n]
+                    results[index].append(
+                        GenerationRecord.from_scores(
+                            scores,
+                            token_texts(self.tokenizer, scores.token_ids, context_ids=encoded[index]),
+                            finish_reason="eos" if finish == "eos" else "length",
+                            num_prompt_tokens=len(encoded[index]),
+                        )
+                    )
+                if bar is not None:
+                    bar.update(len(batch))
+        if bar is not None:
+            bar.close()
+        return results
 
 
 def _progress_bar(total: int, enabled: bool) -> Any:

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from saltbench.inference.base import ForcedContinuation, ModelBase, Pair, StopRule
+from saltbench.inference.base import DrawSettings, ForcedContinuation, ModelBase, Pair, StopRule
 
 if TYPE_CHECKING:
+    from saltbench.core.vocabulary import DrawSupport
     from saltbench.inference.records import GenerationRecord
     from saltbench.inference.registry import ModelSpec
 
@@ -23,6 +24,7 @@ class HfModel(ModelBase):
     backend: ClassVar[str] = "hf"
     continuous_batching: ClassVar[bool] = False
     full_entropy: ClassVar[bool] = True
+    draws: ClassVar[DrawSupport] = "seeded"
 
     def generate(
         self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
@@ -30,23 +32,60 @@ class HfModel(ModelBase):
         """One greedy record per prompt, in order (batches of one budget each)."""
         from saltbench.inference.hf.generation import generate
 
-        capped = self.capped(prompts, budgets)
-        records: list[Any] = [None] * len(prompts)
-        for budget in sorted(set(capped)):
-            index = [i for i, b in enumerate(capped) if b == budget]
-            out = generate(
+        def run(index: list[int], budget: int) -> list[Any]:
+            chosen = [prompts[i] for i in index]
+            return generate(
+                self.engine, self.tokenizer, chosen, max_new_tokens=budget, **self._decoding(progress)
+            )
+
+        return self._per_budget(prompts, budgets, run)
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        seeds: Sequence[int],
+        settings: DrawSettings,
+        *,
+        progress: bool = True,
+    ) -> list[list[GenerationRecord]]:
+        """``settings.n`` draws per prompt, in order (:func:`saltbench.inference.hf.generation.sample`;
+        batches of one budget each, docs/generation.md §7)."""
+        from saltbench.inference.hf.generation import sample
+
+        def run(index: list[int], budget: int) -> list[Any]:
+            chosen, chosen_seeds = [prompts[i] for i in index], [seeds[i] for i in index]
+            return sample(
                 self.engine,
                 self.tokenizer,
-                [prompts[i] for i in index],
+                chosen,
+                chosen_seeds,
+                settings,
                 max_new_tokens=budget,
-                batch_size=self.batch_size,
-                top_k=self.top_k,
-                max_context=self.spec.max_context,
-                progress=progress,
+                **self._decoding(progress),
             )
-            for i, record in zip(index, out, strict=True):
-                records[i] = record
-        return records
+
+        return self._per_budget(prompts, budgets, run)
+
+    def _decoding(self, progress: bool) -> dict[str, Any]:
+        return {
+            "batch_size": self.batch_size,
+            "top_k": self.top_k,
+            "max_context": self.spec.max_context,
+            "progress": progress,
+        }
+
+    def _per_budget(
+        self, prompts: Sequence[str], budgets: Sequence[int], run: Callable[[list[int], int], list[Any]]
+    ) -> list[Any]:
+        """``run(index, budget)`` of the prompts of each capped budget (:meth:`capped`), in input order."""
+        capped = self.capped(prompts, budgets)
+        results: list[Any] = [None] * len(prompts)
+        for budget in sorted(set(capped)):
+            index = [i for i, b in enumerate(capped) if b == budget]
+            for i, result in zip(index, run(index, budget), strict=True):
+                results[i] = result
+        return results
 
     def prompt_cache(self, prompt_ids: Sequence[int]) -> Any:
         """The prompt encoded once (:class:`~saltbench.inference.PromptCache`)."""

@@ -44,7 +44,13 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 from tqdm.auto import tqdm
 
-from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation, generation_config_eos_ids
+from saltbench.inference.base import (
+    DrawSettings,
+    ForcedContinuation,
+    StopRule,
+    cut_continuation,
+    generation_config_eos_ids,
+)
 from saltbench.inference.openai.cache import RequestCache, api_key, scrub
 from saltbench.inference.openai.options import ApiSettings, api_settings
 from saltbench.inference.openai.responses import (
@@ -66,6 +72,7 @@ from saltbench.inference.sources import ApiSource
 T = TypeVar("T")
 
 if TYPE_CHECKING:
+    from saltbench.core.vocabulary import DrawSupport
     from saltbench.inference.base import FinishReason as ForcedFinish
     from saltbench.inference.registry import ModelSpec
 
@@ -139,6 +146,7 @@ class OpenAIModel:
     backend: ClassVar[str] = "openai"
     continuous_batching: ClassVar[bool] = True
     full_entropy: ClassVar[bool] = False
+    draws: ClassVar[DrawSupport] = "seeded"
 
     spec: ModelSpec
     tokenizer: Any
@@ -321,16 +329,77 @@ class OpenAIModel:
         capped by the registry's ``max_new_tokens`` rule; a prompt that cannot fit (:meth:`screen`) is an
         error row without a request. Logs the requests, retries, cache hits, tokens and cost used — also when
         a refusal stops the model."""
+        runs = self._pooled(prompts, budgets, lambda i, p, b: [self._one(p, b)], 1, progress)
+        return [records[0] for records in runs]
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        seeds: Sequence[int],
+        settings: DrawSettings,
+        *,
+        progress: bool = True,
+    ) -> list[list[GenerationRecord]]:
+        """``settings.n`` draws per prompt, in order (docs/generation.md §7): one request per prompt with the
+        API's ``n``, ``seed`` (``seeds[i]`` modulo 2**31, the range servers take), ``temperature`` and
+        ``top_p``, otherwise as :meth:`generate`; a failed request gives ``n`` error rows. Whether the server
+        honours the seed is its own (vLLM's does; OpenAI's is best effort)."""
+        if len(seeds) != len(prompts):
+            raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+
+        def drawn(i: int, prompt: str, budget: int) -> list[GenerationRecord]:
+            body = self.request(prompt, budget) | {
+                "n": settings.n,
+                "seed": int(seeds[i]) % 2**31,
+                "temperature": settings.temperature,
+                "top_p": settings.top_p,
+            }
+            parsed = self._fetch(body, lambda response: self._parse_draws(response, prompt, settings.n))
+            if isinstance(parsed, str):
+                return [GenerationRecord.failed(parsed, num_prompt_tokens=0, k=self.top_k)] * settings.n
+            return [self._count(choice) for choice in parsed]
+
+        return self._pooled(prompts, budgets, drawn, settings.n, progress)
+
+    def _parse_draws(self, response: Mapping[str, Any], prompt: str, n: int) -> list[ParsedChoice]:
+        """The ``n`` choices of a response, in their ``index`` order, each parsed as a response of its own
+        (the prompt's tokens counted with the first)."""
+        choices = response.get("choices")
+        if not isinstance(choices, list) or len(choices) != n:
+            got = len(choices) if isinstance(choices, list) else 0
+            raise MalformedResponse(f"{got} choices for n = {n} (the API does not take n)")
+        prompt_tokens = (response.get("usage") or {}).get("prompt_tokens")
+        ordered = sorted(choices, key=lambda c: int(c.get("index", 0)) if isinstance(c, Mapping) else 0)
+        return [
+            self._parse(
+                {**response, "choices": [c], "usage": {"prompt_tokens": prompt_tokens if j == 0 else 0}},
+                prompt,
+            )
+            for j, c in enumerate(ordered)
+        ]
+
+    def _pooled(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        one: Callable[[int, str, int], list[GenerationRecord]],
+        n: int,
+        progress: bool,
+    ) -> list[list[GenerationRecord]]:
+        """``one(i, prompt, budget)`` of every prompt that fits (:meth:`screen`; ``n`` error records for one
+        that does not), ``backend_options.concurrency`` at a time, budgets capped by the registry; logs the
+        usage."""
         if len(budgets) != len(prompts):
             raise ValueError(f"{len(budgets)} budgets for {len(prompts)} prompts")
         capped = [self.spec.generation_budget(b) for b in budgets]
-        records = self.screen(prompts, capped)
+        records = [None if r is None else [r] * n for r in self.screen(prompts, capped)]
         before = self.usage.counts()
         started = time.perf_counter()
         try:
             with ThreadPoolExecutor(max_workers=self.settings.concurrency) as pool:
                 futures = {
-                    i: pool.submit(self._one, prompts[i], capped[i])
+                    i: pool.submit(one, i, prompts[i], capped[i])
                     for i, record in enumerate(records)
                     if record is None
                 }

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from saltbench.core.blocks import Block, Count, Keywords, PositiveInt, setting
-from saltbench.core.vocabulary import ApiEndpoint
+from saltbench.core.vocabulary import ApiEndpoint, DrawSupport
 
 if TYPE_CHECKING:
     from saltbench.inference.registry import ModelSpec
@@ -47,6 +47,13 @@ class ApiSettings(Block):
         False,
         "The server returns prompt log-probabilities and takes token-id prompts (vLLM), so the interventions "
         "can teacher-force a prefix through it (needs endpoint: completions and token_ids).",
+    )
+    draws: DrawSupport = setting(
+        "seeded",
+        "What the API takes for inference.samples: seeded (the n and seed request parameters, as vLLM's "
+        "server and the OpenAI API), unseeded (n without seed) or none (neither); a run with draws needs "
+        "seeded. Whether a server honours the seed is its own: vLLM's does, the OpenAI API's is best "
+        "effort (docs/generation.md §7).",
     )
     price_prompt_per_mtok: Annotated[float, Keywords(minimum=0)] | None = setting(
         None, "Price per million prompt tokens (null: unknown)."

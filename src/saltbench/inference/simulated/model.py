@@ -44,7 +44,7 @@ import numpy as np
 import polars as pl
 
 from saltbench.evaluation import decompose_clean, resolve_task
-from saltbench.inference.base import ForcedContinuation, StopRule, cut_continuation
+from saltbench.inference.base import DrawSettings, ForcedContinuation, StopRule, cut_continuation
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.simulated.params import STRUCTURE_PROB, SimulationParams
 from saltbench.inference.simulated.shapes import draw_shapes, reshape
@@ -53,6 +53,7 @@ from saltbench.tasks import get_task
 from saltbench.tasks.base import FENCE, STYLE_INSTRUCTIONS
 
 if TYPE_CHECKING:
+    from saltbench.core.vocabulary import DrawSupport
     from saltbench.inference.registry import ModelSpec
 
 EOS_ID = 256
@@ -326,6 +327,7 @@ class SimulatedModel:
     backend: ClassVar[str] = "simulated"
     continuous_batching: ClassVar[bool] = True
     full_entropy: ClassVar[bool] = True
+    draws: ClassVar[DrawSupport] = "seeded"
     spec: ModelSpec
     tokenizer: Any
     oracle: Oracle
@@ -353,6 +355,20 @@ class SimulatedModel:
             self._generate_one(p, self.spec.generation_budget(b))
             for p, b in zip(prompts, budgets, strict=True)
         ]
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        seeds: Sequence[int],
+        settings: DrawSettings,
+        *,
+        progress: bool = True,
+    ) -> list[list[GenerationRecord]]:
+        """``settings.n`` draws per prompt (:func:`saltbench.inference.simulated.draws.sample`)."""
+        from saltbench.inference.simulated.draws import sample
+
+        return sample(self, prompts, budgets, seeds, settings)
 
     def plan(self, prompt: str) -> Plan:
         """What the planted process decided for ``prompt`` (the draws :meth:`generate` writes out)."""

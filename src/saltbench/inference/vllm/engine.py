@@ -44,14 +44,19 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from saltbench.inference.base import generation_config_eos_ids, per_prompt_budgets, screen_prompts
+from saltbench.inference.base import (
+    DrawSettings,
+    generation_config_eos_ids,
+    per_prompt_budgets,
+    screen_prompts,
+)
 from saltbench.inference.detokenize import token_texts
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
 from saltbench.inference.vllm.options import CPU_KVCACHE_GIB, VllmOptions, vllm_options
@@ -199,13 +204,18 @@ def sampling_params(
     logprobs: int | None = None,
     prompt_logprobs: int | None = None,
     skip_reading_prefix_cache: bool | None = None,
+    draws: DrawSettings | None = None,
+    seed: int | None = None,
 ) -> Any:
     """Greedy ``SamplingParams`` stopping at the model's EOS ids, flat log-probabilities, no detokenising
-    inside the engine (token texts are ours); ``skip_reading_prefix_cache=None`` keeps vLLM's default."""
+    inside the engine (token texts are ours); ``skip_reading_prefix_cache=None`` keeps vLLM's default. With
+    ``draws``: ``draws.n`` completions sampled at its temperature and top-p from ``seed``."""
     from vllm import SamplingParams
 
+    sampled: dict[str, Any] = {} if draws is None else {"n": draws.n, "top_p": draws.top_p, "seed": seed}
     return SamplingParams(
-        temperature=0.0,
+        temperature=0.0 if draws is None else draws.temperature,
+        **sampled,
         max_tokens=max_tokens,
         logprobs=logprobs,
         prompt_logprobs=prompt_logprobs,
@@ -276,31 +286,78 @@ def generate_vllm(
     maximum model length), except that ``max_new_tokens`` may also be one budget per prompt; all runnable
     prompts go to the engine in one call (continuous batching).
     """
+
+    def greedy(index: int, budget: int) -> Any:
+        return sampling_params(engine, max_tokens=budget, logprobs=top_k)
+
+    runs = _run_vllm(engine, prompts, greedy, 1, max_new_tokens, top_k, max_context, progress)
+    return [records[0] for records in runs]
+
+
+def sample_vllm(
+    engine: VllmEngine,
+    prompts: Sequence[str] | Sequence[Sequence[int]],
+    seeds: Sequence[int],
+    settings: DrawSettings,
+    *,
+    max_new_tokens: int | Sequence[int],
+    top_k: int = TOP_K,
+    max_context: int | None = None,
+    progress: bool = True,
+) -> list[list[GenerationRecord]]:
+    """``settings.n`` draws per prompt (docs/generation.md §7): one request per prompt with
+    ``SamplingParams(n, seed=seeds[i] mod 2**62, temperature, top_p)``, so its draws share the prompt's
+    prefill; the log-probabilities are the model's own (vLLM's default ``raw_logprobs``), as greedy's."""
+    if len(seeds) != len(prompts):
+        raise ValueError(f"{len(seeds)} seeds for {len(prompts)} prompts")
+
+    def drawn(index: int, budget: int) -> Any:
+        seed = int(seeds[index]) % 2**62  # vLLM seeds completion j with seed + j: within int64
+        return sampling_params(engine, max_tokens=budget, logprobs=top_k, draws=settings, seed=seed)
+
+    return _run_vllm(engine, prompts, drawn, settings.n, max_new_tokens, top_k, max_context, progress)
+
+
+def _run_vllm(
+    engine: VllmEngine,
+    prompts: Sequence[str] | Sequence[Sequence[int]],
+    params_for: Callable[[int, int], Any],
+    n: int,
+    max_new_tokens: int | Sequence[int],
+    top_k: int,
+    max_context: int | None,
+    progress: bool,
+) -> list[list[GenerationRecord]]:
+    """``n`` records per prompt from one engine call (``params_for(index, budget)``: a prompt's
+    ``SamplingParams``); a prompt that cannot run gives ``n`` error records."""
     from vllm.inputs import TokensPrompt
 
     limit = min(max_context or engine.max_context, engine.max_context)
-    encoded, results = screen_prompts(
+    encoded, failed = screen_prompts(
         engine.tokenizer, prompts, max_context=limit, max_new_tokens=max_new_tokens, top_k=top_k
     )
-    runnable = [index for index, record in enumerate(results) if record is None]
+    results = [[r] * n if r is not None else [] for r in failed]
+    runnable = [index for index, record in enumerate(failed) if record is None]
     if runnable:
         budgets = per_prompt_budgets(max_new_tokens, len(prompts))
-        params = [sampling_params(engine, max_tokens=budgets[i], logprobs=top_k) for i in runnable]
+        params = [params_for(i, budgets[i]) for i in runnable]
         started = time.perf_counter()
         outputs = engine.llm.generate(
             [TokensPrompt(prompt_token_ids=encoded[i]) for i in runnable], params, use_tqdm=progress
         )
         produced = 0
         for index, output in zip(runnable, outputs):
-            completion = output.outputs[0]
-            scores = completion_scores(completion, top_k)
-            produced += len(scores)
-            results[index] = GenerationRecord.from_scores(
-                scores,
-                token_texts(engine.tokenizer, scores.token_ids, context_ids=encoded[index]),
-                finish_reason=_finish_reason(completion),  # type: ignore[arg-type]
-                num_prompt_tokens=len(encoded[index]),
-            )
+            for completion in sorted(output.outputs, key=lambda c: c.index):
+                scores = completion_scores(completion, top_k)
+                produced += len(scores)
+                results[index].append(
+                    GenerationRecord.from_scores(
+                        scores,
+                        token_texts(engine.tokenizer, scores.token_ids, context_ids=encoded[index]),
+                        finish_reason=_finish_reason(completion),  # type: ignore[arg-type]
+                        num_prompt_tokens=len(encoded[index]),
+                    )
+                )
         elapsed = time.perf_counter() - started
         logger.info(
             "vLLM: %d prompts, %d tokens in %.1f s (%.1f tok/s)",
@@ -309,7 +366,7 @@ def generate_vllm(
             elapsed,
             produced / max(elapsed, 1e-9),
         )
-    return [r for r in results if r is not None]
+    return results
 
 
 def prompt_token_logprobs(prompt_logprobs: Any, first: int, count: int) -> np.ndarray:

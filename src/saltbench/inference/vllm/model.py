@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from saltbench.inference.base import ForcedContinuation, ModelBase, Pair, StopRule
+from saltbench.inference.base import DrawSettings, ForcedContinuation, ModelBase, Pair, StopRule
 from saltbench.inference.vllm.options import VllmOptions
 
 if TYPE_CHECKING:
+    from saltbench.core.vocabulary import DrawSupport
     from saltbench.inference.records import GenerationRecord
     from saltbench.inference.registry import ModelSpec
 
@@ -24,6 +25,7 @@ class VllmModel(ModelBase):
     backend: ClassVar[str] = "vllm"
     continuous_batching: ClassVar[bool] = True
     full_entropy: ClassVar[bool] = False
+    draws: ClassVar[DrawSupport] = "seeded"
 
     def generate(
         self, prompts: Sequence[str], budgets: Sequence[int], *, progress: bool = True
@@ -34,6 +36,30 @@ class VllmModel(ModelBase):
         return generate_vllm(
             self.engine,
             prompts,
+            max_new_tokens=self.capped(prompts, budgets),
+            top_k=self.top_k,
+            max_context=self.spec.max_context,
+            progress=progress,
+        )
+
+    def sample(
+        self,
+        prompts: Sequence[str],
+        budgets: Sequence[int],
+        seeds: Sequence[int],
+        settings: DrawSettings,
+        *,
+        progress: bool = True,
+    ) -> list[list[GenerationRecord]]:
+        """``settings.n`` draws per prompt, in order (one continuous batch,
+        :func:`saltbench.inference.vllm.engine.sample_vllm`)."""
+        from saltbench.inference.vllm.engine import sample_vllm
+
+        return sample_vllm(
+            self.engine,
+            prompts,
+            seeds,
+            settings,
             max_new_tokens=self.capped(prompts, budgets),
             top_k=self.top_k,
             max_context=self.spec.max_context,
