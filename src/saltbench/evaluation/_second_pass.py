@@ -28,6 +28,8 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
+from saltbench.core.vocabulary import Granularity
+
 SecondPassKind = Literal["verbalized", "p_true"]
 SECOND_PASS_KINDS: tuple[SecondPassKind, ...] = ("verbalized", "p_true")
 """The two second-pass estimators."""
@@ -62,7 +64,7 @@ def second_pass_instruction(
     instruction: str,
     answer: str,
     *,
-    granularity: Literal["generation", "line", "atom"] = "generation",
+    granularity: Granularity = "generation",
     unit: str | None = None,
     index: int | None = None,
 ) -> str:
