@@ -84,10 +84,10 @@ class AnalysisConfig(Block):
         "compared estimate: findings, dominance, figures, label noise, reasoning pairs "
         "(docs/metrics.md §10).",
     )
-    min_model_units: PositiveInt = setting(
+    min_model_units: Count = setting(
         10,
         "A model's (style, task, granularity) cell enters a pooled or compared confidence estimate only with "
-        "at least this many correct and this many incorrect units (docs/metrics.md §10).",
+        "at least this many correct and this many incorrect units (docs/metrics.md §10; 0: no floor).",
     )
     label_noise_replicates: Annotated[int, Keywords(minimum=1, maximum=10000)] = setting(
         20,

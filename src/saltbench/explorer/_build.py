@@ -108,9 +108,11 @@ class ExplorerOptions:
     alignment: str = "strict"
 
     def __post_init__(self) -> None:
-        for name in ("top_k", "list_size", "min_units", "min_model_units"):
+        for name in ("top_k", "list_size", "min_units"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.min_model_units < 0:  # 0: no per-cell floor (docs/metrics.md §10)
+            raise ValueError(f"min_model_units must be >= 0, got {self.min_model_units!r}")
         if not 0 <= self.eligible_answered_share <= 1:
             raise ValueError(
                 f"eligible_answered_share must be in [0, 1], got {self.eligible_answered_share!r}"
