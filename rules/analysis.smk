@@ -92,7 +92,6 @@ for table in TABLE_RULES:
             "../workflow_scripts/make_table.py"
 
     workflow.get_rule(f"table_{table.name}").docstring = table.doc
-
     if table.parts is not None:
 
         rule:

@@ -8,7 +8,6 @@ index job gathers them into results/explorer (rule explorer). Needs from the Sna
 MODELS, and rules/analysis.smk included first (ANALYSIS options, ANALYSIS_INTERVENTIONS).
 """
 
-
 # a model's cells in the order of the page's chunks (styles, then tasks), for rule explorer_model
 EXPLORER_CELL = "{kind}/{{model}}/{style}/{task}.parquet"
 
