@@ -34,11 +34,10 @@ from saltbench.core.metric_registry import metric_names
 from saltbench.core.vocabulary import (
     ANSWER_STATUSES,
     CONFIDENCE_NAME_PATTERN,
-    DRAW_SOURCE,
     FINISH_REASONS,
-    FLAVOURS,
     GRANULARITIES,
     PLACEMENT_LABELS,
+    SOURCES,
     STATUSES,
 )
 
@@ -51,13 +50,12 @@ def confidence_column(flavour: str, function: str) -> str:
     return f"{flavour}.{function}"
 
 
-CONFIDENCE_COLUMN_PATTERN = re.compile(
-    rf"(?:{'|'.join((*FLAVOURS, DRAW_SOURCE))})\.{CONFIDENCE_NAME_PATTERN.pattern}"
-)
+CONFIDENCE_COLUMN_PATTERN = re.compile(rf"(?:{'|'.join(SOURCES)})\.{CONFIDENCE_NAME_PATTERN.pattern}")
 """A confidence column of the units and interventions tables: ``{flavour}.{function}`` for any function of
 the registry (:data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`, plugins included), so the contract does not
-list them, or ``draws.{function}`` for the sampling-consistency columns
-(:data:`saltbench.evaluation.CONSISTENCY_COLUMNS`, docs/confidence.md §7)."""
+list them, or ``{source}.{function}`` for an estimator that reads no token distribution (a source of
+:data:`saltbench.core.vocabulary.SOURCES`: ``draws`` for the sampling-consistency columns,
+:data:`saltbench.evaluation.CONSISTENCY_COLUMNS`, docs/confidence.md §7; ``second_pass``; ``trace``)."""
 
 
 def is_confidence_column(name: str) -> bool:
@@ -461,7 +459,7 @@ def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Art
 
 
 _KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
-_KNOWN_FLAVOUR = _known("flavour", FLAVOURS, "flavour")
+_KNOWN_FLAVOUR = _known("flavour", SOURCES, "flavour")  # a flavour, or a source independent of one
 
 
 def _confidence_name(column: str) -> Check:

@@ -50,6 +50,24 @@ DRAW_SOURCE = "draws"
 token distribution (``draws.agreement``, docs/confidence.md §7); it stands where a flavour stands in
 ``{flavour}.{function}``."""
 
+SECOND_PASS_SOURCE = "second_pass"
+"""The prefix of the confidence columns read from the model's replies to questions about its own answer
+(``second_pass.verbalized``, ``second_pass.p_true``; docs/confidence.md §8)."""
+
+TRACE_SOURCE = "trace"
+"""The prefix of the confidence columns read from a reasoning model's trace rather than a token distribution
+(``trace.reasoning_tokens``; docs/confidence.md)."""
+
+SOURCES: tuple[str, ...] = (*FLAVOURS, DRAW_SOURCE, SECOND_PASS_SOURCE, TRACE_SOURCE)
+"""Every prefix of a confidence column ``{source}.{function}``: the two flavours of the token distribution,
+then the sources that do not depend on one (the metrics table's ``flavour`` column holds the source)."""
+
+EstimatorFamily = Literal["single_pass", "samples", "second_pass"]
+ESTIMATOR_FAMILIES: tuple[EstimatorFamily, ...] = get_args(EstimatorFamily)
+"""What an estimator needs beyond the greedy answer (docs/confidence.md): nothing (its token
+distributions or trace), sampled answers (draws), or a second generation that asks the model about its
+answer."""
+
 CONFIDENCE_NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*")
 """The name of a confidence function (column ``{flavour}.{name}``). The functions themselves are listed
 once, in the registry :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS` (plugins join it)."""
@@ -96,12 +114,13 @@ the authors' release's generation cache, the documented JSONL schema, inspect_ai
 
 ApiEndpoint = Literal["chat", "completions"]
 API_ENDPOINTS: tuple[ApiEndpoint, ...] = get_args(ApiEndpoint)
+"""Endpoint of an OpenAI-compatible server: ``chat`` (the server applies the chat template) or
+``completions`` (a prompt rendered here, raw)."""
+
 DrawSupport = Literal["none", "unseeded", "seeded"]
 DRAW_SUPPORT: tuple[DrawSupport, ...] = get_args(DrawSupport)
 """What a backend (or a served API) can do for ``inference.samples``: no sampling, sampling without a seed
 (draws not reproducible), or seeded sampling (docs/generation.md §7)."""
-"""Endpoint of an OpenAI-compatible server: ``chat`` (the server applies the chat template) or
-``completions`` (a prompt rendered here, raw)."""
 
 Dtype = Literal["float32", "bfloat16", "float16"]
 DTYPES: tuple[Dtype, ...] = get_args(Dtype)
