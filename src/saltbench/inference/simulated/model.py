@@ -25,6 +25,10 @@ compared with the reference, and the chain continues from it with those atoms' w
 corrupted prefixes act through the planted ``propagation_*`` terms. The teacher-forced log-probability of
 the reference atom ``k`` is ``log P(correct_k)``, split evenly over its tokens.
 
+**Draws** (:meth:`SimulatedModel.sample`): :mod:`~saltbench.inference.simulated.draws`. **Second-pass
+prompts** (those of :func:`saltbench.evaluation.second_pass_instruction`): a planted verbalized confidence
+or P(True), :mod:`~saltbench.inference.simulated.second_pass` (docs/simulation.md §9–10).
+
 Every response is a function of the parameters' seed and its prompt (and forced prefix) only, so batches,
 shards and resumed jobs give identical files.
 """
