@@ -118,6 +118,8 @@ def test_verbalized_replies_parse_with_the_planted_unparsable_share(datasets):
     y = np.array(correct)[ok]
     assert values[y].mean() > values[~y].mean() + 0.1  # correct lines are stated more confidently
     assert read_question(questions[0]) is not None and read_question(_prompts(datasets, "logic")[0]) is None
+    # a prompt that quotes an answer but is no second_pass_instruction's is answered as a task prompt
+    assert read_question(questions[0].replace("and nothing else", "and why")) is None
 
 
 def test_p_true_is_read_off_the_first_tokens_top_k(datasets):
