@@ -14,6 +14,11 @@ coverage-interventions
     design on freshly generated datasets of ``--tasks``, answered through the interventions stage's own
     function by the simulated model, fitted as the interventions table fits them (seconds per seed, where a
     workflow run takes minutes).
+coverage-estimators
+    The same for the pooled AUROC of the draws' consistency (``draws.agreement``, ``draws.entropy``) and
+    the second pass (``verbalized``, ``p_true``) at the function level: per seed, greedy answers scored by
+    the scoring stage, ``--draws`` draws scored by ``draw_consistency``, second-pass prompts about every
+    line and answer answered by the simulated model and parsed; intervals by the metrics' bootstrap.
 
 Usage::
 
@@ -21,6 +26,7 @@ Usage::
     .venv/bin/python bench/bench_simulated.py coverage --seeds 20 --samples 60 --out coverage.parquet
     .venv/bin/python bench/bench_simulated.py coverage --seeds 40 --tasks matmul --models sim-planted
     .venv/bin/python bench/bench_simulated.py coverage-interventions --seeds 40 --tasks matmul
+    .venv/bin/python bench/bench_simulated.py coverage-estimators --seeds 100 --tasks dna matmul
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import logging
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import yaml
@@ -185,16 +192,168 @@ def intervention_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
     )
 
 
+def _estimator_units(model: Any, folder: str, frame: pl.DataFrame, task: str, draws: int) -> pl.DataFrame:
+    """The scored units of ``model``'s greedy answers to ``frame`` (direct style; ``folder``: its
+    datasets) with the consistency of ``draws`` draws per prompt and the second pass's replies about each
+    line and answer (``verbalized``, ``p_true`` columns; NaN where not asked or unparsable)."""
+    from saltbench.config import InferenceConfig
+    from saltbench.evaluation import EvaluateOptions, draw_consistency, p_true, parse_verbalized
+    from saltbench.evaluation import second_pass_instruction as ask
+    from saltbench.inference.base import DrawSettings
+    from saltbench.inference.simulated.model import FALSE_ID, TRUE_ID
+    from saltbench.stages.generation import build_prompts, generate_shard
+    from saltbench.stages.scoring import score_generations
+
+    prompts = build_prompts(frame, "direct", None)
+    budgets = [4096] * len(prompts)
+    greedy = generate_shard(
+        frame,
+        InferenceConfig(max_new_tokens={"default": 4096}),
+        model_name="sim",
+        model_path=folder,
+        spec=model.spec,
+        style="direct",
+        n_shots=None,
+        progress=False,
+    )
+    units = score_generations(greedy, frame, task, reasoning=None, max_new_tokens=4096)
+    drawn = model.sample(prompts, budgets, list(range(len(prompts))), DrawSettings(draws))
+    table = pl.DataFrame(
+        [(s, d, r.text) for s, rs in zip(frame["sample_id"], drawn, strict=True) for d, r in enumerate(rs)],
+        schema={"sample_id": pl.String, "draw": pl.Int32, "text": pl.String},
+        orient="row",
+    )
+    units = draw_consistency(
+        units.with_columns(task=pl.lit(task)), table, options=EvaluateOptions(fence_rule="line")
+    )
+    prompt_of = dict(zip(frame["sample_id"], prompts, strict=True))
+    answers = units.filter(pl.col("granularity") == "generation", pl.col("response_unit").is_not_null())
+    answer_of = dict(zip(answers["sample_id"], answers["response_unit"], strict=True))
+    asked = units.with_row_index("row").filter(
+        pl.col("granularity").cast(pl.String).is_in(["line", "generation"]),
+        pl.col("response_unit").is_not_null(),
+        pl.col("sample_id").is_in(list(answer_of)),
+    )
+    values = {kind: pl.Series([float("nan")] * units.height) for kind in ("verbalized", "p_true")}
+    for row, sample, granularity, index, unit in asked.select(
+        "row", "sample_id", pl.col("granularity").cast(pl.String), "unit_index", "response_unit"
+    ).iter_rows():
+        where = {} if granularity == "generation" else {"unit": unit, "index": index + 1}
+        for kind in ("verbalized", "p_true"):
+            question = ask(kind, prompt_of[sample], answer_of[sample], granularity=granularity, **where)
+            record = model.generate([question], [8 if kind == "verbalized" else 1])[0]
+            value = (
+                parse_verbalized(record.text)[0]
+                if kind == "verbalized"
+                else p_true(
+                    int(record.token_ids[0]),
+                    float(record.chosen_logprobs[0]),
+                    record.topk_ids[0],
+                    record.topk_logprobs[0],
+                    (TRUE_ID,),
+                    (FALSE_ID,),
+                )[0]
+            )
+            values[kind][row] = value
+    return units.with_columns(**{f"second_pass.{kind}": series for kind, series in values.items()})
+
+
+def _estimator_estimates(units: pl.DataFrame, task: str, resamples: int, seed: int) -> list[tuple]:
+    """``(task, quantity, estimate, ci_low, ci_high)`` of the pooled AUROC of every estimator column of
+    ``units`` at each granularity, with the metrics stage's bootstrap (responses resampled)."""
+    import numpy as np
+
+    from saltbench.core.vocabulary import RESPONSE_STATUSES
+    from saltbench.metrics import auroc, bootstrap_ci
+
+    out = []
+    for (granularity,), part in units.group_by("granularity", maintain_order=True):
+        written = part.filter(pl.col("status").cast(pl.String).is_in(list(RESPONSE_STATUSES)))
+        for column, sign in (
+            ("draws.agreement", 1),
+            ("draws.entropy", -1),
+            ("second_pass.verbalized", 1),
+            ("second_pass.p_true", 1),
+        ):
+            raw = written[column].to_numpy()
+            keep = np.isfinite(raw)
+            if not keep.any():
+                continue
+            y = written["is_correct"].to_numpy()[keep]
+            _, groups = np.unique(written["sample_id"].to_numpy()[keep], return_inverse=True)
+            ci = bootstrap_ci(auroc, sign * raw[keep], y, groups, n_resamples=resamples, seed=seed)
+            name = column.split(".")[1]
+            out.append((task, f"{granularity}_auroc_{name}", ci.point, ci.low, ci.high))
+    return out
+
+
+def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
+    """One seed of ``coverage-estimators``: ``--model`` (its seed moved as in :func:`prepare`) answers
+    fresh datasets of ``--tasks`` in the direct style, draws ``--draws`` times and is asked about each line
+    and answer; the pooled AUROC of the draws' and second pass's estimators with the metrics' bootstrap
+    interval, joined with their planted values (recovery rows, with a ``seed`` column)."""
+    from saltbench.analysis import SimulatedRun, planted_values
+    from saltbench.inference import load_model_registry
+    from saltbench.inference.backends import load_backend
+    from saltbench.inference.sources import SimulatedSource
+    from saltbench.tasks import get_task
+
+    config = yaml.safe_load(Path("config/simulated.yaml").read_text(encoding="utf-8"))
+    spec = load_model_registry("config/models.yaml")[args.model]
+    source = spec.source
+    if not isinstance(source, SimulatedSource):
+        raise SystemExit(f"--model {args.model!r} is not a simulated model")
+    params = dataclasses.replace(source.parameters, seed=1000 * seed + source.parameters.seed)
+    spec = dataclasses.replace(spec, source=dataclasses.replace(source, parameters=params))
+    samples = args.samples or config["datasets"]["n_samples"]
+    rows, datasets = [], {}
+    with tempfile.TemporaryDirectory(prefix=f"estimators-{seed}-") as folder:
+        for task in args.tasks:
+            datasets[task] = get_task(task).generate(
+                samples, seed, **config["datasets"]["params"].get(task, {})
+            )
+            datasets[task].write_parquet(Path(folder) / f"{task}.parquet")
+        model = load_backend(folder, spec)
+        for task in args.tasks:
+            units = _estimator_units(model, folder, datasets[task], task, args.draws)
+            rows += _estimator_estimates(units, task, args.resamples, seed)
+    estimates = pl.DataFrame(rows, schema=["task", "quantity", "estimate", "ci_low", "ci_high"], orient="row")
+    granularity = pl.col("quantity").str.split("_auroc_")
+    scored = estimates.select(
+        granularity.list.get(0),
+        pl.when(granularity.list.get(1).is_in(["agreement", "entropy"]))
+        .then(pl.lit("draws"))
+        .otherwise(pl.lit("second_pass")),
+        granularity.list.get(1).alias("name"),
+    ).unique()
+    run = SimulatedRun(
+        params={args.model: params},
+        styles=["direct"],
+        datasets=datasets,
+        draws=args.draws,
+        estimators=set(scored.iter_rows()),
+    )
+    planted = planted_values(run, seed=seed).select("task", "quantity", "planted")
+    return planted.join(estimates, on=["task", "quantity"]).with_columns(
+        error=pl.col("estimate") - pl.col("planted"),
+        inside=pl.when(pl.col("planted").is_nan())
+        .then(None)
+        .otherwise((pl.col("ci_low") <= pl.col("planted")) & (pl.col("planted") <= pl.col("ci_high"))),
+        seed=pl.lit(seed),
+    )
+
+
 def coverage(args: argparse.Namespace) -> None:
-    """The ``coverage`` subcommand (module docstring)."""
+    """The ``coverage`` subcommands (module docstring)."""
     frames = []
+    one_seed = {
+        "coverage": run_seed,
+        "coverage-interventions": intervention_seed,
+        "coverage-estimators": estimator_seed,
+    }[args.command]
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         started = time.perf_counter()
-        frames.append(
-            intervention_seed(seed, args)
-            if args.command == "coverage-interventions"
-            else run_seed(seed, args)
-        )
+        frames.append(one_seed(seed, args))
         log.info("seed %d: %.0f s", seed, time.perf_counter() - started)
         args.out.parent.mkdir(parents=True, exist_ok=True)
         pl.concat(frames).write_parquet(args.out)  # every finished seed is kept
@@ -235,6 +394,20 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--model", default="sim-planted")
     i.add_argument("--resamples", type=int, default=200, help="cluster-bootstrap resamples of the fit")
     i.add_argument("--out", type=Path, default=Path("intervention_coverage.parquet"))
+    e = commands.add_parser(
+        "coverage-estimators",
+        help="the draws' and second pass's AUROC intervals' coverage over seeds, at the function level",
+    )
+    e.add_argument("--seeds", type=int, default=40)
+    e.add_argument("--first-seed", type=int, default=1)
+    e.add_argument("--samples", type=int, default=None, help="samples per task (default: the config's)")
+    e.add_argument("--tasks", nargs="+", default=["dna", "matmul"])
+    e.add_argument("--model", default="sim-planted")
+    e.add_argument("--draws", type=int, default=5, help="draws per prompt")
+    e.add_argument(
+        "--resamples", type=int, default=200, help="bootstrap resamples (the config's n_bootstrap)"
+    )
+    e.add_argument("--out", type=Path, default=Path("estimator_coverage.parquet"))
     return cli
 
 

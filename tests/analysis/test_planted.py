@@ -7,15 +7,33 @@ import math
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from saltbench.analysis import SimulatedRun, planted_values, recovery_estimates
-from saltbench.analysis._planted import class_auroc, class_brier, class_ece
+from saltbench.analysis._planted import (
+    agreement_auroc,
+    class_auroc,
+    class_brier,
+    class_ece,
+    discrete_auroc,
+    draw_class_pmfs,
+    entropy_auroc,
+    p_true_auroc,
+    row_geometry,
+    verbalized_auroc,
+)
 from saltbench.config import InferenceConfig
 from saltbench.core.vocabulary import RESPONSE_STATUSES
+from saltbench.evaluation import EvaluateOptions, draw_consistency, parse_verbalized
 from saltbench.inference import load_model_registry
-from saltbench.inference.simulated import SimulationParams, token_probability
+from saltbench.inference.backends import load_backend
+from saltbench.inference.base import DrawSettings, draw_seed
+from saltbench.inference.simulated import SecondPassEffect, SimulationParams, token_probability
+from saltbench.inference.simulated.draws import repeated
+from saltbench.inference.simulated.second_pass import p_true_value, verbalized_text
 from saltbench.metrics import auroc, brier
-from saltbench.stages.generation import generate_shard
+from saltbench.stages.generation import build_prompts, generate_shard
 from saltbench.stages.scoring import score_generations
 from saltbench.tasks import get_task
 
@@ -41,10 +59,20 @@ def test_the_class_formulas_are_the_latent_model():
     )
 
 
+def _spec(params: SimulationParams):
+    """sim-planted's registry entry with ``params``."""
+    base = load_model_registry("config/models.yaml")["sim-planted"]
+    return dataclasses.replace(base, source=dataclasses.replace(base.source, parameters=params))
+
+
+def _model(params: SimulationParams, folder):
+    """The simulated model of ``params`` answering the datasets in ``folder``."""
+    return load_backend(folder, _spec(params))
+
+
 def _scored(params: SimulationParams, frame: pl.DataFrame, folder, task: str) -> pl.DataFrame:
     """The scored units of ``params``' answers to ``frame`` (direct style)."""
-    base = load_model_registry("config/models.yaml")["sim-planted"]
-    spec = dataclasses.replace(base, source=dataclasses.replace(base.source, parameters=params))
+    spec = _spec(params)
     inference = InferenceConfig(max_new_tokens={"default": 4096})
     generations = generate_shard(
         frame,
@@ -148,3 +176,110 @@ def test_a_run_at_line_granularity_compares_lines_with_lines():
     line = estimates.filter(pl.col("quantity") == "line_auroc")
     assert line["estimate"].to_list() == [0.2]
     assert not estimates["quantity"].str.starts_with("atom_").any()
+
+
+# -- the draws' and second pass's planted AUROC (docs/simulation.md §9–10) ---------------------------------
+@given(
+    st.lists(st.tuples(st.integers(0, 4), st.booleans()), min_size=2, max_size=40).filter(
+        lambda pairs: len({y for _, y in pairs}) == 2
+    )
+)
+def test_the_discrete_auroc_counts_ties_half(pairs):
+    scores = np.array([s for s, _ in pairs], np.float64)
+    y = np.array([c for _, c in pairs])
+    planted = discrete_auroc(scores, y.astype(float), (~y).astype(float))
+    assert planted == pytest.approx(auroc(scores, y))
+
+
+SIGNAL = {"repeat_correct": 0.8, "repeat_wrong": 0.35}
+
+
+def test_the_draws_planted_auroc_is_that_of_the_simulators_repeats(tmp_path):
+    """Monte Carlo from the simulator's own draws (which atoms each draw repeats), many responses: the
+    pooled AUROC of the agreement k/n at atom and line level, and of the entropy at atom level."""
+    frame = get_task("matmul").generate(60, seed=2, output_lengths=[9, 16])
+    frame.write_parquet(tmp_path / "matmul.parquet")
+    n, seeds = 5, range(40)
+    rows = {
+        g: [row_geometry(r.strip(), "matmul", None, g, False, False) for r in frame["reference"]]
+        for g in ("atom", "line")
+    }
+    prompts = build_prompts(frame, "direct", None)
+    units: dict[str, list[tuple[int, bool]]] = {"atom": [], "line": []}
+    for seed in seeds:
+        params = SimulationParams(seed=seed, accuracy=0.8, **SIGNAL)
+        model = _model(params, tmp_path)
+        for i, prompt in enumerate(prompts):
+            plan = model.plan(prompt)
+            keep = np.stack([repeated(plan, 0.8, 0.35, draw_seed(seed, d), prompt) for d in range(n)])
+            for g in units:
+                members = rows[g][i].members > 0
+                k = (keep[:, :, None] | ~members[None]).all(axis=1).sum(axis=0)
+                right = ~(~plan.correct[:, None] & members).any(axis=0)
+                units[g] += list(zip(k.tolist(), right.tolist(), strict=True))
+    params = SimulationParams(accuracy=0.8, **SIGNAL)
+    for g, pairs in units.items():
+        k, y = np.array(pairs).T
+        pmfs = draw_class_pmfs(params, "matmul", "direct", rows[g], n, 4000, 1)
+        assert auroc(k / n, y.astype(bool)) == pytest.approx(agreement_auroc(pmfs), abs=0.01)
+        share = k / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            entropy = -np.nan_to_num(share * np.log(share)) - np.nan_to_num((1 - share) * np.log(1 - share))
+        if g == "atom":
+            assert auroc(-entropy, y.astype(bool)) == pytest.approx(entropy_auroc(pmfs), abs=0.01)
+
+
+def test_the_second_pass_planted_auroc_is_that_of_the_replies():
+    """Monte Carlo from the simulator's own replies: the stated confidence (rounded to its step, its
+    unparsable replies left out) and P(True)."""
+    params = SimulationParams(
+        second_pass=SecondPassEffect(verbalized_separation=1.2, verbalized_step=10, p_true_separation=0.8)
+    )
+    rng = np.random.default_rng(0)
+    y = rng.random(40_000) < 0.6
+    stated = [parse_verbalized(verbalized_text(params, bool(c), rng)) for c in y]
+    ok = np.array([s == "ok" for _, s in stated])
+    values = np.array([v for v, _ in stated])
+    assert 1 - ok.mean() == pytest.approx(params.second_pass.unparsable_rate, abs=0.005)
+    assert auroc(values[ok], y[ok]) == pytest.approx(verbalized_auroc(params), abs=0.008)
+    assert len(np.unique(values[ok])) <= 11  # steps of 10: ties
+    p = np.array([p_true_value(params, bool(c), rng) for c in y])
+    assert auroc(p, y) == pytest.approx(p_true_auroc(params), abs=0.008)
+    assert p_true_auroc(params) == pytest.approx(0.5 * (1 + math.erf(0.8 / 2)))
+
+
+def test_draws_scored_by_draw_consistency_recover_the_planted_auroc(tmp_path):
+    """End to end on one task: greedy answers scored by the scoring stage, draws from the backend scored by
+    draw_consistency; the observed pooled AUROC at atom, line and generation level against the planted."""
+    frame = get_task("matmul").generate(200, seed=1, output_lengths=[9, 16])
+    frame.write_parquet(tmp_path / "matmul.parquet")
+    params = SimulationParams(seed=3, accuracy=0.8, separation=1.2, **SIGNAL)
+    units = _scored(params, frame, tmp_path, "matmul").with_columns(task=pl.lit("matmul"))
+    model = _model(params, tmp_path)
+    prompts = build_prompts(frame, "direct", None)
+    drawn = model.sample(prompts, [4096] * len(prompts), list(range(len(prompts))), DrawSettings(5))
+    draws = pl.DataFrame(
+        [(s, d, r.text) for s, rs in zip(frame["sample_id"], drawn, strict=True) for d, r in enumerate(rs)],
+        schema={"sample_id": pl.String, "draw": pl.Int32, "text": pl.String},
+        orient="row",
+    )
+    scored = draw_consistency(units, draws, options=EvaluateOptions(fence_rule="line"))
+    estimators = {
+        (g, "draws", name) for g in ("atom", "line", "generation") for name in ("agreement", "entropy")
+    }
+    run = SimulatedRun(
+        params={"sim": params}, styles=["direct"], datasets={"matmul": frame}, draws=5, estimators=estimators
+    )
+    planted = planted_values(run, replicates=1000)
+    value = dict(zip(planted["quantity"], planted["planted"], strict=True))
+    assert np.isnan(value["line_auroc_entropy"]) and np.isnan(value["generation_auroc_entropy"])
+    for g, tolerance in (("atom", 0.02), ("line", 0.03), ("generation", 0.1)):
+        rows = scored.filter(
+            pl.col("granularity") == g, pl.col("status").cast(pl.String).is_in(list(RESPONSE_STATUSES))
+        )
+        y = rows["is_correct"].to_numpy()
+        observed = auroc(rows["draws.agreement"].to_numpy(), y)
+        assert observed == pytest.approx(value[f"{g}_auroc_agreement"], abs=tolerance), g
+    atoms = scored.filter(pl.col("granularity") == "atom", pl.col("response_unit").is_not_null())
+    observed = auroc(-atoms["draws.entropy"].to_numpy(), atoms["is_correct"].to_numpy())
+    assert observed == pytest.approx(value["atom_auroc_entropy"], abs=0.02)

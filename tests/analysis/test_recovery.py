@@ -1,5 +1,7 @@
 """Planted values (saltbench.analysis._recovery) and the interventions' estimand."""
 
+import dataclasses
+
 import numpy as np
 import polars as pl
 import pytest
@@ -9,11 +11,21 @@ from saltbench.analysis import (
     distinct_interventions,
     fit_intervention_effects,
     planted_values,
+    recovery_estimates,
     recovery_table,
+    scored_estimators,
 )
 from saltbench.analysis._interventions import population_effects
+from saltbench.analysis._planted import (
+    agreement_auroc,
+    draw_class_pmfs,
+    p_true_auroc,
+    row_geometry,
+    verbalized_auroc,
+)
 from saltbench.analysis._recovery import expected_precision, intervention_p_correct
 from saltbench.inference.simulated import SimulationParams
+from saltbench.tasks import get_task
 
 
 def design(n_samples: int, placements: tuple[str, ...], seed: int = 0) -> pl.DataFrame:
@@ -171,3 +183,75 @@ def test_intervention_rows_carry_the_structural_parameters():
     assert structural["intervention_position_fraction"] == -1.0
     assert structural["intervention_intercept"] == pytest.approx(PARAMS.base_logit("dna", "direct"))
     assert np.isnan(structural["intervention_placement_random"])
+
+
+def _metric_rows(rows: list[tuple[str, str, str, float, float, float]]) -> pl.DataFrame:
+    """A metrics table of pooled AUROC rows ``(granularity, flavour, confidence, value, low, high)``."""
+    return pl.DataFrame(
+        [
+            ("sim", "direct", "logic", g, c, f, "none", "auroc_pooled", v, lo, hi, 10, 5)
+            for g, f, c, v, lo, hi in rows
+        ],
+        schema=["model", "style", "task", "granularity", "confidence", "flavour", "calibration", "metric"]
+        + ["value", "ci_low", "ci_high", "n_units", "n_responses"],
+        orient="row",
+    )
+
+
+def test_the_draws_and_second_pass_rows_are_planted_and_compared():
+    frame = get_task("logic").generate(20, seed=1)
+    params = SimulationParams(repeat_correct=0.8, repeat_wrong=0.3)
+    planted_auroc = {
+        "agreement": agreement_auroc(
+            draw_class_pmfs(params, "logic", "direct", _rows(frame, "atom"), 5, 400, 0)
+        ),
+        "verbalized": verbalized_auroc(params),
+        "p_true": p_true_auroc(params),
+    }
+    metrics = _metric_rows(
+        [
+            ("atom", "draws", "agreement", 0.9, 0.85, 0.95),
+            ("atom", "draws", "entropy", 0.6, 0.55, 0.65),
+            ("generation", "draws", "entropy", 0.6, 0.5, 0.7),
+            ("line", "second_pass", "verbalized", 0.8, 0.7, 0.9),
+            ("generation", "second_pass", "p_true", 0.5, 0.4, 0.6),
+            ("atom", "topk", "mean_probability", 0.8, 0.7, 0.9),  # a token function: not an estimator row
+        ]
+    )
+    estimators = scored_estimators(metrics)
+    assert ("atom", "draws", "agreement") in estimators and len(estimators) == 5
+    run = SimulatedRun(
+        params={"sim": params, "off": SimulationParams()},
+        styles=["direct"],
+        datasets={"logic": frame},
+        draws=5,
+        estimators=estimators,
+    )
+    planted = planted_values(run, replicates=400)
+    value = {(m, q): v for m, q, v in planted.select("model", "quantity", "planted").iter_rows()}
+    assert value[("sim", "atom_auroc_agreement")] == pytest.approx(planted_auroc["agreement"], abs=0.01)
+    assert value[("sim", "line_auroc_verbalized")] == pytest.approx(planted_auroc["verbalized"])
+    assert value[("sim", "generation_auroc_p_true")] == pytest.approx(planted_auroc["p_true"])
+    assert not np.isnan(value[("sim", "atom_auroc_entropy")])  # an atom: two values at most
+    assert np.isnan(value[("sim", "generation_auroc_entropy")])  # an answer of several atoms: not planted
+    assert np.isnan(value[("off", "atom_auroc_agreement")])  # no planted sampling signal
+    estimates = recovery_estimates(metrics, _health(), granularities=())
+    table = recovery_table(planted, estimates).filter(pl.col("model") == "sim")
+    inside = dict(zip(table["quantity"], table["inside"], strict=True))
+    assert inside["atom_auroc_agreement"] == (0.85 <= value[("sim", "atom_auroc_agreement")] <= 0.95)
+    assert inside["line_auroc_verbalized"] is True and inside["generation_auroc_p_true"] is False
+    assert inside["generation_auroc_entropy"] is None  # an estimate, nothing planted to compare with
+    # dynamic alignment: the simulated model's judgement is the strict alignment's, not planted
+    dynamic = planted_values(dataclasses.replace(run, alignment="dynamic"), replicates=100)
+    second = dynamic.filter(pl.col("quantity").str.contains("verbalized|p_true"))
+    assert second.height == 4 and second["planted"].is_nan().all()  # two models, two kinds
+
+
+def _rows(frame: pl.DataFrame, granularity: str) -> list:
+    return [row_geometry(r.strip(), "logic", None, granularity, False, False) for r in frame["reference"]]
+
+
+def _health() -> pl.DataFrame:
+    return pl.DataFrame(
+        {"model": ["sim"], "style": ["direct"], "task": ["logic"], "truncated": [0.0], "responses": [20]}
+    )

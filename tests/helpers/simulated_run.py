@@ -111,3 +111,19 @@ def simulated_run(
     inter_path = data / "interventions" / model / f"{intervention_task}.parquet"
     write_table(rows, inter_path, provenance(stage="interventions", model=model), "interventions")
     return SimulatedRun(root, cells, datasets, [inter_path])
+
+
+def simulated_model(folder: Path, **params: object) -> object:
+    """The simulated model ``sim`` of ``SimulationParams(**params)`` answering the datasets in ``folder``."""
+    from saltbench.inference.backends import load_backend
+    from saltbench.inference.registry import ModelSpec
+    from saltbench.inference.simulated import SimulationParams
+    from saltbench.inference.sources import SimulatedSource
+
+    spec = ModelSpec(
+        name="sim",
+        source=SimulatedSource(parameters=SimulationParams(**params)),  # type: ignore[arg-type]
+        backend="simulated",
+        chat_template="none",
+    )
+    return load_backend(folder, spec)

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 import pytest
+from helpers.simulated_run import simulated_model
 
 from saltbench.analysis import wilson_interval
 from saltbench.evaluation import evaluate, response_status
@@ -47,14 +48,7 @@ def datasets(tmp_path_factory) -> Path:
     return folder
 
 
-def simulated(folder: Path, **params: object) -> object:
-    spec = ModelSpec(
-        name="sim",
-        source=SimulatedSource(parameters=SimulationParams(**params)),
-        backend="simulated",
-        chat_template="none",
-    )
-    return load_backend(folder, spec)
+simulated = simulated_model
 
 
 def prompts_of(folder: Path, task: str, style: str) -> tuple[list[str], pl.DataFrame]:
@@ -288,6 +282,14 @@ def test_the_chain_matches_its_formula():
             "parameters: truncation_rate + no_fence_rate exceed 1",
         ),
         ({"reasoning_tokens": 16}, "parameters.reasoning_tokens: 16 is less than the minimum of 17"),
+        (
+            {"repeat_correct": 0.5},
+            "parameters: repeat_correct and repeat_wrong are set together (or neither)",
+        ),
+        (
+            {"second_pass": {"verbalized_step": 0}},
+            "parameters.second_pass.verbalized_step: 0 is less than the minimum of 1",
+        ),
         (
             {"reasoning_tokens": 17, "reasoning_tokens_sd": 5},
             "parameters: reasoning_tokens_sd > 0 needs reasoning_tokens above 17",

@@ -73,7 +73,7 @@ from ._reasoning import (
     reasoning_tradeoff,
     reasoning_tradeoff_units,
 )
-from ._recovery import SimulatedRun, planted_values, recovery_estimates, recovery_table
+from ._recovery import SimulatedRun, planted_values, recovery_estimates, recovery_table, scored_estimators
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
@@ -112,6 +112,7 @@ __all__ = [
     "planted_values",
     "recovery_estimates",
     "recovery_table",
+    "scored_estimators",
     "thin_models",
     "base_model",
     "combine_intervals",

@@ -22,7 +22,7 @@ another length than its reference (``True`` → ``False``) moves the cut by a ch
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -172,6 +172,22 @@ class Shapes:
     cut: float
 
 
+def wrong_chains(
+    params: SimulationParams, task: str, style: str, rows: list[RowGeometry], replicates: int, seed: int
+) -> Iterator[tuple[RowGeometry, np.ndarray]]:
+    """Each row with units and which atoms of ``replicates`` planted answers of its length are wrong
+    ([replicates, atoms]; one Monte Carlo set per length, drawn from ``seed`` in the rows' order)."""
+    rng = np.random.default_rng(seed)
+    chains: dict[int, np.ndarray] = {}
+    for row in rows:
+        n, size = row.members.shape
+        if size == 0:
+            continue
+        if n not in chains:
+            chains[n] = ~simulated.atom_chain(params, task, style, n, rng.random((replicates, n)))[0]
+        yield row, chains[n]
+
+
 def cell_counts(
     params: SimulationParams,
     task: str,
@@ -183,16 +199,8 @@ def cell_counts(
 ) -> tuple[float, np.ndarray]:
     """Expected precision (mean over the rows with units of ``answered·A + cut·T``, module docstring) and
     expected pooled class counts per response ``[n11, n10, n01, n00]`` (``(y, λ)``) of one cell."""
-    rng = np.random.default_rng(seed)
-    chains: dict[int, np.ndarray] = {}
     precision, counts, used = 0.0, np.zeros(4), 0
-    for row in rows:
-        n, size = row.members.shape
-        if size == 0:
-            continue
-        if n not in chains:
-            chains[n] = simulated.atom_chain(params, task, style, n, rng.random((replicates, n)))[0]
-        wrong = ~chains[n]
+    for row, wrong in wrong_chains(params, task, style, rows, replicates, seed):
         y = (wrong @ row.members) == 0  # [replicates, units]
         group_ok = (wrong @ row.latents) == 0
         lam = group_ok[:, np.maximum(row.unit_latent, 0)]
@@ -258,11 +266,123 @@ def class_ece(
     return float(np.abs(gaps[1:]).sum() / counts.sum())
 
 
+# -- the new estimators: draws and second pass (docs/simulation.md §9–10) -------------------------------
+def discrete_auroc(values: np.ndarray, positive: np.ndarray, negative: np.ndarray) -> float:
+    """AUROC of a score that takes ``values`` with weights ``positive`` (correct units) and ``negative``
+    (incorrect): ``P(X₊ > X₋) + ½ P(X₊ = X₋)``, equal values merged (ties counted half); NaN without
+    both classes.
+
+    Example:
+        >>> discrete_auroc(np.array([0.0, 1.0, 1.0]), np.array([0.0, 1.0, 1.0]), np.array([1.0, 1.0, 0.0]))
+        0.75
+    """
+    unique, index = np.unique(np.asarray(values, np.float64), return_inverse=True)
+    pos = np.bincount(index, weights=np.asarray(positive, np.float64), minlength=unique.size)
+    neg = np.bincount(index, weights=np.asarray(negative, np.float64), minlength=unique.size)
+    total = float(pos.sum()) * float(neg.sum())
+    if total <= 0:
+        return float("nan")
+    below = np.cumsum(neg) - neg
+    return float(np.sum(pos * (below + 0.5 * neg)) / total)
+
+
+def binomial_pmf(n: int, q: np.ndarray) -> np.ndarray:
+    """``P(K = k)``, ``k = 0..n``, of ``K ~ Binomial(n, q)`` for every ``q`` (a last axis of ``n + 1``)."""
+    k = np.arange(n + 1)
+    comb = np.array([math.comb(n, int(j)) for j in k], np.float64)
+    q = np.asarray(q, np.float64)[..., None]
+    return comb * q**k * (1.0 - q) ** (n - k)
+
+
+def draw_class_pmfs(
+    params: SimulationParams,
+    task: str,
+    style: str,
+    rows: list[RowGeometry],
+    n_draws: int,
+    replicates: int,
+    seed: int,
+) -> np.ndarray:
+    """[2, n + 1]: the expected units per response, correct (row 0) and incorrect (row 1), that ``k`` of
+    ``n_draws`` draws repeat, ``k = 0..n``: a unit of ``a`` correct and ``b`` wrong atoms (the planted atom
+    chain, ``replicates`` answers per length) is repeated by each draw with probability ``r_1^a r_0^b``
+    (:mod:`saltbench.inference.simulated.params`), correct when ``b = 0``. Whole answers only (no cut)."""
+    if params.repeat_correct is None or params.repeat_wrong is None:
+        raise ValueError("draw_class_pmfs needs a model with repeat_correct and repeat_wrong")
+    out, used = np.zeros((2, n_draws + 1)), 0
+    for row, chain in wrong_chains(params, task, style, rows, replicates, seed):
+        wrong = chain.astype(np.float64) @ row.members  # [replicates, units]: b
+        right = row.members.sum(0)[None, :] - wrong  # a
+        pmf = binomial_pmf(n_draws, params.repeat_correct**right * params.repeat_wrong**wrong)
+        correct = (wrong == 0)[..., None]
+        out[0] += np.sum(np.where(correct, pmf, 0.0), axis=(0, 1)) / replicates
+        out[1] += np.sum(np.where(correct, 0.0, pmf), axis=(0, 1)) / replicates
+        used += 1
+    return out / max(used, 1)
+
+
+def agreement_auroc(pmfs: np.ndarray) -> float:
+    """Planted AUROC of ``draws.agreement = k/n`` (higher is confident) from :func:`draw_class_pmfs`."""
+    n = pmfs.shape[1] - 1
+    return discrete_auroc(np.arange(n + 1) / n, pmfs[0], pmfs[1])
+
+
+def entropy_auroc(pmfs: np.ndarray) -> float:
+    """Planted AUROC of ``draws.entropy`` (lower is confident) where every unit is one atom: its ``n`` draws
+    put two values there, the greedy one ``k`` times and its one alternative ``n − k`` times, so the entropy
+    is ``−(k/n) ln(k/n) − (1 − k/n) ln(1 − k/n)``."""
+    n = pmfs.shape[1] - 1
+    share = np.arange(n + 1) / n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.nan_to_num(share * np.log(share)) + np.nan_to_num((1 - share) * np.log(1 - share))
+    return discrete_auroc(terms, pmfs[0], pmfs[1])  # −entropy: higher is confident
+
+
+def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    flat = np.asarray(x, np.float64).ravel()
+    values = [0.5 * (1.0 + math.erf(v / math.sqrt(2.0))) for v in flat.tolist()]
+    return np.asarray(values, np.float64).reshape(np.shape(x))
+
+
+def verbalized_pmfs(params: SimulationParams) -> tuple[np.ndarray, np.ndarray]:
+    """The values a verbalized reply states (``0..100``, in steps) and their probabilities for a correct
+    (row 0) and an incorrect (row 1) unit: ``P(V = step·j) = Φ(hi_j − d_v·y) − Φ(lo_j − d_v·y)`` with
+    ``[lo_j, hi_j)`` the latents stated so (:meth:`SecondPassEffect.verbalized_bounds`)."""
+    effect = params.second_pass
+    step = int(effect.verbalized_step)
+    top = math.floor(100 / step + 0.5)
+    j = np.arange(top + 1)
+    lo, hi = effect.verbalized_bounds(j)
+    pmfs = np.stack([_normal_cdf(hi - d) - _normal_cdf(lo - d) for d in (effect.verbalized_separation, 0.0)])
+    return np.minimum(step * j, 100).astype(np.float64), pmfs
+
+
+def verbalized_auroc(params: SimulationParams) -> float:
+    """Planted AUROC of ``second_pass.verbalized`` (unparsable replies, independent of correctness, left
+    out): the same at every granularity, whatever the share of correct units."""
+    values, pmfs = verbalized_pmfs(params)
+    return discrete_auroc(values, pmfs[0], pmfs[1])
+
+
+def p_true_auroc(params: SimulationParams) -> float:
+    """Planted AUROC of ``second_pass.p_true``: ``Φ(d_t/√2)`` (``P(True)`` is increasing in a latent
+    ``N(d_t·y, 1)``)."""
+    return 0.5 * (1.0 + math.erf(params.second_pass.p_true_separation / 2.0))
+
+
 __all__ = [
     "PROBABILITY_MAPS",
     "RANKS_BY_LATENT",
     "RowGeometry",
     "Shapes",
+    "agreement_auroc",
+    "binomial_pmf",
+    "discrete_auroc",
+    "draw_class_pmfs",
+    "entropy_auroc",
+    "p_true_auroc",
+    "verbalized_auroc",
+    "verbalized_pmfs",
     "cell_counts",
     "class_auroc",
     "class_brier",

@@ -69,11 +69,16 @@ from ._planted import (
     RANKS_BY_LATENT,
     RowGeometry,
     Shapes,
+    agreement_auroc,
     cell_counts,
     class_auroc,
     class_brier,
     class_ece,
+    draw_class_pmfs,
+    entropy_auroc,
+    p_true_auroc,
     row_geometry,
+    verbalized_auroc,
 )
 
 RECOVERY_SCHEMA: Mapping[str, pl.DataType] = RECOVERY_TABLE.columns
@@ -112,7 +117,10 @@ class SimulatedRun:
     comparisons ``(model_a, style_a, model_b, style_b)`` of the run, the models with ``reasoning_format:
     think`` (``thinking``), the budget of each of their ``(model, style, task)`` (``budgets``), and what the
     estimates are of: the configured granularity (``granularity``, the trade-off's), the granularities
-    planted (``granularities``), the confidence function, the ECE's bins and the alignment."""
+    planted (``granularities``), the confidence function, the ECE's bins and the alignment; the draws per
+    prompt (``draws``, ``inference.samples.n``; 0: none) and which of the :data:`ESTIMATORS` the run scored
+    at which granularity (``estimators``: ``(granularity, source, name)``, the metrics table's
+    ``(granularity, flavour, confidence)``)."""
 
     params: Mapping[str, SimulationParams]
     styles: Sequence[str]
@@ -129,6 +137,8 @@ class SimulatedRun:
     confidence: str = "mean_probability"
     n_bins: int = 15
     alignment: str = "strict"
+    draws: int = 0
+    estimators: Collection[tuple[str, str, str]] = ()
 
 
 def expected_precision(
@@ -165,6 +175,9 @@ def planted_values(run: SimulatedRun, *, replicates: int = 2000, seed: int = 0) 
                     for quantity, value in planted.items():
                         values[model, style, task, f"{g}_{quantity}"] = value
                         rows.append((model, style, task, f"{g}_{quantity}", value, NAN))
+                cell = (p, task, style, shapes)
+                new = _estimator_values(run, cell, geometry, replicates, cell_seed)
+                rows += [(model, style, task, quantity, value, NAN) for quantity, value in new.items()]
     rows += _intervention_estimands(run)
     rows += _comparisons(run, values)
     return pl.DataFrame(rows, schema=PLANTED_SCHEMA, orient="row")
@@ -236,6 +249,59 @@ def _unit_values(
     if run.confidence in PROBABILITY_MAPS:
         out["brier"] = class_brier(counts, p, d, run.confidence)
         out["ece"] = class_ece(counts, p, d, run.confidence, run.n_bins)
+    return out
+
+
+ESTIMATORS: tuple[tuple[str, str], ...] = (
+    ("draws", "agreement"),
+    ("draws", "entropy"),
+    ("second_pass", "verbalized"),
+    ("second_pass", "p_true"),
+)
+"""The estimators beyond the token functions whose pooled AUROC is planted (``{g}_auroc_{name}``,
+docs/simulation.md §9–10): (source, name) as the metrics table's (flavour, confidence)."""
+
+
+def _estimator_values(
+    run: SimulatedRun,
+    cell: tuple[SimulationParams, str, str, Shapes | None],
+    geometry: _Geometries,
+    replicates: int,
+    seed: int,
+) -> dict[str, float]:
+    """Planted pooled AUROC of the draws' and second pass's estimators of one cell (``{g}_auroc_{name}``;
+    NaN where not derivable, module docstring). Draws: whole answers only (no cut, no answer shapes, units
+    planted), a model with a planted sampling signal; entropy where every unit is one atom. Second pass:
+    strict alignment
+    (the simulated model judges a unit as the strict alignment pairs it)."""
+    p, task, style, shapes = cell
+    out: dict[str, float] = {}
+    drawn = (
+        run.draws > 0
+        and p.repeat_correct is not None
+        and shapes is not None
+        and shapes.cut == 0
+        and not any(p.shape_rates.values())
+    )
+    strict = run.alignment == "strict"
+    pmfs: dict[str, np.ndarray] = {}
+    for g, source, name in sorted(e for e in run.estimators if e[1:] in ESTIMATORS):
+        value = NAN
+        if source == "draws" and drawn:
+            rows = geometry.rows(task, g, False, False)
+            if g not in pmfs:
+                pmfs[g] = draw_class_pmfs(p, task, style, rows, run.draws, replicates, seed)
+            single = all((r.members.sum(0) == 1).all() for r in rows)  # every unit one atom
+            value = (
+                agreement_auroc(pmfs[g])
+                if name == "agreement"
+                else entropy_auroc(pmfs[g])
+                if name == "entropy" and single
+                else NAN
+            )
+        elif source == "second_pass" and strict:
+            value = verbalized_auroc(p) if name == "verbalized" else p_true_auroc(p)
+        out[f"{g}_auroc_{name}"] = value
     return out
 
 
@@ -349,6 +415,35 @@ def _unit_estimates(metrics: pl.DataFrame, granularity: str, confidence: str, fl
     return pl.concat(frames)
 
 
+def scored_estimators(metrics: pl.DataFrame) -> set[tuple[str, str, str]]:
+    """``(granularity, source, name)`` of the :data:`ESTIMATORS` whose pooled AUROC ``metrics`` holds (the
+    ``estimators`` of :class:`SimulatedRun`)."""
+    rows = metrics.filter(pl.col("metric") == "auroc_pooled").select(
+        pl.col("granularity").cast(pl.String), pl.col("flavour").cast(pl.String), "confidence"
+    )
+    return {row for row in rows.unique().iter_rows() if row[1:] in ESTIMATORS}
+
+
+def estimator_estimates(metrics: pl.DataFrame) -> pl.DataFrame:
+    """The metrics' pooled AUROC of the :data:`ESTIMATORS` at every granularity they were scored at, as
+    ``{granularity}_auroc_{name}`` estimates (none where the metrics have no such rows)."""
+    frames = []
+    for source, name in ESTIMATORS:
+        rows = select_metric(metrics, "auroc_pooled", confidence=name, flavour=source, calibration="none")
+        frames.append(
+            rows.select(
+                "model",
+                "style",
+                "task",
+                quantity=pl.col("granularity").cast(pl.String) + f"_auroc_{name}",
+                estimate="value",
+                ci_low="ci_low",
+                ci_high="ci_high",
+            ).cast(ESTIMATE_SCHEMA)  # type: ignore[arg-type]
+        )
+    return pl.concat(frames)
+
+
 def recovery_estimates(
     metrics: pl.DataFrame,
     health: pl.DataFrame,
@@ -365,6 +460,7 @@ def recovery_estimates(
     response, the units tables' response columns) gives those of the reasoning traces
     (:func:`reasoning_estimates`)."""
     frames = [_unit_estimates(metrics, g, confidence, flavour) for g in granularities]
+    frames.append(estimator_estimates(metrics))
     cells = ["model", "style", "task"]
     cut = np.rint(health["truncated"].to_numpy() * health["responses"].to_numpy())
     low, high = wilson_interval(cut, health["responses"].to_numpy())
@@ -477,13 +573,16 @@ def recovery_table(
 
 
 __all__ = [
+    "ESTIMATORS",
     "RECOVERY_SCHEMA",
     "STRUCTURAL_TERMS",
     "SimulatedRun",
+    "estimator_estimates",
     "expected_precision",
     "intervention_p_correct",
     "planted_values",
     "reasoning_estimates",
     "recovery_estimates",
     "recovery_table",
+    "scored_estimators",
 ]

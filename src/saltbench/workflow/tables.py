@@ -307,12 +307,15 @@ def label_noise_table(job: TableJob) -> pl.DataFrame:
     return label_noise_summary(eligible, alpha=p.alpha, confidence=p.confidence, flavour=p.flavour)
 
 
-def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFrame) -> SimulatedRun:
+def _simulated_run(
+    job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFrame, metrics: pl.DataFrame
+) -> SimulatedRun:
     """The :class:`saltbench.analysis.SimulatedRun` of the job: the simulated models' parameters, datasets,
-    intervention rows, compared conditions, reasoning models and budgets."""
+    intervention rows, compared conditions, reasoning models and budgets, the draws per prompt and the
+    draws' and second pass's estimators the metrics scored."""
     import polars as pl
 
-    from saltbench.analysis import INTERVENTIONS_SCHEMA, SimulatedRun, read_tables
+    from saltbench.analysis import INTERVENTIONS_SCHEMA, SimulatedRun, read_tables, scored_estimators
     from saltbench.inference import load_model_registry
     from saltbench.inference.sources import SimulatedSource
     from saltbench.io import read_table
@@ -341,6 +344,8 @@ def _simulated_run(job: TableJob, tradeoff: pl.DataFrame, responses: pl.DataFram
         confidence=p.confidence,
         n_bins=p.n_bins,
         alignment=p.alignment,
+        draws=p.draws,
+        estimators=scored_estimators(metrics),
     )
 
 
@@ -361,11 +366,12 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
     responses = pl.concat(
         u.unique("sample_id", maintain_order=True) for u in iter_units(job.files("units"), RESPONSE_COLUMNS)
     )
-    run = _simulated_run(job, tradeoff, responses)
+    metrics = _metrics(job)
+    run = _simulated_run(job, tradeoff, responses, metrics)
     planted = planted_values(run, seed=job.params.seed)
     interventions = job.files("interventions")
     estimates = recovery_estimates(
-        _metrics(job),
+        metrics,
         read_table(job.file("health"), "table.generation_health"),
         read_table(interventions[0], "table.interventions") if interventions else None,
         tradeoff,
@@ -585,6 +591,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
             "flavour": "analysis.flavour",
             "n_bins": "metrics.n_bins",
             "alignment": "scoring.alignment",
+            "draws": "inference.samples.n",
         },
         formats=DATA_ONLY,
         needs="simulation",

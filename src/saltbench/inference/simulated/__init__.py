@@ -20,6 +20,7 @@ from saltbench.inference.simulated.params import (
     STRUCTURE_PROB,
     TRACE_TAGS,
     CotEffect,
+    SecondPassEffect,
     SimulationParams,
 )
 
@@ -58,6 +59,7 @@ __all__ = [
     "STRUCTURE_PROB",
     "TRACE_TAGS",
     "CotEffect",
+    "SecondPassEffect",
     "SimulatedModel",
     "SimulationParams",
     "atom_chain",

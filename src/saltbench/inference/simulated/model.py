@@ -25,6 +25,10 @@ compared with the reference, and the chain continues from it with those atoms' w
 corrupted prefixes act through the planted ``propagation_*`` terms. The teacher-forced log-probability of
 the reference atom ``k`` is ``log P(correct_k)``, split evenly over its tokens.
 
+**Draws** (:meth:`SimulatedModel.sample`): :mod:`~saltbench.inference.simulated.draws`. **Second-pass
+prompts** (those of :func:`saltbench.evaluation.second_pass_instruction`): a planted verbalized confidence
+or P(True), :mod:`~saltbench.inference.simulated.second_pass` (docs/simulation.md §9–10).
+
 Every response is a function of the parameters' seed and its prompt (and forced prefix) only, so batches,
 shards and resumed jobs give identical files.
 """
@@ -35,7 +39,7 @@ import hashlib
 import math
 import random
 import string
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -58,6 +62,8 @@ if TYPE_CHECKING:
 
 EOS_ID = 256
 """The id of ``<|endoftext|>``, the simulated tokenizer's one special token."""
+TRUE_ID, FALSE_ID = 257, 258
+"""The ids of the tokens ``True`` and ``False`` (:func:`build_tokenizer`)."""
 THINK_CLOSED = "<think>\n\n</think>\n\n"
 """What :func:`saltbench.inference.chat.answer_start` appends for a ``think`` model (stripped on lookup)."""
 COT_WORKING = "Let me work through this step by step.\nI compute every part of the answer in order.\n"
@@ -66,19 +72,25 @@ _POOLS = {c: pool for pool in (string.digits, string.ascii_uppercase, string.asc
 """The characters a wrong atom's character is drawn from: digits, capitals or small letters, as the one it
 replaces (a base by another base in a DNA atom)."""
 _ALNUM = frozenset(_POOLS)
+SECOND_PASS_MARK = "\n\nProposed answer:\n"
+"""What every second-pass prompt holds (:func:`saltbench.evaluation.second_pass_instruction`); a prompt
+that holds it is read as one (:mod:`~saltbench.inference.simulated.second_pass`) and, if it is none,
+answered as a task prompt."""
 TAIL_CHARS = 64
 """Characters of a prompt's end used to index the dataset rows (candidates are then checked in full)."""
 
 
 def build_tokenizer() -> Any:
-    """The byte-level tokenizer (module docstring): byte ``b`` is token ``b``, ``<|endoftext|>`` is 256."""
+    """The byte-level tokenizer (module docstring): byte ``b`` is token ``b``, ``<|endoftext|>`` is 256;
+    ``True`` (257) and ``False`` (258) are tokens no text encodes to (no merges make them), only the first
+    token of a P(True) reply (:mod:`~saltbench.inference.simulated.second_pass`)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
     printable = [*range(33, 127), *range(161, 173), *range(174, 256)]
     others = [b for b in range(256) if b not in printable]
     symbol = {b: chr(b) for b in printable} | {b: chr(256 + i) for i, b in enumerate(others)}
-    vocab = {symbol[b]: b for b in range(256)} | {"<|endoftext|>": EOS_ID}
+    vocab = {symbol[b]: b for b in range(256)} | {"<|endoftext|>": EOS_ID, "True": TRUE_ID, "False": FALSE_ID}
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=[]))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     tokenizer.decoder = decoders.ByteLevel()
@@ -150,6 +162,7 @@ class Oracle:
             raise ValueError("the simulated model found no dataset rows to answer")
         self.tail = min(TAIL_CHARS, *(len(b) for b, _ in blocks))
         self._index: dict[str, list[tuple[str, Answer]]] = {}
+        self._stripped: dict[str, list[tuple[str, Answer]]] | None = None
         for block, answer in blocks:
             self._index.setdefault(block[-self.tail :], []).append((block, answer))
 
@@ -169,6 +182,23 @@ class Oracle:
         for block, answer in self._index.get(text[-self.tail :], ()):
             if text.endswith(block):
                 return answer
+        return None
+
+    def lookup_stripped(self, instruction: str) -> Answer | None:
+        """The row whose test block, trailing white space removed, ends ``instruction`` (a task instruction
+        quoted by a second-pass prompt, stripped at its end), or ``None``."""
+        if self._stripped is None:
+            self._stripped = {}
+            for pairs in self._index.values():
+                for block, answer in pairs:
+                    self._stripped.setdefault(block.rstrip()[-TAIL_CHARS:], []).append(
+                        (block.rstrip(), answer)
+                    )
+        text = instruction.rstrip()
+        for tail in {text[-n:] for n in {len(k) for k in self._stripped}}:
+            for block, answer in self._stripped.get(tail, ()):
+                if text.endswith(block):
+                    return answer
         return None
 
 
@@ -250,19 +280,24 @@ def answer_body(
     first: int = 1,
     start: int | None = None,
     lines: np.ndarray | None = None,
+    texts: Mapping[int, str] | None = None,
 ) -> _Segments:
     """Atoms ``first..n`` of the reference from character ``start`` (default: atom ``first``'s start), each
-    wrong one replaced by :func:`wrong_atom` (in atom order), every character of atom ``k`` with its
-    probability, the separators certain. Only wrong atoms cut the reference text; the characters' positions
-    follow from the atoms' spans and the replacements' lengths. With ``lines`` (each atom's line, a line
-    latent), the separators inside a line take its atoms' probability too."""
+    wrong one replaced by :func:`wrong_atom` (in atom order) — or, given ``texts``, the atoms it names
+    (``j`` counted from atom ``first``) by its texts — every character of atom ``k`` with its
+    probability, the separators certain. Only replaced atoms cut the reference text; the characters'
+    positions follow from the atoms' spans and the replacements' lengths. With ``lines`` (each atom's line,
+    a line latent), the separators inside a line take its atoms' probability too."""
     starts = np.asarray(answer.starts[first - 1 :], np.int64)
     ends = np.asarray(answer.ends[first - 1 :], np.int64)
     at = int(starts[0]) if start is None else start
     lengths = ends - starts
     pieces, position = [], at
-    for j in np.flatnonzero(~np.asarray(correct, bool)).tolist():
-        replacement = wrong_atom(answer.atoms[first - 1 + j], rng)
+    if texts is None:
+        wrong = np.flatnonzero(~np.asarray(correct, bool)).tolist()
+        texts = {j: wrong_atom(answer.atoms[first - 1 + j], rng) for j in wrong}
+    for j in sorted(texts):
+        replacement = texts[j]
         pieces += [answer.reference[position : starts[j]], replacement]
         position = int(ends[j])
         lengths[j] = len(replacement)
@@ -400,7 +435,21 @@ class SimulatedModel:
         )
 
     def _generate_one(self, prompt: str, budget: int) -> GenerationRecord:
-        plan = self.plan(prompt)
+        if SECOND_PASS_MARK in prompt:
+            from saltbench.inference.simulated.second_pass import read_question, reply
+
+            question = read_question(prompt)
+            if question is not None:
+                record = reply(self, question, budget, prompt)
+                return record
+        return self.respond(self.plan(prompt), prompt, budget)
+
+    def respond(
+        self, plan: Plan, prompt: str, budget: int, texts: Mapping[int, str] | None = None
+    ) -> GenerationRecord:
+        """The record of the response ``plan`` writes to ``prompt`` within ``budget`` tokens; ``texts``
+        (atom index from 0 -> its text) replaces the atoms the plan draws wrong by other texts
+        (:func:`answer_body`; a draw's atoms, :mod:`~saltbench.inference.simulated.draws`)."""
         text = _Segments()
         if plan.trace:
             if plan.trace_length is None:  # it thinks until the budget runs out
@@ -413,7 +462,9 @@ class SimulatedModel:
             text.add(FENCE + "\n")
         before = len(text.build()[1])
         wrong = random.Random(plan.wrong_seed)
-        body = answer_body(plan.answer, plan.correct, plan.probs, wrong, start=0, lines=plan.lines)
+        body = answer_body(
+            plan.answer, plan.correct, plan.probs, wrong, start=0, lines=plan.lines, texts=texts
+        )
         body = shaped(body, plan.answer, self.params, prompt)
         text.extend(body)
         if plan.shape != "no_fence":
@@ -530,6 +581,8 @@ def load(path: str | Path, spec: ModelSpec, *, batch_size: int = 8, top_k: int =
 
 __all__ = [
     "EOS_ID",
+    "FALSE_ID",
+    "TRUE_ID",
     "Oracle",
     "Plan",
     "SimulatedModel",

@@ -28,6 +28,18 @@ Line latent (``line_separation`` set, docs/simulation.md §1): the latent is dra
 ``cot.separation_shift`` in ``cot``), and every character of the line (its atoms and the separators between
 them) gets the probability of ``s_L``: the planted line-level AUROC is ``Φ(d_L/√2)``, and an atom carries its
 line's score, so the atom level only sees whether its line is right.
+
+Draws (``repeat_correct`` and ``repeat_wrong`` set, docs/simulation.md §9): a draw is the greedy response
+with each atom of the answer repeated with probability ``r_1 = repeat_correct`` when the greedy atom is
+correct and ``r_0 = repeat_wrong`` when it is wrong, independently per atom and draw; an atom not repeated
+is written as its one alternative (a wrong atom fixed per prompt and atom for a correct greedy atom, the
+reference atom for a wrong one). A unit of ``a`` correct and ``b`` wrong atoms is repeated by a draw with
+probability ``r_1^a r_0^b``, so its agreement over ``n`` draws is ``Binomial(n, r_1^a r_0^b)/n``.
+
+Second pass (:class:`SecondPassEffect`, docs/simulation.md §10): asked about one unit of its answer, the
+model states ``V = min(step·⌊100 σ(shift_v + z)/step + ½⌋, 100)`` with ``z ~ N(d_v·y, 1)`` (``y``: the unit is
+correct), a share ``unparsable_rate`` of replies being no number; asked for True/False, its first token puts
+``P(True) = σ(shift_t + z')`` with ``z' ~ N(d_t·y, 1)``.
 """
 
 from __future__ import annotations
@@ -37,6 +49,8 @@ import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Annotated
+
+import numpy as np
 
 from saltbench.core.blocks import Block, Count, Keywords, OpenUnit, setting
 
@@ -64,6 +78,39 @@ class CotEffect(Block):
 
     accuracy_shift: float = setting(0.5, "Added to every atom's logit in the cot style.")
     separation_shift: float = setting(-0.5, "Added to the latent separation d in the cot style.")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondPassEffect(Block):
+    """How a simulated model answers second-pass prompts (module docstring; docs/simulation.md §10)."""
+
+    float_values = True
+
+    verbalized_shift: float = setting(0.0, "Intercept of the stated confidence's logit.")
+    verbalized_separation: float = setting(
+        1.5, "Separation d_v of the stated confidence's latent between correct and wrong units."
+    )
+    verbalized_step: Annotated[int, Keywords(minimum=1, maximum=100)] = setting(
+        5, "The stated confidence is rounded to a multiple of this (0..100)."
+    )
+    unparsable_rate: Rate = setting(0.05, "Share of verbalized replies that are no number (unparsable).")
+    p_true_shift: float = setting(0.0, "Intercept of P(True)'s logit.")
+    p_true_separation: float = setting(
+        1.0, "Separation d_t of P(True)'s latent between correct and wrong units."
+    )
+
+    def verbalized_bounds(self, step_index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The latent ``z`` interval ``[lo, hi)`` stated as ``step·j`` for each ``j`` of ``step_index``:
+        ``100 σ(shift_v + z)/step + ½ ∈ [j, j + 1)`` (±∞ at the ends; the last value takes all above)."""
+        j = np.asarray(step_index, np.float64)
+        step = float(self.verbalized_step)
+        top = math.floor(100 / step + 0.5)
+        with np.errstate(divide="ignore"):
+            lo = np.clip((j - 0.5) * step / 100, 0.0, 1.0)
+            hi = np.where(j >= top, 1.0, np.clip((j + 0.5) * step / 100, 0.0, 1.0))
+            lo_z = np.log(lo) - np.log1p(-lo) - self.verbalized_shift
+            hi_z = np.log(hi) - np.log1p(-hi) - self.verbalized_shift
+        return lo_z, hi_z
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -118,6 +165,17 @@ class SimulationParams(Block):
     insertion_rate: Rate = setting(0.0, "Share of responses with one atom written twice.")
     deletion_rate: Rate = setting(0.0, "Share of responses with one atom left out.")
     reorder_rate: Rate = setting(0.0, "Share of responses with two neighbouring lines (or atoms) swapped.")
+    repeat_correct: Rate | None = setting(
+        None,
+        "P(a draw repeats a correct atom of the greedy answer) (docs/simulation.md §9); null: every draw is "
+        "an independent rerun of the planted process. Set with repeat_wrong.",
+    )
+    repeat_wrong: Rate | None = setting(
+        None, "P(a draw repeats a wrong atom of the greedy answer); set with repeat_correct."
+    )
+    second_pass: SecondPassEffect = setting(
+        SecondPassEffect, "How it answers second-pass prompts (verbalized confidence, P(True))."
+    )
 
     def __post_init__(self, _keys: tuple[str, ...] | None = None) -> None:
         """``accuracy`` as a plain ``{task: probability}`` of floats (one number: ``{"default": it}``)."""
@@ -130,6 +188,8 @@ class SimulationParams(Block):
             yield "truncation_rate + no_fence_rate exceed 1"
         if self.reasoning_tokens_sd > 0 and self.reasoning_tokens <= TRACE_TAGS:
             yield f"reasoning_tokens_sd > 0 needs reasoning_tokens above {TRACE_TAGS} (the two tags)"
+        if (self.repeat_correct is None) != (self.repeat_wrong is None):
+            yield "repeat_correct and repeat_wrong are set together (or neither)"
 
     @property
     def shape_rates(self) -> dict[str, float]:
@@ -158,4 +218,4 @@ class SimulationParams(Block):
         return 0.5 * (1.0 + math.erf(self.separation_for(style) / 2.0))
 
 
-__all__ = ["P_FLOOR", "STRUCTURE_PROB", "TRACE_TAGS", "CotEffect", "SimulationParams"]
+__all__ = ["P_FLOOR", "STRUCTURE_PROB", "TRACE_TAGS", "CotEffect", "SecondPassEffect", "SimulationParams"]
