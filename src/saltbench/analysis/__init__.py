@@ -19,7 +19,8 @@ from ._common import (
     read_train_logs,
     wilson_interval,
 )
-from ._dominance import dominance, dominance_cells
+from ._cost import estimator_cost, family_costs
+from ._dominance import across_families, dominance, dominance_cells
 from ._eligibility import (
     eligibility_table,
     eligible_metrics,
@@ -77,6 +78,9 @@ from ._recovery import SimulatedRun, planted_values, recovery_estimates, recover
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
+    "across_families",
+    "estimator_cost",
+    "family_costs",
     "eligibility_table",
     "eligible_metrics",
     "eligible_styles",
