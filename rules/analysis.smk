@@ -139,7 +139,7 @@ rule findings:
         generation_health="results/tables/generation_health.parquet",
         eligibility="results/tables/eligibility.parquet",
         dominance="results/tables/dominance.parquet",
-        estimator_cost="results/tables/estimator_cost.parquet",
+        frontier="results/tables/frontier.parquet",
         granularity="results/tables/granularity.parquet",
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
         label_noise="results/tables/label_noise.parquet",

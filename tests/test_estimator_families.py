@@ -3,12 +3,15 @@ the metrics stage, dominance across families, the extra-cost table and findings 
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import polars as pl
 import pytest
 from helpers.synthetic_tables import synthetic_units
 
-from saltbench.analysis import dominance, dominance_cells, estimator_cost, findings_markdown
+from saltbench.analysis import dominance, dominance_cells, estimator_cost, findings_markdown, frontier
+from saltbench.analysis._findings import fmt
 from saltbench.confidence import (
     CONFIDENCE_FUNCTIONS,
     FAMILY_COSTS,
@@ -184,9 +187,18 @@ def test_findings_name_the_best_of_each_family_with_its_cost():
     metrics = _dominance_metrics()
     health = pl.DataFrame({"model": ["m"], "style": ["direct"], "task": ["dna"], "responses": [14]})
     draws = {("m", "direct", "dna"): pl.DataFrame({"sample_id": ["s"] * 4, "num_generated_tokens": [7] * 4})}
-    text = findings_markdown(
-        {"dominance": dominance(metrics), "estimator_cost": estimator_cost(health, draws)}
-    )
+    cost = estimator_cost(health, draws)
+    table = frontier(metrics, cost)
+    TABLES["frontier"].validate(table, "test")
+    agreement = table.filter(pl.col("confidence") == "agreement")
+    assert agreement["extra_generated_tokens"].to_list() == [2.0] * 3 and agreement["extra_tokens"][0] == 2.0
+    assert table.filter(pl.col("family") == "single_pass")["extra_tokens"].unique().to_list() == [0.0]
+    assert table.filter(pl.col("confidence") == "verbalized")["extra_tokens"].is_nan().all()  # not measured
+    assert table.filter(pl.col("confidence") == "reasoning_tokens")["granularity"].to_list() == ["generation"]
+    tables = {"dominance": dominance(metrics), "frontier": table}
+    text = findings_markdown(tables)
+    known = {fmt(v) for t in tables.values() for c, d in t.schema.items() if d.is_float() for v in t[c]}
+    assert set(re.findall(r"-?\d+\.\d{3}\b", text)) <= known  # every number of the page is in a table
     section = text.split("## 1.")[1].split("## 2.")[0]
     assert "**agreement** (samples, +2.000 generated, +0.000 scored tokens per response)" in section
     assert "By family — samples: agreement" in section and "single_pass:" in section

@@ -33,6 +33,7 @@ from ._eligibility import (
 )
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
+from ._frontier import frontier
 from ._granularity import (
     auroc_unit_counts,
     granularity_deltas,
@@ -81,6 +82,7 @@ __all__ = [
     "across_families",
     "estimator_cost",
     "family_costs",
+    "frontier",
     "eligibility_table",
     "eligible_metrics",
     "eligible_styles",

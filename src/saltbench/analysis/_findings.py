@@ -19,8 +19,8 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
    import records.
 1. Which confidence estimator wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells, every family compared), then the
-   best of each family with its extra cost per response beside it — ``estimator_cost`` (docs/confidence.md
-   §9).
+   best of each family with its extra cost per response beside it — ``frontier`` (its family's mean extra
+   tokens over the cells the estimator is defined in; docs/confidence.md §9).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
    ``analysis.min_units`` of either: unreliable, no finding), worded by the paired interval of the
@@ -43,13 +43,14 @@ import polars as pl
 
 from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE
 
-from ._cost import family_costs
+Costs = Mapping[tuple[str, str], tuple[float, float]]
+"""(granularity, estimator) -> its mean extra (generated, scored) tokens per response (table ``frontier``)."""
 
 FINDINGS_TABLES: tuple[str, ...] = (
     "generation_health",
     "eligibility",
     "dominance",
-    "estimator_cost",
+    "frontier",
     "granularity",
     "interventions",
     "interventions_by_placement",
@@ -76,18 +77,28 @@ def _interval(
     return f"{fmt(row[key])} [{fmt(row[low])}, {fmt(row[high])}]"  # type: ignore[arg-type]
 
 
-def _cost_text(family: str, costs: Mapping[str, tuple[float, float]]) -> str:
-    """``"no extra tokens"`` for a single pass, else the family's mean extra tokens per response from the
-    ``estimator_cost`` table (or that the table has none)."""
+def _costs(frontier: pl.DataFrame | None) -> Costs:
+    """The extra tokens of each (granularity, estimator) of the ``frontier`` table (``{}`` without one)."""
+    if frontier is None:
+        return {}
+    return {
+        (r["granularity"], r["confidence"]): (r["extra_generated_tokens"], r["extra_scored_tokens"])
+        for r in frontier.iter_rows(named=True)
+    }
+
+
+def _cost_text(family: str, key: tuple[str, str], costs: Costs) -> str:
+    """``"no extra tokens"`` for a single pass, else the estimator's extra tokens per response at its
+    granularity from the ``frontier`` table (or that the run measured none)."""
     if family == "single_pass":
         return "no extra tokens"
-    if family not in costs:
+    generated, scored = costs.get(key, (math.nan, math.nan))
+    if not (math.isfinite(generated) and math.isfinite(scored)):
         return f"extra cost: {NOT_ENOUGH}"
-    generated, scored = costs[family]
     return f"+{fmt(generated)} generated, +{fmt(scored)} scored tokens per response"
 
 
-def _family_bests(part: pl.DataFrame, costs: Mapping[str, tuple[float, float]]) -> str:
+def _family_bests(part: pl.DataFrame, costs: Costs) -> str:
     """The best estimator of each family of ``part`` (one aspect × granularity), by win share then mean
     rank, with its extra cost."""
     if "family" not in part.columns:
@@ -95,19 +106,20 @@ def _family_bests(part: pl.DataFrame, costs: Mapping[str, tuple[float, float]]) 
     pieces = []
     for (family,), rows in part.group_by(["family"], maintain_order=True):
         top = rows.sort(["win_share", "mean_rank"], descending=[True, False]).row(0, named=True)
+        cost = _cost_text(str(family), (top["granularity"], top["confidence"]), costs)
         pieces.append(
             f"{family}: {top['confidence']} (win share {fmt(top['win_share'])}, mean rank "
-            f"{fmt(top['mean_rank'])}; {_cost_text(str(family), costs)})"
+            f"{fmt(top['mean_rank'])}; {cost})"
         )
     return " By family — " + "; ".join(pieces) + "." if len(pieces) > 1 else ""
 
 
-def _winners(dominance: pl.DataFrame | None, cost: pl.DataFrame | None = None) -> list[str]:
+def _winners(dominance: pl.DataFrame | None, frontier: pl.DataFrame | None = None) -> list[str]:
     if dominance is None or dominance.is_empty():
         return [f"- {NOT_ENOUGH}: no dominance table (no metrics)."]
     flavours = dominance["flavour"].unique(maintain_order=True).to_list()
     flavour = "topk" if "topk" in flavours else flavours[0]  # the paper's flavour when present
-    costs = family_costs(cost)
+    costs = _costs(frontier)
     lines = [
         f"(confidence flavour {flavour}; the draws', second pass's and trace's estimators compete in it)"
     ]
@@ -119,7 +131,8 @@ def _winners(dominance: pl.DataFrame | None, cost: pl.DataFrame | None = None) -
             continue
         top = best.row(0, named=True)
         runner = best.row(1, named=True) if best.height > 1 else None
-        family = f" ({top['family']}, {_cost_text(top['family'], costs)})" if "family" in top else ""
+        key = (top["granularity"], top["confidence"])
+        family = f" ({top['family']}, {_cost_text(top['family'], key, costs)})" if "family" in top else ""
         text = (
             f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}**{family} wins a share of "
             f"{fmt(top['win_share'])} of {top['n_cells']} cells "
@@ -637,7 +650,7 @@ def findings_markdown(
         ("0. What the responses hold", health),
         (
             "1. Which confidence function wins?",
-            _winners(tables.get("dominance"), tables.get("estimator_cost")),
+            _winners(tables.get("dominance"), tables.get("frontier")),
         ),
         (
             "2. Does ranking break down at atom resolution?",

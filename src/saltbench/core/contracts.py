@@ -686,6 +686,48 @@ ESTIMATOR_COST_TABLE = _table(
 generated and scored per response beyond the greedy answer, measured from the draws and the second-pass
 files (:func:`saltbench.analysis.estimator_cost`; docs/confidence.md §9)."""
 
+FRONTIER_TABLE = _table(
+    "frontier",
+    {
+        "granularity": pl.String(),
+        "confidence": pl.String(),
+        "family": pl.String(),
+        "source": pl.String(),
+        **_interval("auroc", "auroc_ci_low", "auroc_ci_high"),
+        **_interval("prr", "prr_ci_low", "prr_ci_high"),
+        "n_cells": pl.Int64(),
+        "extra_generated_tokens": pl.Float64(),
+        "extra_scored_tokens": pl.Float64(),
+        "extra_tokens": pl.Float64(),
+    },
+    _KNOWN_GRANULARITY,
+    _KNOWN_CONFIDENCE,
+    _KNOWN_FAMILY,
+    _known("source", SOURCES, "source"),
+    *_unit_interval("auroc", "auroc_ci_low", "auroc_ci_high"),
+    _ordered("auroc_ci_low", "auroc", "auroc_ci_high"),
+    _ordered("prr_ci_low", "prr", "prr_ci_high"),
+    *_at_least(0, "n_cells"),
+    _check(
+        "extra_tokens = generated + scored",
+        lambda: (
+            pl.col("extra_tokens").is_nan()
+            | (
+                (
+                    pl.col("extra_tokens") - pl.col("extra_generated_tokens") - pl.col("extra_scored_tokens")
+                ).abs()
+                <= _TOLERANCE
+            )
+        ),
+        "extra_tokens",
+        "extra_generated_tokens",
+        "extra_scored_tokens",
+    ),
+)
+"""``frontier``: per granularity × confidence estimator, its family and source, the mean pooled AUROC and PRR
+over the eligible cells with combined intervals, and its family's mean extra tokens per response over the same
+cells (:func:`saltbench.analysis.frontier`; docs/metrics.md §11): the table behind figure ``frontier``."""
+
 GRANULARITY_TABLE = _table(
     "granularity",
     {
@@ -976,6 +1018,7 @@ TABLES: Mapping[str, Artifact] = {
         DOMINANCE_TABLE,
         DOMINANCE_CELLS_TABLE,
         ESTIMATOR_COST_TABLE,
+        FRONTIER_TABLE,
         GRANULARITY_TABLE,
         REASONING_TRADEOFF_TABLE,
         LABEL_NOISE_TABLE,

@@ -180,6 +180,16 @@ def estimator_cost_table(job: TableJob) -> pl.DataFrame:
     )
 
 
+def frontier_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.frontier` of the eligible cells' metrics (docs/metrics.md §10) and the
+    estimator-cost table."""
+    from saltbench.analysis import frontier
+    from saltbench.io import read_table
+
+    cost = read_table(job.file("cost"), "table.estimator_cost")
+    return frontier(_eligible_metrics(job), cost, flavour=job.params.flavour)
+
+
 def granularity_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.granularity_table` of the eligible cells (docs/metrics.md §10), with the
     correct and incorrect units each AUROC rests on and the paired difference of the pooled AUROC from the
@@ -471,6 +481,13 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "Per model x style x task x estimator family: extra tokens generated and scored per response.",
         estimator_cost_table,
         inputs={"health": "table:generation_health", "draws": "draws", "second_pass": "second_pass"},
+    ),
+    TableRule(
+        "frontier",
+        "Per granularity x estimator: pooled AUROC and PRR against extra tokens per response (cost/quality).",
+        frontier_table,
+        inputs={"metrics": "metrics", "eligibility": "table:eligibility", "cost": "table:estimator_cost"},
+        params={"flavour": "analysis.flavour"},
     ),
     TableRule(
         "granularity",
