@@ -1,5 +1,5 @@
-"""The one estimator registry (docs/confidence.md §9) and what takes every family downstream of the units:
-the metrics stage, dominance across families, the extra-cost table and findings §1."""
+"""The one estimator registry (docs/confidence.md §Families) and what takes every family downstream of the
+units: the metrics stage, dominance across families, the extra-cost table and findings §1."""
 
 from __future__ import annotations
 

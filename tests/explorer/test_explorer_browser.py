@@ -364,6 +364,16 @@ def test_hover_shows_the_units_tokens_and_interventions_mark_corrupted_atoms(
     tip = browser.find_element("id", "tip").text
     assert unit.get_attribute("data-status") in tip and "alternatives" in tip
     assert len(browser.find_elements("css selector", "#tip tr")) >= 2  # header and at least one token
+    # every estimator of the unit, oriented and grouped by family (docs/explorer.md §1)
+    family = browser.find_element("css selector", "#tip .estimators .family[data-family='single_pass']").text
+    assert "every estimator, oriented" in tip and family.startswith("single pass:")
+    shown = dict(part.rsplit(" ", 1) for part in family.removeprefix("single pass: ").split(" · "))
+    assert "topk.mean_probability" in shown and "topk.max_entropy" in shown
+    k = int(unit.get_attribute("data-k"))
+    value = browser.execute_script(
+        "const u = unitsOf(current.data, state.g); return u.c['topk.max_entropy'][arguments[0]];", k
+    )
+    assert float(shown["topk.max_entropy"]) == pytest.approx(-value, abs=1e-3)  # lower = confident: negated
     _shot(browser, "04-hover-interventions")
     assert _errors(browser) == []
 

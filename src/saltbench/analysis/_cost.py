@@ -1,5 +1,5 @@
-"""The measured extra cost of each estimator family (docs/confidence.md §9): what a response costs beyond its
-greedy answer, in tokens generated and tokens scored.
+"""The measured extra cost of each estimator family (docs/confidence.md §Families): what a response costs
+beyond its greedy answer, in tokens generated and tokens scored.
 
 * ``single_pass`` — nothing: the token functions, CCP and the trace read the greedy answer's own tokens.
 * ``samples`` — the draws (``data/draws``): the tokens generated for the ``n`` sampled answers of each

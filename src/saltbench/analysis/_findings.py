@@ -20,7 +20,7 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
 1. Which confidence estimator wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
    granularity — ``dominance`` (win share over model × style × task cells, every family compared), then the
    best of each family with its extra cost per response beside it — ``frontier`` (its family's mean extra
-   tokens over the cells the estimator is defined in; docs/confidence.md §9).
+   tokens over the cells the estimator is defined in; docs/confidence.md §Families).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
    ``analysis.min_units`` of either: unreliable, no finding), worded by the paired interval of the

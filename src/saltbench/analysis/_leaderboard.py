@@ -110,7 +110,7 @@ def leaderboard(
 ) -> pl.DataFrame:
     """One row per (model, style): precision at each granularity and uncertainty metrics of one confidence.
 
-    Columns: ``family`` (the estimator family of ``confidence``, docs/confidence.md §9),
+    Columns: ``family`` (the estimator family of ``confidence``, docs/confidence.md §Families),
     ``precision_{atom,line,generation}``, ``ece``, ``auroc_pooled``, ``auroc_per_response`` and
     ``aurc``, each with ``_ci_low``/``_ci_high``, plus ``n_tasks`` (tasks with a defined precision at atom
     level). ECE uses the calibrated confidence (``calibration``); AUROC and AURC the raw ranking

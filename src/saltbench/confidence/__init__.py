@@ -1,7 +1,7 @@
 """Unit confidence (docs/confidence.md): the one registry of confidence estimators.
 
 :data:`CONFIDENCE_FUNCTIONS` is the one list of estimators, each a :class:`ConfidenceSpec` with its family,
-source, direction and extra cost (docs/confidence.md §9): the paper's nine (:data:`PAPER_FUNCTIONS`,
+source, direction and extra cost (docs/confidence.md §Families): the paper's nine (:data:`PAPER_FUNCTIONS`,
 computed from unit summaries by :func:`unit_confidences`), six from the literature
 (:data:`EXTENDED_FUNCTIONS`), CCP, the reasoning trace, the draws' consistency and the second pass, and those
 of installed plugins (entry-point group ``saltbench.confidence``, docs/extending.md); functions with a

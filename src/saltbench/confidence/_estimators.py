@@ -1,6 +1,6 @@
 """The estimators that are not token functions selected by ``scoring.confidence_functions``
-(docs/confidence.md §9): claim-conditioned probability and the reasoning trace (single pass), the draws'
-consistency (samples) and the model's answers about its own answer (second pass).
+(docs/confidence.md §Families): claim-conditioned probability and the reasoning trace (single pass), the
+draws' consistency (samples) and the model's answers about its own answer (second pass).
 
 Declared here once, with their family, source, direction and inputs; the columns ``{source}.{name}`` are
 computed by the stages that own them (scoring: the draws' consistency, CCP, the trace, the second pass) and
@@ -96,8 +96,8 @@ OTHER_ESTIMATORS: tuple[ConfidenceSpec, ...] = (
         label="P(True)",
     ),
 )
-"""The estimators beyond the token functions, in family order (docs/confidence.md §9): their columns are
-``topk.ccp``, ``trace.reasoning_tokens``, ``draws.{agreement,entropy,distinct}`` and
+"""The estimators beyond the token functions, in family order (docs/confidence.md §Families): their columns
+are ``topk.ccp``, ``trace.reasoning_tokens``, ``draws.{agreement,entropy,distinct}`` and
 ``second_pass.{verbalized,p_true}``."""
 
 __all__ = ["OTHER_ESTIMATORS"]

@@ -39,7 +39,7 @@ def _check_plugin(plugin: Plugin) -> None:
     known family; a token function (``source`` empty) of the ``single_pass`` family with a ``token_score``,
     or an estimator of any family that names the source of its column and has no ``token_score`` (a
     declaration: the metrics, the analysis and the explorer read ``{source}.{name}`` wherever a units table
-    has it; docs/confidence.md §9).
+    has it; docs/confidence.md §Families).
 
     Raises:
         PluginError: it is not (the message names the plugin and the rule).

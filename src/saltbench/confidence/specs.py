@@ -26,9 +26,9 @@ TokenScore = Callable[[Any], Any]
 
 ExtraCost = Literal["none", "draws", "second_pass"]
 EXTRA_COSTS: tuple[ExtraCost, ...] = get_args(ExtraCost)
-"""What an estimator costs beyond the greedy answer, per response (docs/confidence.md §9): nothing; the ``n``
-sampled answers of ``inference.samples`` (tokens generated); or a second pass (the prompt tokens scored and
-the reply tokens generated, per unit asked about)."""
+"""What an estimator costs beyond the greedy answer, per response (docs/confidence.md §Families): nothing; the
+``n`` sampled answers of ``inference.samples`` (tokens generated); or a second pass (the prompt tokens scored
+and the reply tokens generated, per unit asked about)."""
 
 FAMILY_COSTS: MappingProxyType[EstimatorFamily, ExtraCost] = MappingProxyType(
     {"single_pass": "none", "samples": "draws", "second_pass": "second_pass"}
@@ -39,7 +39,7 @@ FAMILY_COSTS: MappingProxyType[EstimatorFamily, ExtraCost] = MappingProxyType(
 @dataclass(frozen=True)
 class ConfidenceSpec:
     """A confidence estimator: its name, direction, whether its range needs calibration, its family and the
-    source its column is read from (docs/confidence.md §9).
+    source its column is read from (docs/confidence.md §Families).
 
     Attributes:
         name: the function's name (a key of :data:`saltbench.confidence.CONFIDENCE_FUNCTIONS`).

@@ -684,7 +684,7 @@ ESTIMATOR_COST_TABLE = _table(
 )
 """``estimator_cost``: per model × style × task × estimator family, the greedy responses and the extra tokens
 generated and scored per response beyond the greedy answer, measured from the draws and the second-pass
-files (:func:`saltbench.analysis.estimator_cost`; docs/confidence.md §9)."""
+files (:func:`saltbench.analysis.estimator_cost`; docs/confidence.md §Families)."""
 
 FRONTIER_TABLE = _table(
     "frontier",

@@ -1,6 +1,6 @@
 """Metrics stage: a units table -> one row per (granularity, confidence, flavour, calibration, metric).
 
-Every confidence column of the units table is scored, whatever its source (docs/confidence.md §9): the
+Every confidence column of the units table is scored, whatever its source (docs/confidence.md §Families): the
 token functions in the run's flavours, then the estimators read from another source (CCP, the trace, the
 draws, the second pass) wherever their column is present; the ``flavour`` column holds the source.
 

@@ -378,8 +378,23 @@ function tipFor(data, r, k, pct) {
     el("div", {}, el("b", {}, units.s[k]), " · unit " + units.i[k] + " · " + state.c + " " + fmt(value, 4) + " (" + directionOf(state.c) + ")" +
       " · percentile " + fmt(pct, 2) + " · " + units.n[k] + " tokens"),
     el("div", {}, "reference: ", el("span", { class: "tok" }, units.f[k] === null ? "(none)" : visible(units.f[k]))),
+    estimatorLines(units, k),
     rows.length ? el("table", {}, el("tr", {}, el("th", {}, "token"), el("th", {}, "log p"), el("th", {}, "top-" + manifest.top_k + " alternatives (log p; bold: chosen)")), rows)
       : el("div", { class: "hint" }, "no token detail for this unit"));
+}
+
+const FAMILY_LABELS = { single_pass: "single pass", samples: "samples", second_pass: "second pass" };
+
+function estimatorLines(units, k) {
+  /* every estimator's value at the unit, oriented (sign * value: higher = more confident), by family */
+  const families = [...new Set(manifest.columns.map((c) => c.family || "single_pass"))];
+  const lines = families.map((family) => {
+    const values = manifest.columns.filter((c) => (c.family || "single_pass") === family)
+      .filter((c) => units.c[c.name] && units.c[c.name][k] !== null && units.c[c.name][k] !== undefined)
+      .map((c) => c.name + " " + fmt(c.sign * units.c[c.name][k], 3));
+    return values.length ? el("div", { class: "family", "data-family": family }, el("b", {}, (FAMILY_LABELS[family] || family) + ": "), values.join(" · ")) : null;
+  }).filter((line) => line !== null);
+  return el("div", { class: "estimators" }, el("div", { class: "hint" }, "every estimator, oriented (higher = more confident):"), ...lines);
 }
 
 function unitSpan(data, r, k, pct, content) {
