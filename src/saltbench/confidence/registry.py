@@ -1,6 +1,6 @@
 """The one registry of confidence estimators: the paper's nine, the six token functions beyond the paper,
-CCP, the trace, the draws' consistency and the second pass, then the plugins' (docs/confidence.md §4, §9;
-docs/extending.md §3)."""
+CCP, the trace, the draws' consistency and the second pass, then the plugins' (docs/confidence.md §4 and
+§Families; docs/extending.md §3)."""
 
 from __future__ import annotations
 
@@ -88,8 +88,8 @@ def _registry() -> dict[str, ConfidenceSpec]:
 CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(_registry())
 """Every confidence estimator, by name, each declared once: the paper's nine, the six of
 :data:`EXTENDED_FUNCTIONS`, the seven of :data:`OTHER_ESTIMATORS` (CCP, the trace, the draws, the second
-pass), then the plugins' (docs/confidence.md §4, §9; docs/extending.md). Names are unique across sources, so
-a name alone gives the direction of any column ``{source}.{name}``."""
+pass), then the plugins' (docs/confidence.md §4 and §Families; docs/extending.md). Names are unique across
+sources, so a name alone gives the direction of any column ``{source}.{name}``."""
 
 TOKEN_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(
     {name: spec for name, spec in CONFIDENCE_FUNCTIONS.items() if spec.from_tokens}
