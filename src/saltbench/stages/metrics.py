@@ -37,7 +37,7 @@ from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.config import MetricsConfig
 from saltbench.core.contracts import METRIC_ROW_COLUMNS, is_confidence_column
 from saltbench.core.metric_registry import MetricInput, MetricSpec, metric_registry
-from saltbench.core.vocabulary import RESPONSE_STATUSES, SOURCES
+from saltbench.core.vocabulary import FLAVOURS, RESPONSE_STATUSES, SOURCES
 from saltbench.metrics import bootstrap_ci, bootstrap_cis
 
 log = logging.getLogger(__name__)
@@ -181,11 +181,8 @@ def scored_sources(
     for source in SOURCES:
         for name in confidences:
             own = CONFIDENCE_FUNCTIONS[name].source if name in CONFIDENCE_FUNCTIONS else ""
-            if (
-                (source, name) not in pairs
-                and f"{source}.{name}" in present
-                and (own == source or source not in ("topk", "full"))
-            ):
+            beyond = own == source or source not in FLAVOURS  # not a token function in an unscored flavour
+            if beyond and (source, name) not in pairs and f"{source}.{name}" in present:
                 pairs.append((source, name))
     return pairs
 
