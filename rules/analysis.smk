@@ -5,14 +5,20 @@ below, other tables), its parameters (config keys, read with OPTION), its resour
 workflow_scripts/make_table.py runs the declared function. A declaration with per-model parts also gets
 rule table_{name}_part: one job per model (its files of TABLE_MODEL_FILES) writing
 results/tables/parts/{name}/{model}.parquet (workflow_scripts/make_table_part.py), which table_{name} merges. Needs from the Snakefile: TASKS, STYLES, MODELS,
-INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists when config `interventions` is disabled),
+INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists when config `interventions` is disabled), DRAW_MODELS
+(the models whose draws the run makes: empty without inference.samples),
 SIMULATED_MODELS (the run's simulated models: the recovery table and the findings read them) and, when there
 are simulated models, REGISTRY. Options: config `analysis` (keys and defaults:
 saltbench.workflow.analysis_rules.ANALYSIS_DEFAULTS), `metrics`, `scoring` and `seed`. Each table's CSV goes
 into the HTML report with its caption.
 """
 
-from saltbench.workflow.analysis_rules import analysis_options, figure_outputs, table_outputs
+from saltbench.workflow.analysis_rules import (
+    analysis_options,
+    figure_outputs,
+    second_pass_on,
+    table_outputs,
+)
 from saltbench.workflow.rule_support import simulation_parameters
 from saltbench.workflow.table_rules import (
     option_lookup,
@@ -42,6 +48,14 @@ TABLE_FILES = {
         "data/units/{model}/{style}/{task}.parquet", model=SIMULATED_MODELS, style=STYLES, task=TASKS
     ),
     "registry": config["model_registry"],
+    # what the estimators beyond a single pass cost (table estimator_cost)
+    "draws": expand("data/draws/{model}/{style}/{task}.parquet", model=DRAW_MODELS, style=STYLES, task=TASKS),
+    "second_pass": expand(
+        "data/second_pass/{model}/{style}/{task}.parquet",
+        model=MODELS if second_pass_on(config.get("inference")) else [],
+        style=STYLES,
+        task=TASKS,
+    ),
 }
 # one model's files, for the per-model parts of a table (saltbench.workflow.table_rules.ModelParts)
 TABLE_MODEL_FILES = {
@@ -125,6 +139,7 @@ rule findings:
         generation_health="results/tables/generation_health.parquet",
         eligibility="results/tables/eligibility.parquet",
         dominance="results/tables/dominance.parquet",
+        frontier="results/tables/frontier.parquet",
         granularity="results/tables/granularity.parquet",
         reasoning_tradeoff="results/tables/reasoning_tradeoff.parquet",
         label_noise="results/tables/label_noise.parquet",

@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from saltbench import config as config_model
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES
+from saltbench.confidence import PAPER_CONFIDENCE_NAMES, TOKEN_FUNCTIONS
 from saltbench.config import (
     MAX_INFERENCE_JOBS,
     MAX_SAMPLES_PER_TASK,
@@ -340,13 +340,14 @@ def test_paper_path_without_a_task_folder_is_named(default_cfg, tmp_path):
 
 
 def test_unknown_default_confidence_lists_the_registered_functions(default_cfg):
-    """An unknown metrics.default_confidence is named and every registered function is listed."""
+    """An unknown metrics.default_confidence is named and every registered token function is listed (the
+    estimators of other sources are not selected by configuration: docs/confidence.md §Families)."""
     default_cfg["metrics"]["default_confidence"] = "bogus_function"
     with pytest.raises(ConfigError) as err:
         validate_config(default_cfg, check_models=False)
     message = str(err.value)
     assert message.startswith("invalid configuration: metrics.default_confidence: 'bogus_function' is not")
-    assert all(repr(name) in message for name in CONFIDENCE_FUNCTIONS)
+    assert all(repr(name) in message for name in TOKEN_FUNCTIONS) and "'agreement'" not in message
 
 
 @pytest.mark.parametrize(
@@ -377,8 +378,8 @@ def test_schema_names_match_the_registries():
     props = load_schema()["properties"]
     metrics, analysis, scoring = (props[k]["properties"] for k in ("metrics", "analysis", "scoring"))
     assert metrics["default_confidence"]["$ref"] == "#/$defs/confidence_function"
-    assert load_schema()["$defs"]["confidence_function"]["enum"] == list(CONFIDENCE_FUNCTIONS)
-    assert metrics["default_confidence"]["default"] in CONFIDENCE_FUNCTIONS
+    assert load_schema()["$defs"]["confidence_function"]["enum"] == list(TOKEN_FUNCTIONS)
+    assert metrics["default_confidence"]["default"] in TOKEN_FUNCTIONS
     assert scoring["confidence_functions"]["default"] == list(PAPER_CONFIDENCE_NAMES)
     assert sorted(metrics["calibration_methods"]["items"]["enum"]) == sorted(CALIBRATION_METHODS)
     assert analysis["ece_calibration"]["enum"] == list(CALIBRATION_METHODS)

@@ -364,6 +364,16 @@ def test_hover_shows_the_units_tokens_and_interventions_mark_corrupted_atoms(
     tip = browser.find_element("id", "tip").text
     assert unit.get_attribute("data-status") in tip and "alternatives" in tip
     assert len(browser.find_elements("css selector", "#tip tr")) >= 2  # header and at least one token
+    # every estimator of the unit, oriented and grouped by family (docs/explorer.md §1)
+    family = browser.find_element("css selector", "#tip .estimators .family[data-family='single_pass']").text
+    assert "every estimator, oriented" in tip and family.startswith("single pass:")
+    shown = dict(part.rsplit(" ", 1) for part in family.removeprefix("single pass: ").split(" · "))
+    assert "topk.mean_probability" in shown and "topk.max_entropy" in shown
+    k = int(unit.get_attribute("data-k"))
+    value = browser.execute_script(
+        "const u = unitsOf(current.data, state.g); return u.c['topk.max_entropy'][arguments[0]];", k
+    )
+    assert float(shown["topk.max_entropy"]) == pytest.approx(-value, abs=1e-3)  # lower = confident: negated
     _shot(browser, "04-hover-interventions")
     assert _errors(browser) == []
 
@@ -373,3 +383,57 @@ def test_absent_and_infinite_values_are_shown_as_a_dash_and_minus_infinity(brows
     _open(browser, explorer)
     shown = browser.execute_script('return [fmt(null), fmt("-inf", 2), fmt(-0.12345), fmt(-2.5, 2)];')
     assert shown == ["—", "−∞", "-0.123", "-2.50"]
+
+
+def test_every_family_of_a_unit_is_in_its_hover_and_its_estimators_can_be_picked(
+    browser, sim_run, explorer_options, tmp_path
+) -> None:
+    """A cell whose units carry a draws and a second-pass column (added by hand here; the scoring stage adds
+    them in a run): the hover box lists them under their families, oriented, and picking the draws'
+    function shows its own source's column (docs/explorer.md §1)."""
+    import dataclasses
+
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import Select
+
+    from saltbench.explorer import build_explorer
+    from saltbench.io import provenance, write_table
+
+    cell = sim_run.cells[0]
+    units = read_table(cell.units, "units")
+    units = units.with_columns(
+        pl.lit(0.75).alias("draws.agreement"),
+        pl.lit(3.0).alias("draws.distinct"),
+        pl.lit(0.6).alias("second_pass.verbalized"),
+    )
+    path = tmp_path / "units.parquet"
+    write_table(units, path, provenance(stage="scoring"), "units")
+    summary = build_explorer(
+        tmp_path / "explorer",
+        [dataclasses.replace(cell, units=path)],
+        sim_run.datasets,
+        [],
+        options=explorer_options,
+    )
+    _open(browser, summary, f"#m={cell.model}&t={cell.task}&s={cell.style}&g=atom")
+    _wait(
+        browser,
+        "return document.querySelectorAll('#answer .unit:not(.st-missing)').length > 0 || "
+        "document.querySelector('#responses tr.response') !== null",
+    )
+    browser.find_element("css selector", "#responses tr.response").click()
+    _wait(browser, "return document.querySelectorAll('#answer .unit:not(.st-missing)').length > 0")
+    unit = browser.find_element("css selector", "#answer .unit:not(.st-missing)")
+    ActionChains(browser).move_to_element(unit).perform()
+    _wait(browser, "return !document.getElementById('tip').hidden")
+    lines = {
+        node.get_attribute("data-family"): node.text
+        for node in browser.find_elements("css selector", "#tip .estimators .family")
+    }
+    assert list(lines) == ["single_pass", "samples", "second_pass"]
+    assert lines["samples"] == "samples: draws.agreement 0.750 · draws.distinct -3.000"  # lower = confident
+    assert lines["second_pass"] == "second pass: second_pass.verbalized 0.600"
+    Select(browser.find_element("id", "function")).select_by_value("agreement")
+    _wait(browser, "return location.hash.includes('c=draws.agreement')")
+    assert "agreement · samples" in browser.find_element("id", "function").text
+    assert _errors(browser) == []

@@ -25,7 +25,9 @@ from saltbench.analysis import (
     dominance,
     dominance_cells,
     eligibility_table,
+    estimator_cost,
     fit_intervention_effects,
+    frontier,
     generation_health,
     granularity_deltas,
     granularity_table,
@@ -90,6 +92,23 @@ def tradeoff_comparisons() -> list[Comparison]:
     return comparisons([(m, s) for m in MODELS for s in STYLES], pairs)
 
 
+def cost_sample(inputs: Inputs) -> pl.DataFrame:
+    """:func:`saltbench.analysis.estimator_cost` with two draws of every response (each as long as the greedy
+    answer) and a second pass of one prompt per response of the first model."""
+    responses = inputs.units.unique(["model", "style", "task", "sample_id"], maintain_order=True)
+    cells = responses.partition_by("model", "style", "task", as_dict=True)
+    draws = {
+        key: pl.concat([part.select("sample_id", "num_generated_tokens")] * 2)
+        for key, part in cells.items()  # type: ignore[misc]
+    }
+    second = {
+        key: part.select("sample_id", prompt_tokens=pl.lit(40, pl.Int32), n_tokens=pl.lit(3, pl.Int32))
+        for key, part in cells.items()
+        if key[0] == MODELS[0]
+    }
+    return estimator_cost(generation_health(inputs.units), draws, second)  # type: ignore[arg-type]
+
+
 TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "generation_health": lambda i: generation_health(i.units),
     "eligibility": lambda i: eligibility_table(
@@ -99,6 +118,8 @@ TABLE_BUILDERS: Mapping[str, Callable[[Inputs], pl.DataFrame]] = {
     "accuracy_by_task": lambda i: accuracy_by_task(i.metrics),
     "dominance": lambda i: dominance(i.metrics),
     "dominance_cells": lambda i: dominance_cells(i.metrics),
+    "estimator_cost": cost_sample,
+    "frontier": lambda i: frontier(i.metrics, cost_sample(i)),
     "granularity": lambda i: granularity_table(i.metrics, deltas=granularity_deltas(i.units, n_resamples=20)),
     "reasoning_tradeoff": lambda i: reasoning_tradeoff(i.metrics, tradeoff_comparisons(), n_resamples=20),
     "label_noise": lambda i: label_noise_sensitivity(i.units, epsilons=(0.0, 0.2), n_replicates=2),

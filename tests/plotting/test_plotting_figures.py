@@ -23,6 +23,7 @@ from saltbench.analysis import (
     accuracy_by_task,
     comparisons,
     dominance,
+    frontier,
     generation_health,
     granularity_table,
     label_noise_sensitivity,
@@ -85,10 +86,37 @@ def _tradeoff(m: pl.DataFrame) -> pl.DataFrame:
 
 RELIABILITY_FNS = ("mean_probability", "perplexity")
 
+
+def _frontier(m: pl.DataFrame) -> pl.DataFrame:
+    """The frontier of ``m`` with a draws and a second-pass estimator added (copies of mean probability's
+    rows) and a cost table that gives them extra tokens."""
+    copy = (pl.col("confidence") == "mean_probability") & (pl.col("flavour") == "topk")
+    others = [
+        m.filter(copy).with_columns(pl.lit(name).alias("confidence"), pl.lit(source).alias("flavour"))
+        for name, source in (("agreement", "draws"), ("verbalized", "second_pass"))
+    ]
+    cells = m.select("model", "style", "task").unique(maintain_order=True)
+    cost = pl.concat(
+        cells.with_columns(
+            family=pl.lit(family),
+            responses=pl.lit(10, pl.Int64),
+            extra_generated_tokens=pl.lit(generated),
+            extra_scored_tokens=pl.lit(scored),
+        )
+        for family, generated, scored in (
+            ("single_pass", 0.0, 0.0),
+            ("samples", 120.0, 0.0),
+            ("second_pass", 6.0, 300.0),
+        )
+    )
+    return frontier(pl.concat([m, *others]), cost)
+
+
 BUILDERS: dict[str, Callable[[Raw], pl.DataFrame]] = {
     "generation_health": lambda r: generation_health(r.units),
     "accuracy_by_task": lambda r: accuracy_by_task(r.metrics),
     "dominance": lambda r: dominance(r.metrics),
+    "frontier": lambda r: _frontier(r.metrics),
     "granularity_auroc": lambda r: granularity_table(r.metrics),
     "reliability_diagrams": lambda r: reliability_table(r.units, confidences=RELIABILITY_FNS),
     "rejection_curves": lambda r: rejection_table(r.units, confidences=("mean_probability", "max_entropy")),
@@ -358,3 +386,22 @@ def test_granularity_auroc_markers_lie_inside_their_whiskers(raws):
     points = [line for ax in fig.axes for line in ax.lines if line.get_marker() in ("o", "s", "D")]
     heights = {float(p.get_ydata()[0]) for p in points}
     assert points and heights == {0.62}
+
+
+def test_frontier_puts_a_single_pass_at_the_marked_zero_and_one_point_per_estimator(raws):
+    table = _frontier(raws["two_models"].metrics)
+    fig = render("frontier", table)
+    atom_auroc, atom_prr = fig.axes[0], fig.axes[3]  # rows AUROC, PRR; columns atom, line, generation
+    assert atom_prr.get_xscale() == "log" and atom_prr.get_xticklabels()[0].get_text() == "0"
+    zero = atom_auroc.get_xticks()[0]
+    points = {}
+    for line in atom_auroc.get_lines():
+        for x, y in (
+            zip(*line.get_data()) if line.get_marker() in ("o", "s", "^") else ()
+        ):  # not the dotted line
+            points.setdefault(line.get_marker(), set()).add((round(float(x), 6), round(float(y), 6)))
+    atom = table.filter(pl.col("granularity") == "atom")
+    assert {x for x, _ in points["o"]} == {round(zero, 6)}  # every single pass at the marked 0
+    assert {x for x, _ in points["s"]} == {120.0} and {x for x, _ in points["^"]} == {306.0}
+    assert sum(len(v) for v in points.values()) == atom.height
+    assert "≤ " in _texts(fig) and "cells" in _texts(fig)

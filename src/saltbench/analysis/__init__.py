@@ -19,7 +19,8 @@ from ._common import (
     read_train_logs,
     wilson_interval,
 )
-from ._dominance import dominance, dominance_cells
+from ._cost import estimator_cost, family_costs
+from ._dominance import across_families, dominance, dominance_cells
 from ._eligibility import (
     eligibility_table,
     eligible_metrics,
@@ -32,6 +33,7 @@ from ._eligibility import (
 )
 from ._export import TABLE_FORMATS, latex_escape, to_latex, write_table_outputs
 from ._findings import FINDINGS_TABLES, findings_markdown
+from ._frontier import frontier
 from ._granularity import (
     auroc_unit_counts,
     granularity_deltas,
@@ -77,6 +79,10 @@ from ._recovery import SimulatedRun, planted_values, recovery_estimates, recover
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
+    "across_families",
+    "estimator_cost",
+    "family_costs",
+    "frontier",
     "eligibility_table",
     "eligible_metrics",
     "eligible_styles",

@@ -1,16 +1,19 @@
 """Which confidence function dominates each uncertainty aspect (calibration, ranking, rejection)?
 
-A *cell* is one (model, style, task, granularity, flavour). In every cell the confidence functions are
-compared on the aspect's metric (:data:`~saltbench.core.metric_registry.ASPECT_METRICS`: calibration =
-ECE of the calibrated confidence, lower is better; ranking = pooled AUROC, higher is better; rejection =
-AURC, lower is better — not PRR, which on pooled binary units is 2·AUROC − 1 and would repeat the ranking
-aspect; each metric's direction is its registry entry's). Functions whose value is NaN in a cell do not
-compete there, and rejection is compared only where the function's AUROC is defined (units of both
-classes: otherwise every ranking has AURC 0 or 1).
+A *cell* is one (model, style, task, granularity, flavour). In every cell the confidence estimators of every
+family are compared (docs/metrics.md §11): the token functions of the flavour, CCP where the flavour is its
+source (``topk``), and the estimators of a source independent of the flavour — the draws, the second pass, the
+trace — which join each flavour's cells of the same model, style, task and granularity (a cell without any
+flavour's rows keeps their source as its flavour). They are compared on the aspect's metric
+(:data:`~saltbench.core.metric_registry.ASPECT_METRICS`: calibration = ECE of the calibrated confidence, lower
+is better; ranking = pooled AUROC, higher is better; rejection = AURC, lower is better — not PRR, which on
+pooled binary units is 2·AUROC − 1 and would repeat the ranking aspect; each metric's direction is its
+registry entry's). Functions whose value is NaN in a cell do not compete there, and rejection is compared only
+where the function's AUROC is defined (units of both classes: otherwise every ranking has AURC 0 or 1).
 
 * :func:`dominance_cells` — the winner of every cell and its margin to the runner-up.
-* :func:`dominance` — per aspect × granularity × flavour × function: how often the function wins,
-  its share of the cells, its mean margin when it wins, and its mean rank.
+* :func:`dominance` — per aspect × granularity × flavour × estimator (with its family): how often it
+  wins, its share of the cells, its mean margin when it wins, and its mean rank.
 
 Ties: functions within ``atol`` of the best value share the win; each gets credit ``1/k`` for a
 ``k``-way tie, and the margin of a tied cell is 0.
@@ -23,10 +26,10 @@ from collections.abc import Mapping
 import numpy as np
 import polars as pl
 
-from saltbench.confidence import CONFIDENCE_FUNCTIONS
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, estimator_family
 from saltbench.core.contracts import DOMINANCE_CELLS_TABLE, DOMINANCE_TABLE
 from saltbench.core.metric_registry import metric_spec
-from saltbench.core.vocabulary import CALIBRATION_METHODS
+from saltbench.core.vocabulary import CALIBRATION_METHODS, FLAVOURS
 
 from ._common import ASPECT_METRICS, METRICS_SCHEMA, Aspect, nan_for_null, require_columns
 
@@ -45,6 +48,33 @@ def _function_order(name: str) -> int:
     return names.index(name) if name in names else len(names)
 
 
+def _families(names: pl.Expr) -> pl.Expr:
+    """The family of each estimator name (:func:`saltbench.confidence.estimator_family`)."""
+    return names.map_elements(estimator_family, return_dtype=pl.String)
+
+
+def across_families(rows: pl.DataFrame) -> pl.DataFrame:
+    """``rows`` with every row of a source independent of the flavour (draws, second pass, trace) repeated in
+    each flavour's cell of its model, style, task and granularity (module docstring); a cell with no
+    flavour's rows keeps them under their own source.
+
+    >>> m = pl.DataFrame({"model": ["m"] * 3, "style": ["direct"] * 3, "task": ["dna"] * 3,
+    ...     "granularity": ["atom"] * 3, "flavour": ["topk", "full", "draws"],
+    ...     "confidence": ["perplexity", "perplexity", "agreement"]})
+    >>> across_families(m).select("flavour", "confidence").rows()
+    [('topk', 'perplexity'), ('full', 'perplexity'), ('topk', 'agreement'), ('full', 'agreement')]
+    """
+    token = rows.filter(pl.col("flavour").is_in(FLAVOURS))
+    other = rows.filter(~pl.col("flavour").is_in(FLAVOURS))
+    if other.is_empty():
+        return rows
+    base = [k for k in CELL_KEYS if k != "flavour"]
+    cells = token.select(*base, "flavour").unique(maintain_order=True)
+    joined = other.drop("flavour").join(cells, on=base, how="inner", nulls_equal=True).select(rows.columns)
+    alone = other.join(cells.select(base).unique(), on=base, how="anti", nulls_equal=True)
+    return pl.concat([token, joined, alone])
+
+
 def _aspect_rows(metrics: pl.DataFrame, aspect: Aspect, calibration: str) -> pl.DataFrame:
     """The rows an aspect compares: its metric, defined, per (cell, function).
 
@@ -60,6 +90,7 @@ def _aspect_rows(metrics: pl.DataFrame, aspect: Aspect, calibration: str) -> pl.
         & pl.col("confidence").is_not_null()
         & pl.col("value").is_finite()
     )
+    rows = across_families(rows)
     if aspect != "rejection":
         return rows
     ranked = (
@@ -139,6 +170,7 @@ def dominance_cells(
                     "metric": metric,
                     **{k: rec[k] for k in CELL_KEYS},
                     "winner": winners[0],
+                    "winner_family": estimator_family(winners[0]),
                     "winners": "+".join(winners),
                     "n_tied": len(winners),
                     "best_value": float(sign * best),
@@ -158,19 +190,21 @@ def dominance(
     aspects: tuple[Aspect, ...] = ("calibration", "ranking", "rejection"),
     atol: float = 1e-12,
 ) -> pl.DataFrame:
-    """How often each confidence function wins, per aspect × granularity × flavour.
+    """How often each confidence estimator wins, per aspect × granularity × flavour, across families
+    (module docstring; ``family`` names each estimator's).
 
-    For every aspect, granularity and flavour, over the ``n_cells`` cells (model × style × task) where at
-    least one function is defined, and for every function defined in at least one of them:
+        For every aspect, granularity and flavour, over the ``n_cells`` cells (model × style × task) where at
+        least one function is defined, and for every function defined in at least one of them:
 
-    * ``wins`` — number of cells won (a ``k``-way tie gives ``1/k`` to each winner);
-    * ``win_share`` — ``wins / n_cells``; the shares of one group sum to 1;
-    * ``mean_margin`` — mean margin to the runner-up over the cells the function wins (0 for tied wins;
-      NaN if it never wins or no runner-up exists);
-    * ``mean_rank`` — mean rank among the functions defined in a cell (1 = best; ties get the minimum rank);
-    * ``mean_value`` — mean metric value over the cells where the function is defined.
+        * ``wins`` — number of cells won (a ``k``-way tie gives ``1/k`` to each winner);
+        * ``win_share`` — ``wins / n_cells``; the shares of one group sum to 1;
+        * ``mean_margin`` — mean margin to the runner-up over the cells the function wins (0 for tied wins;
+          NaN if it never wins or no runner-up exists);
+        * ``mean_rank`` — mean rank among the estimators defined in a cell (1 = best; ties get the minimum
+      rank);
+        * ``mean_value`` — mean metric value over the cells where the function is defined.
 
-    Sorted by aspect, granularity, flavour and decreasing ``wins``.
+        Sorted by aspect, granularity, flavour and decreasing ``wins``.
     """
     cells = dominance_cells(metrics, calibration=calibration, aspects=aspects, atol=atol)
     if cells.is_empty():
@@ -206,7 +240,7 @@ def dominance(
     out = (
         ranks.join(credit, on=[*group, "confidence"], how="left")
         .join(n_cells, on=group, how="left")
-        .with_columns(pl.col("wins").fill_null(0.0))
+        .with_columns(pl.col("wins").fill_null(0.0), _families(pl.col("confidence")).alias("family"))
         .with_columns((pl.col("wins") / pl.col("n_cells")).alias("win_share"))
     )
     order = {a: i for i, a in enumerate(aspects)}

@@ -17,8 +17,10 @@ responses — and what it could not estimate. Sections (docs/architecture.md §4
    model with responses that carried no log-probabilities, saying how many of how many
    (those are scored for accuracy only, their units' confidences NaN; docs/backends.md §9.4), from the
    import records.
-1. Which confidence function wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
-   granularity — ``dominance`` (win share over model × style × task cells).
+1. Which confidence estimator wins per aspect (calibration: ECE, ranking: pooled AUROC, rejection: AURC) and
+   granularity — ``dominance`` (win share over model × style × task cells, every family compared), then the
+   best of each family with its extra cost per response beside it — ``frontier`` (its family's mean extra
+   tokens over the cells the estimator is defined in; docs/confidence.md §Families).
 2. Does ranking break down at atom resolution — ``granularity`` (mean over models of the pooled AUROC at
    atom vs line level, per task and style, with the correct and incorrect units it rests on; fewer than
    ``analysis.min_units`` of either: unreliable, no finding), worded by the paired interval of the
@@ -41,10 +43,14 @@ import polars as pl
 
 from saltbench.core.contracts import FINDINGS_SUMMARY_TITLE
 
+Costs = Mapping[tuple[str, str], tuple[float, float]]
+"""(granularity, estimator) -> its mean extra (generated, scored) tokens per response (table ``frontier``)."""
+
 FINDINGS_TABLES: tuple[str, ...] = (
     "generation_health",
     "eligibility",
     "dominance",
+    "frontier",
     "granularity",
     "interventions",
     "interventions_by_placement",
@@ -71,12 +77,52 @@ def _interval(
     return f"{fmt(row[key])} [{fmt(row[low])}, {fmt(row[high])}]"  # type: ignore[arg-type]
 
 
-def _winners(dominance: pl.DataFrame | None) -> list[str]:
+def _costs(frontier: pl.DataFrame | None) -> Costs:
+    """The extra tokens of each (granularity, estimator) of the ``frontier`` table (``{}`` without one)."""
+    if frontier is None:
+        return {}
+    return {
+        (r["granularity"], r["confidence"]): (r["extra_generated_tokens"], r["extra_scored_tokens"])
+        for r in frontier.iter_rows(named=True)
+    }
+
+
+def _cost_text(family: str, key: tuple[str, str], costs: Costs) -> str:
+    """``"no extra tokens"`` for a single pass, else the estimator's extra tokens per response at its
+    granularity from the ``frontier`` table (or that the run measured none)."""
+    if family == "single_pass":
+        return "no extra tokens"
+    generated, scored = costs.get(key, (math.nan, math.nan))
+    if not (math.isfinite(generated) and math.isfinite(scored)):
+        return f"extra cost: {NOT_ENOUGH}"
+    return f"+{fmt(generated)} generated, +{fmt(scored)} scored tokens per response"
+
+
+def _family_bests(part: pl.DataFrame, costs: Costs) -> str:
+    """The best estimator of each family of ``part`` (one aspect × granularity), by win share then mean
+    rank, with its extra cost."""
+    if "family" not in part.columns:
+        return ""
+    pieces = []
+    for (family,), rows in part.group_by(["family"], maintain_order=True):
+        top = rows.sort(["win_share", "mean_rank"], descending=[True, False]).row(0, named=True)
+        cost = _cost_text(str(family), (top["granularity"], top["confidence"]), costs)
+        pieces.append(
+            f"{family}: {top['confidence']} (win share {fmt(top['win_share'])}, mean rank "
+            f"{fmt(top['mean_rank'])}; {cost})"
+        )
+    return " By family — " + "; ".join(pieces) + "." if len(pieces) > 1 else ""
+
+
+def _winners(dominance: pl.DataFrame | None, frontier: pl.DataFrame | None = None) -> list[str]:
     if dominance is None or dominance.is_empty():
         return [f"- {NOT_ENOUGH}: no dominance table (no metrics)."]
     flavours = dominance["flavour"].unique(maintain_order=True).to_list()
     flavour = "topk" if "topk" in flavours else flavours[0]  # the paper's flavour when present
-    lines = [f"(confidence flavour {flavour})"]
+    costs = _costs(frontier)
+    lines = [
+        f"(confidence flavour {flavour}; the draws', second pass's and trace's estimators compete in it)"
+    ]
     dominance = dominance.filter(pl.col("flavour") == flavour)
     for (aspect, granularity), part in dominance.group_by(["aspect", "granularity"], maintain_order=True):
         best = part.filter(pl.col("win_share").is_finite()).sort("win_share", descending=True)
@@ -85,14 +131,16 @@ def _winners(dominance: pl.DataFrame | None) -> list[str]:
             continue
         top = best.row(0, named=True)
         runner = best.row(1, named=True) if best.height > 1 else None
+        key = (top["granularity"], top["confidence"])
+        family = f" ({top['family']}, {_cost_text(top['family'], key, costs)})" if "family" in top else ""
         text = (
-            f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}** wins a share of "
+            f"- {aspect} ({top['metric']}), {granularity}: **{top['confidence']}**{family} wins a share of "
             f"{fmt(top['win_share'])} of {top['n_cells']} cells "
             f"(mean {top['metric']} {fmt(top['mean_value'])})"
         )
         if runner is not None:
             text += f"; next {runner['confidence']} with {fmt(runner['win_share'])}"
-        lines.append(text + ".")
+        lines.append(text + "." + _family_bests(best, costs))
     return lines
 
 
@@ -333,8 +381,9 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
         if best.is_empty():
             continue
         top = best.sort("win_share", descending=True).row(0, named=True)
+        family = f"{top['family']}, " if "family" in top else ""
         parts.append(
-            f"{aspect} ({top['metric']}) **{top['confidence']}** (win share {fmt(top['win_share'])} "
+            f"{aspect} ({top['metric']}) **{top['confidence']}** ({family}win share {fmt(top['win_share'])} "
             f"of {top['n_cells']} cells)"
         )
     return f"Best confidence function at atom level ({flavour}): " + "; ".join(parts) + "." if parts else None
@@ -599,7 +648,10 @@ def findings_markdown(
     ]
     sections = [
         ("0. What the responses hold", health),
-        ("1. Which confidence function wins?", _winners(tables.get("dominance"))),
+        (
+            "1. Which confidence function wins?",
+            _winners(tables.get("dominance"), tables.get("frontier")),
+        ),
         (
             "2. Does ranking break down at atom resolution?",
             _granularity(tables.get("granularity"), min_units),

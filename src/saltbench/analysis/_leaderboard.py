@@ -110,7 +110,8 @@ def leaderboard(
 ) -> pl.DataFrame:
     """One row per (model, style): precision at each granularity and uncertainty metrics of one confidence.
 
-    Columns: ``precision_{atom,line,generation}``, ``ece``, ``auroc_pooled``, ``auroc_per_response`` and
+    Columns: ``family`` (the estimator family of ``confidence``, docs/confidence.md §Families),
+    ``precision_{atom,line,generation}``, ``ece``, ``auroc_pooled``, ``auroc_per_response`` and
     ``aurc``, each with ``_ci_low``/``_ci_high``, plus ``n_tasks`` (tasks with a defined precision at atom
     level). ECE uses the calibrated confidence (``calibration``); AUROC and AURC the raw ranking
     (calibration ``"none"``). Uncertainty metrics are taken at ``granularity``. Rejection is AURC, not PRR
@@ -126,7 +127,8 @@ def leaderboard(
     Args:
         metrics: the concatenated metrics tables (:data:`METRICS_SCHEMA`).
         confidence: confidence function name (a key of ``saltbench.confidence.CONFIDENCE_FUNCTIONS``).
-        flavour: ``"topk"`` or ``"full"``.
+        flavour: ``"topk"`` or ``"full"`` (an estimator of a source independent of the flavour — draws,
+            second pass, trace — is read from its own source).
         calibration: calibration method used for ECE.
         granularity: granularity of ECE, AUROC and AURC.
         eligibility: :func:`saltbench.analysis.eligibility_table`; column ``eligible`` says whether a model
@@ -134,6 +136,8 @@ def leaderboard(
     """
     _check_choice("confidence", confidence, tuple(CONFIDENCE_FUNCTIONS))
     _check_choice("flavour", flavour, FLAVOURS)
+    spec = CONFIDENCE_FUNCTIONS[confidence]
+    flavour = spec.source if spec.source and spec.source not in FLAVOURS else flavour
     _check_choice("calibration", calibration, CALIBRATION_METHODS)
     _check_choice("granularity", granularity, GRANULARITIES)
     keys = ("model", "style")
@@ -158,8 +162,7 @@ def leaderboard(
             metrics, name, granularity=granularity, confidence=confidence, flavour=flavour, calibration="none"
         )
         parts.append((name, ranking))
-    base = metrics.select(keys).unique(maintain_order=True)
-    out = base
+    out = metrics.select(keys).unique(maintain_order=True).with_columns(pl.lit(spec.family).alias("family"))
     n_tasks = None
     for name, cells in parts:
         agg = _over_tasks(cells, keys, name)

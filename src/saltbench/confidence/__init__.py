@@ -1,11 +1,14 @@
-"""Unit confidence from token log-probabilities (docs/confidence.md): the registry of confidence functions.
+"""Unit confidence (docs/confidence.md): the one registry of confidence estimators.
 
-:data:`CONFIDENCE_FUNCTIONS` is the one list of confidence functions: the paper's nine
-(:data:`PAPER_FUNCTIONS`, computed from unit summaries by :func:`unit_confidences`), four from the literature
-(:data:`EXTENDED_FUNCTIONS`) and those of installed plugins (entry-point group ``saltbench.confidence``,
-docs/extending.md), each a :class:`ConfidenceSpec`; functions with a ``token_score`` are computed by
-:func:`extended_confidences` from :func:`token_distributions`. A run scores the functions its configuration
-selects (``scoring.confidence_functions``; default: the paper's nine).
+:data:`CONFIDENCE_FUNCTIONS` is the one list of estimators, each a :class:`ConfidenceSpec` with its family,
+source, direction and extra cost (docs/confidence.md §Families): the paper's nine (:data:`PAPER_FUNCTIONS`,
+computed from unit summaries by :func:`unit_confidences`), six from the literature
+(:data:`EXTENDED_FUNCTIONS`), CCP, the reasoning trace, the draws' consistency and the second pass, and those
+of installed plugins (entry-point group ``saltbench.confidence``, docs/extending.md); functions with a
+``token_score`` are computed by :func:`extended_confidences` from :func:`token_distributions`. A run scores
+the token functions its configuration selects (``scoring.confidence_functions``, names of
+:data:`TOKEN_FUNCTIONS`; default: the paper's nine); the other estimators' columns come from the stages that
+compute them.
 
 >>> PAPER_CONFIDENCE_NAMES[:2], CONFIDENCE_FUNCTIONS["perplexity"].higher_is_confident
 (('mean_probability', 'median_probability'), False)
@@ -16,10 +19,13 @@ selects (``scoring.confidence_functions``; default: the paper's nine).
 from typing import TYPE_CHECKING
 
 from saltbench.confidence.specs import (
+    EXTRA_COSTS,
+    FAMILY_COSTS,
     PAPER_CONFIDENCE_NAMES,
     PAPER_FUNCTIONS,
     REDUCTIONS,
     ConfidenceSpec,
+    ExtraCost,
     Reduction,
     TokenScore,
 )
@@ -33,7 +39,9 @@ _LAZY = {
             "CONFIDENCE_FUNCTIONS",
             "CONFIDENCE_PLUGINS",
             "NAME_PATTERN",
+            "TOKEN_FUNCTIONS",
             "confidence_spec",
+            "estimator_family",
             "ranking_scores",
             "scored_columns",
         ),
@@ -87,7 +95,9 @@ if TYPE_CHECKING:
         CONFIDENCE_FUNCTIONS,
         CONFIDENCE_PLUGINS,
         NAME_PATTERN,
+        TOKEN_FUNCTIONS,
         confidence_spec,
+        estimator_family,
         ranking_scores,
         scored_columns,
     )
@@ -97,6 +107,8 @@ __all__ = [
     "CONFIDENCE_PLUGINS",
     "EPS",
     "EXTENDED_FUNCTIONS",
+    "EXTRA_COSTS",
+    "FAMILY_COSTS",
     "FLAVOURS",
     "NAME_PATTERN",
     "PAD_LOGPROB",
@@ -106,13 +118,16 @@ __all__ = [
     "RENYI_ALPHA",
     "ROUNDING_TOLERANCE",
     "SENTINEL_THRESHOLD",
+    "TOKEN_FUNCTIONS",
     "TOP_K",
     "ConfidenceSpec",
+    "ExtraCost",
     "Flavour",
     "Reduction",
     "TokenDistributions",
     "TokenScore",
     "confidence_spec",
+    "estimator_family",
     "extended_confidences",
     "ranking_scores",
     "scored_columns",

@@ -52,7 +52,7 @@ TaskSlug = Annotated[str, Ref("task")]
 """A task slug: the schema's ``$defs/task``, whose names are ``saltbench.tasks.TASK_SLUGS``."""
 ConfidenceFunctionName = Annotated[str, Ref("confidence_function")]
 """A confidence function: the schema's ``$defs/confidence_function``, the names of
-``saltbench.confidence.CONFIDENCE_FUNCTIONS``."""
+``saltbench.confidence.TOKEN_FUNCTIONS`` (computed from token distributions)."""
 FamilyName = Annotated[str, Keywords(pattern=f"^{FAMILY_NAME_REGEX}$")]
 """A trained family's name (:data:`saltbench.core.vocabulary.FAMILY_NAME_REGEX`)."""
 SampleCount = Annotated[int, Keywords(minimum=1, maximum=MAX_SAMPLES_PER_TASK)]

@@ -49,7 +49,8 @@ class ScoringConfig(Block):
     confidence_functions: tuple[ConfidenceFunctionName, ...] = setting(
         PAPER_CONFIDENCE_NAMES,
         "Confidence functions scored, each in every flavour it supports (names of "
-        "saltbench.confidence.CONFIDENCE_FUNCTIONS, plugins included; default: the paper's nine).",
+        "saltbench.confidence.TOKEN_FUNCTIONS, computed from token distributions, plugins included; "
+        "default: the paper's nine). The other estimators come from the stages that compute them.",
         minItems=1,
         uniqueItems=True,
     )

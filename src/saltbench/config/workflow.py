@@ -155,14 +155,15 @@ class WorkflowConfig(Block):
 
 def registry_defs(*, broken: bool = False) -> dict[str, Any]:
     """The schema's ``$defs`` of names that come from registries: ``task`` (``saltbench.tasks.TASK_SLUGS``),
-    ``confidence_function`` (``saltbench.confidence.CONFIDENCE_FUNCTIONS``) and ``backend``
+    ``confidence_function`` (``saltbench.confidence.TOKEN_FUNCTIONS``: the estimators the scoring stage
+    computes from token distributions) and ``backend``
     (``saltbench.inference.backends.backend_names``), installed plugins included.
 
     Validation uses these, not the committed file's copy, so a plugin's task or function is a valid name
     wherever it is installed (imported here, not when this module is). With ``broken``, also the names of
     installed plugins that cannot be used (:func:`saltbench.core.plugins.broken_plugins`): validation lets
     them through so that :func:`saltbench.config.checks.check_broken_plugins` names why they cannot run."""
-    from saltbench.confidence import CONFIDENCE_FUNCTIONS
+    from saltbench.confidence import TOKEN_FUNCTIONS
     from saltbench.core.plugins import CONFIDENCE_GROUP, TASK_GROUP, broken_plugins
     from saltbench.inference.backends import backend_names
     from saltbench.tasks import TASK_SLUGS
@@ -177,8 +178,9 @@ def registry_defs(*, broken: bool = False) -> dict[str, Any]:
             "description": "A task slug (saltbench.tasks.TASK_SLUGS).",
         },
         "confidence_function": {
-            "enum": names(CONFIDENCE_FUNCTIONS, CONFIDENCE_GROUP),
-            "description": "A confidence function (saltbench.confidence.CONFIDENCE_FUNCTIONS).",
+            "enum": names(TOKEN_FUNCTIONS, CONFIDENCE_GROUP),
+            "description": "A confidence function computed from token distributions "
+            "(saltbench.confidence.TOKEN_FUNCTIONS).",
         },
         "backend": {
             "enum": list(backend_names()),

@@ -5,7 +5,9 @@ alternatives, sentinels and tokens without log-probabilities included) in every 
 supports:
 
 * ``declared``: a name matching the naming rule, ``higher_is_confident`` and ``needs_calibration`` booleans,
-  a formula, flavours among ``topk``/``full``, a known reduction and a callable ``token_score``;
+  a formula, a known family, flavours among ``topk``/``full``, a known reduction and a callable
+  ``token_score`` — or, for an estimator read from another source (docs/confidence.md §Families), a known
+  source and no ``token_score`` (the checks below need one: such an estimator passes ``declared`` only);
 * ``finite on valid input``: one finite value per token;
 * ``deterministic``: the same values on a second call;
 * ``one value per token``: a token's value does not depend on the other tokens of the block (the values of
@@ -32,6 +34,7 @@ from saltbench.confidence import (
     token_distributions,
 )
 from saltbench.conformance.common import Failure, raise_first, run_checks
+from saltbench.core.vocabulary import ESTIMATOR_FAMILIES, SOURCES
 
 CONFIDENCE_CHECKS: tuple[str, ...] = (
     "declared",
@@ -69,8 +72,10 @@ def sample_distributions(flavour: str, seed: int = 0, n: int = _TOKENS) -> Token
 
 
 def _declaration_problems(spec: ConfidenceSpec) -> str | None:
-    """Check the declared fields of ``spec``: name, direction flags, formula, flavours, reduction and a
-    callable ``token_score`` (``None``: all fine, else every problem, joined by ``"; "``)."""
+    """Check the declared fields of ``spec``: name, direction flags, formula, family; for a token function
+    flavours, reduction and a callable ``token_score``, for an estimator of another source (docs/confidence.md
+    §Families) a known source and no ``token_score`` (``None``: all fine, else every problem, joined by
+    ``"; "``)."""
     problems = []
     if not isinstance(spec.name, str) or not NAME_PATTERN.fullmatch(spec.name):
         problems.append(f"name {spec.name!r} does not match {NAME_PATTERN.pattern}")
@@ -79,6 +84,14 @@ def _declaration_problems(spec: ConfidenceSpec) -> str | None:
             problems.append(f"{key} must be True or False (the direction), got {getattr(spec, key)!r}")
     if not spec.formula:
         problems.append("no formula")
+    if spec.family not in ESTIMATOR_FAMILIES:
+        problems.append(f"family {spec.family!r} is not one of {ESTIMATOR_FAMILIES}")
+    if not spec.from_tokens:
+        if spec.source not in SOURCES or spec.token_score is not None:
+            problems.append(f"source {spec.source!r} must be one of {SOURCES}, with no token_score")
+        return "; ".join(problems) or None
+    if spec.family != "single_pass":
+        problems.append(f"a token function is single_pass, not {spec.family!r}")
     if not spec.flavours or not set(spec.flavours) <= set(FLAVOURS):
         problems.append(f"flavours {spec.flavours!r} must be a non-empty subset of {FLAVOURS}")
     if spec.reduce not in REDUCTIONS:

@@ -34,6 +34,7 @@ from saltbench.core.metric_registry import metric_names
 from saltbench.core.vocabulary import (
     ANSWER_STATUSES,
     CONFIDENCE_NAME_PATTERN,
+    ESTIMATOR_FAMILIES,
     FINISH_REASONS,
     GRANULARITIES,
     PLACEMENT_LABELS,
@@ -460,6 +461,7 @@ def _table(name: str, columns: Mapping[str, pl.DataType], *checks: Check) -> Art
 
 _KNOWN_GRANULARITY = _known("granularity", GRANULARITIES, "granularity")
 _KNOWN_FLAVOUR = _known("flavour", SOURCES, "flavour")  # a flavour, or a source independent of one
+_KNOWN_FAMILY = _known("family", ESTIMATOR_FAMILIES, "estimator family")
 
 
 def _confidence_name(column: str) -> Check:
@@ -545,6 +547,7 @@ LEADERBOARD_TABLE = _table(
     {
         "model": pl.String(),
         "style": pl.String(),
+        "family": pl.String(),
         **{
             k: v for m in _LEADERBOARD_METRICS for k, v in _interval(m, f"{m}_ci_low", f"{m}_ci_high").items()
         },
@@ -555,7 +558,8 @@ LEADERBOARD_TABLE = _table(
     *(_ordered(f"{m}_ci_low", m, f"{m}_ci_high") for m in _LEADERBOARD_METRICS),
     *_at_least(0, "n_tasks"),
 )
-"""``leaderboard``: one row per (model, style), each metric the mean over tasks with its combined interval,
+"""``leaderboard``: one row per (model, style), the family of its estimator, each metric the mean over tasks
+with its combined interval,
 which contains it (:func:`saltbench.analysis.leaderboard`), and whether the model and style enter pooled
 estimates (``eligible``, docs/metrics.md §10)."""
 
@@ -588,6 +592,7 @@ DOMINANCE_TABLE = _table(
         "granularity": pl.String(),
         "flavour": pl.String(),
         "confidence": pl.String(),
+        "family": pl.String(),
         "wins": pl.Float64(),
         "n_cells": pl.Int64(),
         "win_share": pl.Float64(),
@@ -599,6 +604,7 @@ DOMINANCE_TABLE = _table(
     _KNOWN_GRANULARITY,
     _KNOWN_FLAVOUR,
     _KNOWN_CONFIDENCE,
+    _KNOWN_FAMILY,
     _check("wins >= 0", lambda: pl.col("wins") >= 0, "wins"),
     *_at_least(0, "n_cells"),
     *_unit_interval("win_share"),
@@ -609,8 +615,9 @@ DOMINANCE_TABLE = _table(
     ),
     _check("mean_rank >= 1", lambda: pl.col("mean_rank").is_nan() | (pl.col("mean_rank") >= 1), "mean_rank"),
 )
-"""``dominance``: per aspect × granularity × flavour × confidence function, its wins over the cells
-(:func:`saltbench.analysis.dominance`)."""
+"""``dominance``: per aspect × granularity × flavour × confidence estimator (and its family), its wins over
+the cells (:func:`saltbench.analysis.dominance`); an estimator of a source independent of the flavour
+(draws, second pass, trace) competes in every flavour's cells (docs/metrics.md §11)."""
 
 DOMINANCE_CELLS_TABLE = _table(
     "dominance_cells",
@@ -619,6 +626,7 @@ DOMINANCE_CELLS_TABLE = _table(
         "metric": pl.String(),
         **{k: pl.String() for k in ("model", "style", "task", "granularity", "flavour")},
         "winner": pl.String(),
+        "winner_family": pl.String(),
         "winners": pl.String(),
         "n_tied": pl.Int64(),
         "best_value": pl.Float64(),
@@ -631,14 +639,94 @@ DOMINANCE_CELLS_TABLE = _table(
     _KNOWN_GRANULARITY,
     _KNOWN_FLAVOUR,
     _confidence_name("winner"),
+    _known("winner_family", ESTIMATOR_FAMILIES, "estimator family"),
     *_at_least(1, "n_tied"),
     _check(
         "n_tied <= n_functions", lambda: pl.col("n_tied") <= pl.col("n_functions"), "n_tied", "n_functions"
     ),
     _check("margin >= 0", lambda: pl.col("margin").is_nan() | (pl.col("margin") >= 0), "margin"),
 )
-"""``dominance_cells``: the winning confidence function of every aspect × cell, and its margin
+"""``dominance_cells``: the winning confidence function of every aspect × cell, its family, and its margin
 (:func:`saltbench.analysis.dominance_cells`)."""
+
+ESTIMATOR_COST_TABLE = _table(
+    "estimator_cost",
+    {
+        "model": pl.String(),
+        "style": pl.String(),
+        "task": pl.String(),
+        "family": pl.String(),
+        "responses": pl.Int64(),
+        "extra_generated_tokens": pl.Float64(),
+        "extra_scored_tokens": pl.Float64(),
+    },
+    _KNOWN_FAMILY,
+    *_at_least(0, "responses"),
+    _check(
+        "extra tokens >= 0",
+        lambda: (
+            (pl.col("extra_generated_tokens").is_nan() | (pl.col("extra_generated_tokens") >= 0))
+            & (pl.col("extra_scored_tokens").is_nan() | (pl.col("extra_scored_tokens") >= 0))
+        ),
+        "extra_generated_tokens",
+        "extra_scored_tokens",
+    ),
+    _check(
+        "single_pass costs nothing extra",
+        lambda: (
+            (pl.col("family") != "single_pass")
+            | ((pl.col("extra_generated_tokens") == 0) & (pl.col("extra_scored_tokens") == 0))
+        ),
+        "family",
+        "extra_generated_tokens",
+        "extra_scored_tokens",
+    ),
+)
+"""``estimator_cost``: per model × style × task × estimator family, the greedy responses and the extra tokens
+generated and scored per response beyond the greedy answer, measured from the draws and the second-pass
+files (:func:`saltbench.analysis.estimator_cost`; docs/confidence.md §Families)."""
+
+FRONTIER_TABLE = _table(
+    "frontier",
+    {
+        "granularity": pl.String(),
+        "confidence": pl.String(),
+        "family": pl.String(),
+        "source": pl.String(),
+        **_interval("auroc", "auroc_ci_low", "auroc_ci_high"),
+        **_interval("prr", "prr_ci_low", "prr_ci_high"),
+        "n_cells": pl.Int64(),
+        "extra_generated_tokens": pl.Float64(),
+        "extra_scored_tokens": pl.Float64(),
+        "extra_tokens": pl.Float64(),
+    },
+    _KNOWN_GRANULARITY,
+    _KNOWN_CONFIDENCE,
+    _KNOWN_FAMILY,
+    _known("source", SOURCES, "source"),
+    *_unit_interval("auroc", "auroc_ci_low", "auroc_ci_high"),
+    _ordered("auroc_ci_low", "auroc", "auroc_ci_high"),
+    _ordered("prr_ci_low", "prr", "prr_ci_high"),
+    *_at_least(0, "n_cells"),
+    _check(
+        "extra_tokens = generated + scored",
+        lambda: (
+            pl.col("extra_tokens").is_nan()
+            | (
+                (
+                    pl.col("extra_tokens") - pl.col("extra_generated_tokens") - pl.col("extra_scored_tokens")
+                ).abs()
+                <= _TOLERANCE
+            )
+        ),
+        "extra_tokens",
+        "extra_generated_tokens",
+        "extra_scored_tokens",
+    ),
+)
+"""``frontier``: per granularity × confidence estimator, its family and source, the mean pooled AUROC and PRR
+over the eligible cells with combined intervals, and its family's mean extra tokens per response over the same
+cells (:func:`saltbench.analysis.frontier`; docs/metrics.md §11): the table behind figure ``frontier``."""
 
 GRANULARITY_TABLE = _table(
     "granularity",
@@ -929,6 +1017,8 @@ TABLES: Mapping[str, Artifact] = {
         ACCURACY_BY_TASK_TABLE,
         DOMINANCE_TABLE,
         DOMINANCE_CELLS_TABLE,
+        ESTIMATOR_COST_TABLE,
+        FRONTIER_TABLE,
         GRANULARITY_TABLE,
         REASONING_TRADEOFF_TABLE,
         LABEL_NOISE_TABLE,

@@ -100,6 +100,15 @@ FIGURE_OUTPUTS: tuple[FigureOutput, ...] = (
         eligible_only=True,
     ),
     FigureOutput(
+        "frontier",
+        "frontier",
+        "Uncertainty",
+        "saltbench.plotting._frontier:plot_frontier",
+        description="Cost/quality frontier: pooled AUROC and PRR of every estimator against its extra tokens "
+        "per response, by family and granularity.",
+        eligible_only=True,
+    ),
+    FigureOutput(
         "granularity_auroc",
         "granularity",
         "Uncertainty",

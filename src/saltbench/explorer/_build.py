@@ -32,6 +32,7 @@ from typing import Any
 
 import polars as pl
 
+from saltbench.confidence import estimator_family
 from saltbench.core.contracts import GENERATIONS, UNITS
 from saltbench.core.vocabulary import ALIGNMENTS
 from saltbench.io import read_table, table_columns, write_atomic
@@ -327,7 +328,13 @@ def _manifest(
         "styles": list(dict.fromkeys(c["style"] for c in chunks)),
         "tasks": list(dict.fromkeys(c["task"] for c in chunks)),
         "columns": [
-            {"name": c, "flavour": c.split(".", 1)[0], "function": c.split(".", 1)[1], "sign": orientation(c)}
+            {
+                "name": c,
+                "flavour": c.split(".", 1)[0],
+                "function": c.split(".", 1)[1],
+                "sign": orientation(c),
+                "family": estimator_family(c.split(".", 1)[1]),
+            }
             for c in columns
         ],
         "default_column": default if default in columns else next(iter(columns), None),

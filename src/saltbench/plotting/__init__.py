@@ -10,6 +10,7 @@ figure (figures/)                 function                                   tab
 ``generation_health``             :func:`plot_generation_health`             ``generation_health``
 ``accuracy_by_task``              :func:`plot_accuracy_by_task`              ``accuracy_by_task``
 ``dominance``                     :func:`plot_dominance`                     ``dominance``
+``frontier``                      :func:`plot_frontier`                      ``frontier``
 ``granularity_auroc``             :func:`plot_granularity_auroc`             ``granularity_table``
 ``reliability_diagrams``          :func:`plot_reliability_diagrams`          ``reliability_table``
 ``rejection_curves``              :func:`plot_rejection_curves`              ``rejection_table``
@@ -29,6 +30,7 @@ from matplotlib.figure import Figure
 from saltbench.core.lazy import load_reference
 from saltbench.core.outputs import FIGURE_OUTPUTS
 
+from ._frontier import plot_frontier
 from ._health import plot_generation_health
 from ._metrics_figures import (
     plot_accuracy_by_task,
@@ -103,6 +105,7 @@ __all__ = [
     "mark_missing",
     "plot_accuracy_by_task",
     "plot_dominance",
+    "plot_frontier",
     "plot_generation_health",
     "plot_granularity_auroc",
     "plot_interventions_context_length",

@@ -1,5 +1,9 @@
 """Metrics stage: a units table -> one row per (granularity, confidence, flavour, calibration, metric).
 
+Every confidence column of the units table is scored, whatever its source (docs/confidence.md §Families): the
+token functions in the run's flavours, then the estimators read from another source (CCP, the trace, the
+draws, the second pass) wherever their column is present; the ``flavour`` column holds the source.
+
 Protocol (docs/metrics.md §9, docs/confidence.md §5; the split is our choice — the paper's is not public):
 
 * Units scored are the *response* units (correct, incorrect, selective, redundant); missing reference
@@ -33,7 +37,7 @@ from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
 from saltbench.config import MetricsConfig
 from saltbench.core.contracts import METRIC_ROW_COLUMNS, is_confidence_column
 from saltbench.core.metric_registry import MetricInput, MetricSpec, metric_registry
-from saltbench.core.vocabulary import RESPONSE_STATUSES
+from saltbench.core.vocabulary import FLAVOURS, RESPONSE_STATUSES, SOURCES
 from saltbench.metrics import bootstrap_ci, bootstrap_cis
 
 log = logging.getLogger(__name__)
@@ -160,6 +164,29 @@ def scored_functions(columns: Sequence[str]) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+def scored_sources(
+    columns: Sequence[str], confidences: Sequence[str], flavours: Sequence[str]
+) -> list[tuple[str, str]]:
+    """The ``(source, name)`` pairs :func:`compute_metrics` scores, in order: each of ``confidences`` in each
+    of ``flavours`` that has its column, then the estimators of ``confidences`` whose own source
+    (:attr:`~saltbench.confidence.ConfidenceSpec.source`) is another one, or is a source beyond the flavours,
+    with a column among ``columns``.
+
+    >>> scored_sources(["full.perplexity", "draws.agreement", "topk.ccp"], ["perplexity", "agreement", "ccp"],
+    ...                ["full"])
+    [('full', 'perplexity'), ('topk', 'ccp'), ('draws', 'agreement')]
+    """
+    present = set(columns)
+    pairs = [(f, n) for f in flavours for n in confidences if f"{f}.{n}" in present]
+    for source in SOURCES:
+        for name in confidences:
+            own = CONFIDENCE_FUNCTIONS[name].source if name in CONFIDENCE_FUNCTIONS else ""
+            beyond = own == source or source not in FLAVOURS  # not a token function in an unscored flavour
+            if beyond and (source, name) not in pairs and f"{source}.{name}" in present:
+                pairs.append((source, name))
+    return pairs
+
+
 def compute_metrics(
     units: pl.DataFrame,
     *,
@@ -171,7 +198,9 @@ def compute_metrics(
     """All metrics of one units table (see the module docstring for the protocol).
 
     ``confidences``: the functions to evaluate (default: every function with a column in ``units``, in
-    column order); a function is evaluated in each of ``flavours`` that has its column. ``settings``: the
+    column order); a function is evaluated in each of ``flavours`` that has its column, an estimator of
+    another source (draws, second pass, trace, CCP's topk) wherever its column is (:func:`scored_sources`).
+    ``settings``: the
     ``metrics`` block (default: its defaults); ``seed``: of the calibration split and the bootstrap. Returns
     a frame with :data:`METRIC_ROW_SCHEMA`; undefined values are NaN, never an exception.
     """
@@ -227,35 +256,31 @@ def _granularity_rows(
     calib_mask = split_by_sample(sample_ids, settings.calibration_fraction, seed) if n_responses > 1 else None
     ranking = {spec.name: spec.bind(settings) for spec in _taking("scores")}
     grouped = {spec.name: spec.bind(settings) for spec in _taking("scores_by_response")}
-    for flavour in flavours:
-        for name in confidences:
-            column = f"{flavour}.{name}"
-            if column not in scored.columns:  # not scored in this flavour (e.g. a topk-only function)
-                continue
-            raw = scored[column].to_numpy().astype(np.float64)
-            defined = np.isfinite(raw)
-            if not defined.any():
-                continue
-            raw_d, y, g = raw[defined], correct[defined], groups[defined]
-            oriented = ranking_scores(name, raw_d)
-            n_units = int(raw_d.size)
-            intervals = _ranking_cis(list(ranking.values()), oriented, y, g, settings, seed)
-            for metric, ci in zip(ranking, intervals):
-                rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
-            for metric, fn in grouped.items():
-                ci = _ci(fn, oriented, y, g, settings, seed, with_groups=True)
-                rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
-            rows += _calibration_rows(
-                granularity,
-                name,
-                flavour,
-                raw_d,
-                y,
-                g,
-                None if calib_mask is None else calib_mask[defined],
-                settings,
-                seed,
-            )
+    for flavour, name in scored_sources(scored.columns, confidences, flavours):
+        raw = scored[f"{flavour}.{name}"].to_numpy().astype(np.float64)
+        defined = np.isfinite(raw)
+        if not defined.any():
+            continue
+        raw_d, y, g = raw[defined], correct[defined], groups[defined]
+        oriented = ranking_scores(name, raw_d)
+        n_units = int(raw_d.size)
+        intervals = _ranking_cis(list(ranking.values()), oriented, y, g, settings, seed)
+        for metric, ci in zip(ranking, intervals):
+            rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
+        for metric, fn in grouped.items():
+            ci = _ci(fn, oriented, y, g, settings, seed, with_groups=True)
+            rows.append(_row(granularity, name, flavour, "none", metric, ci, n_units, n_responses))
+        rows += _calibration_rows(
+            granularity,
+            name,
+            flavour,
+            raw_d,
+            y,
+            g,
+            None if calib_mask is None else calib_mask[defined],
+            settings,
+            seed,
+        )
     return rows
 
 

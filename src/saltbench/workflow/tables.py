@@ -150,6 +150,46 @@ def dominance_tables(job: TableJob) -> TableFrames:
     }
 
 
+def _cell_frames(
+    paths: Iterable[str], artifact: str | None, columns: list[str]
+) -> dict[tuple[str, str, str], pl.DataFrame]:
+    """``{(model, style, task): columns of the file}`` of files laid out as
+    ``…/{model}/{style}/{task}.parquet``."""
+    from pathlib import Path
+
+    from saltbench.io import read_table
+
+    frames = {}
+    for path in paths:
+        parts = Path(path).parts
+        frames[(parts[-3], parts[-2], Path(parts[-1]).stem)] = read_table(path, artifact, columns)
+    return frames
+
+
+def estimator_cost_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.estimator_cost` of the health table, the draws (when
+    ``inference.samples.n > 0``) and the second-pass files (when ``inference.second_pass`` is on), two or
+    three columns of each read at a time."""
+    from saltbench.analysis import estimator_cost
+    from saltbench.io import read_table
+
+    return estimator_cost(
+        read_table(job.file("health"), "table.generation_health"),
+        _cell_frames(job.files("draws"), "draws", ["sample_id", "num_generated_tokens"]),
+        _cell_frames(job.files("second_pass"), None, ["sample_id", "prompt_tokens", "n_tokens"]),
+    )
+
+
+def frontier_table(job: TableJob) -> pl.DataFrame:
+    """:func:`saltbench.analysis.frontier` of the eligible cells' metrics (docs/metrics.md §10) and the
+    estimator-cost table."""
+    from saltbench.analysis import frontier
+    from saltbench.io import read_table
+
+    cost = read_table(job.file("cost"), "table.estimator_cost")
+    return frontier(_eligible_metrics(job), cost, flavour=job.params.flavour)
+
+
 def granularity_table(job: TableJob) -> pl.DataFrame:
     """:func:`saltbench.analysis.granularity_table` of the eligible cells (docs/metrics.md §10), with the
     correct and incorrect units each AUROC rests on and the paired difference of the pooled AUROC from the
@@ -441,6 +481,19 @@ TABLE_RULES: tuple[TableRule, ...] = (
         inputs={"metrics": "metrics", "eligibility": "table:eligibility"},
         params={"calibration": "analysis.ece_calibration"},
         also=(TableOutput("dominance_cells", ("parquet",), target=False, prefix="cells_"),),
+    ),
+    TableRule(
+        "estimator_cost",
+        "Per model x style x task x estimator family: extra tokens generated and scored per response.",
+        estimator_cost_table,
+        inputs={"health": "table:generation_health", "draws": "draws", "second_pass": "second_pass"},
+    ),
+    TableRule(
+        "frontier",
+        "Per granularity x estimator: pooled AUROC and PRR against extra tokens per response (cost/quality).",
+        frontier_table,
+        inputs={"metrics": "metrics", "eligibility": "table:eligibility", "cost": "table:estimator_cost"},
+        params={"flavour": "analysis.flavour"},
     ),
     TableRule(
         "granularity",

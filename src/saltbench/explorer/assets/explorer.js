@@ -68,6 +68,8 @@ function fmt(value, digits) {
   return value === null || value === undefined || Number.isNaN(value) ? "—" : Number(value).toFixed(digits === undefined ? 3 : digits);
 }
 
+const FAMILY_LABELS = { single_pass: "single pass", samples: "samples", second_pass: "second pass" };
+
 function readHash() {
   const out = {};
   for (const part of location.hash.replace(/^#/, "").split("&")) {
@@ -121,7 +123,9 @@ function start(data) {
   const functions = [...new Set(manifest.columns.map((c) => c.function))];
   const flavours = [...new Set(manifest.columns.map((c) => c.flavour))];
   const signOf = (f) => (manifest.columns.find((c) => c.function === f) || {}).sign;
-  fillSelect("function", functions, functions.map((f) => f + (signOf(f) < 0 ? " (lower = more confident)" : "")));
+  const familyOf = (f) => (manifest.columns.find((c) => c.function === f) || {}).family || "single_pass";
+  fillSelect("function", functions, functions.map((f) => f + (signOf(f) < 0 ? " (lower = more confident)" : "") +
+    (familyOf(f) !== "single_pass" ? " · " + (FAMILY_LABELS[familyOf(f)] || familyOf(f)) : "")));
   fillSelect("flavour", flavours);
   fillSelect("granularity", GRANULARITIES);
   const statusFilter = document.getElementById("filter-status");
@@ -138,7 +142,12 @@ function start(data) {
   }
   for (const id of ["function", "flavour"]) {
     document.getElementById(id).addEventListener("change", () => {
-      const column = document.getElementById("flavour").value + "." + document.getElementById("function").value;
+      /* the picked pair's column; else, as the source of a draws / second-pass / trace estimator differs from
+         the flavours, the picked function in the source it has, or the picked source's first column */
+      const fn = document.getElementById("function").value, fl = document.getElementById("flavour").value;
+      const pick = (test) => (manifest.columns.find(test) || {}).name;
+      const column = pick((c) => c.name === fl + "." + fn) ||
+        (id === "flavour" ? pick((c) => c.flavour === fl) : pick((c) => c.function === fn));
       setHash({ c: column });
     });
   }
@@ -378,8 +387,21 @@ function tipFor(data, r, k, pct) {
     el("div", {}, el("b", {}, units.s[k]), " · unit " + units.i[k] + " · " + state.c + " " + fmt(value, 4) + " (" + directionOf(state.c) + ")" +
       " · percentile " + fmt(pct, 2) + " · " + units.n[k] + " tokens"),
     el("div", {}, "reference: ", el("span", { class: "tok" }, units.f[k] === null ? "(none)" : visible(units.f[k]))),
+    estimatorLines(units, k),
     rows.length ? el("table", {}, el("tr", {}, el("th", {}, "token"), el("th", {}, "log p"), el("th", {}, "top-" + manifest.top_k + " alternatives (log p; bold: chosen)")), rows)
       : el("div", { class: "hint" }, "no token detail for this unit"));
+}
+
+function estimatorLines(units, k) {
+  /* every estimator's value at the unit, oriented (sign * value: higher = more confident), by family */
+  const families = [...new Set(manifest.columns.map((c) => c.family || "single_pass"))];
+  const lines = families.map((family) => {
+    const values = manifest.columns.filter((c) => (c.family || "single_pass") === family)
+      .filter((c) => units.c[c.name] && units.c[c.name][k] !== null && units.c[c.name][k] !== undefined)
+      .map((c) => c.name + " " + fmt(c.sign * units.c[c.name][k], 3));
+    return values.length ? el("div", { class: "family", "data-family": family }, el("b", {}, (FAMILY_LABELS[family] || family) + ": "), values.join(" · ")) : null;
+  }).filter((line) => line !== null);
+  return el("div", { class: "estimators" }, el("div", { class: "hint" }, "every estimator, oriented (higher = more confident):"), ...lines);
 }
 
 function unitSpan(data, r, k, pct, content) {
