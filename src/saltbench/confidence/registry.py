@@ -11,7 +11,7 @@ import numpy.typing as npt
 
 from saltbench.confidence._extended import EXTENDED_FUNCTIONS
 from saltbench.confidence._paper import FloatArray
-from saltbench.confidence.specs import PAPER_FUNCTIONS, ConfidenceSpec
+from saltbench.confidence.specs import PAPER_FUNCTIONS, STAGE_FUNCTIONS, ConfidenceSpec
 from saltbench.core.plugins import (
     CONFIDENCE_GROUP,
     Plugin,
@@ -36,7 +36,7 @@ def _check_plugin(plugin: Plugin) -> None:
     Raises:
         PluginError: it is not (the message names the plugin and the rule).
     """
-    builtins = [builtin.name for builtin in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)]
+    builtins = [builtin.name for builtin in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS, *STAGE_FUNCTIONS)]
     check_named_spec(
         plugin, ConfidenceSpec, "saltbench.confidence.ConfidenceSpec", builtins, ("confidence", "function")
     )
@@ -48,7 +48,7 @@ def _registry() -> dict[str, ConfidenceSpec]:
     """The built-in functions, then the plugins of the ``saltbench.confidence`` group that pass
     :func:`_check_plugin`; one that fails to import or fails it is left out and recorded
     (:func:`saltbench.core.plugins.broken_plugins`): only a configuration that selects it is refused."""
-    functions = {spec.name: spec for spec in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS)}
+    functions = {spec.name: spec for spec in (*PAPER_FUNCTIONS, *EXTENDED_FUNCTIONS, *STAGE_FUNCTIONS)}
     for plugin in discover(CONFIDENCE_GROUP, _check_plugin):
         functions[plugin.name] = plugin.value
         CONFIDENCE_PLUGINS[plugin.name] = plugin
@@ -56,8 +56,9 @@ def _registry() -> dict[str, ConfidenceSpec]:
 
 
 CONFIDENCE_FUNCTIONS: Mapping[str, ConfidenceSpec] = MappingProxyType(_registry())
-"""Every confidence function, by name: the paper's nine, the six of :data:`EXTENDED_FUNCTIONS`, then the
-plugins' (docs/confidence.md §4, docs/extending.md)."""
+"""Every confidence function, by name: the paper's nine, the six of :data:`EXTENDED_FUNCTIONS`, the scoring
+stage's own two (:data:`~saltbench.confidence.specs.STAGE_FUNCTIONS`), then the plugins' (docs/confidence.md
+§4, docs/extending.md)."""
 
 
 def confidence_spec(name: str) -> ConfidenceSpec:

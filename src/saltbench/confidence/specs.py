@@ -78,10 +78,39 @@ PAPER_FUNCTIONS: tuple[ConfidenceSpec, ...] = (
 PAPER_CONFIDENCE_NAMES: tuple[str, ...] = tuple(spec.name for spec in PAPER_FUNCTIONS)
 """The nine functions of the paper, in paper order: the default of ``scoring.confidence_functions``."""
 
+STAGE_FUNCTIONS: tuple[ConfidenceSpec, ...] = (
+    ConfidenceSpec(
+        "ccp",
+        True,
+        False,
+        "Π_t Σ_{a ≡ g_t} p_t(a) / Σ_a p_t(a): the top-k mass of alternatives that leave the unit's "
+        "comparison key unchanged",
+        flavours=("topk",),
+        label="CCP",
+        citation="claim-conditioned probability: Fadeeva et al. (2024), Fact-checking the output of large "
+        "language models via token-level uncertainty quantification, ACL Findings (alternatives judged by "
+        "the task's unit equivalence instead of an NLI model)",
+    ),
+    ConfidenceSpec(
+        "reasoning_tokens",
+        False,
+        True,
+        "the number of tokens of the response's reasoning trace (generation units only)",
+        flavours=(),
+        label="reasoning tokens",
+        citation="trace length as a confidence signal: arXiv 2510.10409",
+    ),
+)
+"""Single-pass estimators that the scoring stage computes itself, always, from the whole unit rather than
+per token (docs/confidence.md §4.6–4.7): columns ``topk.ccp`` and ``trace.reasoning_tokens``, whatever
+``scoring.confidence_functions`` selects; registered so that the metrics, the figures and
+``metrics.default_confidence`` know them and their directions."""
+
 __all__ = [
     "PAPER_CONFIDENCE_NAMES",
     "PAPER_FUNCTIONS",
     "REDUCTIONS",
+    "STAGE_FUNCTIONS",
     "ConfidenceSpec",
     "Reduction",
     "TokenScore",

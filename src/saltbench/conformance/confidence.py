@@ -26,6 +26,7 @@ from saltbench.confidence import (
     NAME_PATTERN,
     PAPER_FUNCTIONS,
     REDUCTIONS,
+    STAGE_FUNCTIONS,
     ConfidenceSpec,
     TokenDistributions,
     extended_confidences,
@@ -79,11 +80,12 @@ def _declaration_problems(spec: ConfidenceSpec) -> str | None:
             problems.append(f"{key} must be True or False (the direction), got {getattr(spec, key)!r}")
     if not spec.formula:
         problems.append("no formula")
-    if not spec.flavours or not set(spec.flavours) <= set(FLAVOURS):
+    stage = spec in STAGE_FUNCTIONS  # the scoring stage's own: whole units, no token_score, any source
+    if not stage and (not spec.flavours or not set(spec.flavours) <= set(FLAVOURS)):
         problems.append(f"flavours {spec.flavours!r} must be a non-empty subset of {FLAVOURS}")
     if spec.reduce not in REDUCTIONS:
         problems.append(f"reduce {spec.reduce!r} is not one of {REDUCTIONS}")
-    if not callable(spec.token_score) and spec not in PAPER_FUNCTIONS:
+    if not callable(spec.token_score) and spec not in PAPER_FUNCTIONS and not stage:
         problems.append("token_score is not callable")
     return "; ".join(problems) or None
 
