@@ -15,7 +15,7 @@ from helpers.ccp_cases import EVERY_PIECE, PIECES, ccp_inputs, first_response_cc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saltbench.evaluation import UnitRule, normalize_unit, unit_ccp
+from saltbench.evaluation import UnitRule, normalize_unit, token_vocabulary, unit_ccp
 from saltbench.inference.records import PAD_ID, GenerationRecord, TokenScores, records_to_frame
 from saltbench.stages.scoring import score_generations, token_unit_pairs
 
@@ -196,19 +196,22 @@ def _record(
 
 
 def _scored(
-    task: str, answer: list[tuple[str, float, list[tuple[str, float]]]], reference: str
+    task: str, answer: list[tuple[str, float, list[tuple[str, float]]]], reference: str, spares: str = "file"
 ) -> pl.DataFrame:
     """The units of one response (fenced ``answer``) beside a second one that chooses every alternative
-    (so that their texts are known, docs/confidence.md §4.6)."""
+    (so that their texts are known, docs/confidence.md §4.6): in the same file (``spares="file"``), in
+    another file of the model (``"vocabulary"``), or nowhere (``"none"``)."""
     vocab: dict[str, int] = {}
     fenced = [(FENCE, 0.99, []), ("\n", 0.99, []), *answer, ("\n", 0.99, []), (FENCE, 0.99, [])]
     first = _record(fenced, vocab)
-    spares = [(text, 0.9, []) for text in vocab if text not in {t for t, _, _ in fenced}]
-    second = _record([(FENCE, 0.99, []), ("\n", 0.99, []), *spares], vocab)
-    gens = records_to_frame([first, second], {"sample_id": ["s0", "s1"]})
+    others = [(text, 0.9, []) for text in vocab if text not in {t for t, _, _ in fenced}]
+    second = records_to_frame([_record([(FENCE, 0.99, []), *others], vocab)], {"sample_id": ["s1"]})
+    gens = records_to_frame([first], {"sample_id": ["s0"]})
+    gens = pl.concat([gens, second]) if spares == "file" else gens
     data = pl.DataFrame({"sample_id": ["s0", "s1"], "variant": [None, None], "reference": [reference] * 2})
-    units = score_generations(gens, data, task, fence_rule="line").filter(pl.col("sample_id") == "s0")
-    return units.sort("granularity", "unit_index")
+    vocabulary = token_vocabulary(second) if spares == "vocabulary" else None
+    units = score_generations(gens, data, task, fence_rule="line", vocabulary=vocabulary)
+    return units.filter(pl.col("sample_id") == "s0").sort("granularity", "unit_index")
 
 
 def _ccp(units: pl.DataFrame, granularity: str) -> list[float]:
@@ -224,6 +227,17 @@ def test_dna_hand_case():
     assert _ccp(units, "atom") == pytest.approx([0.7, 0.95], abs=1e-6)
     assert _ccp(units, "line") == pytest.approx([0.56], abs=1e-6)
     assert _ccp(units, "generation") == pytest.approx([0.56], abs=1e-6)
+
+
+def test_alternatives_known_from_the_models_other_files():
+    """The same DNA case with the alternatives chosen only in another file of the model (the scoring job's
+    vocabulary of every task), and chosen nowhere: unknown alternatives are left out, so each token keeps
+    CCP 1 unless an alternative with a known text differs."""
+    answer = [("TCT", 0.6, [("TCA", 0.3), (" TCT", 0.1)]), (" CGA", 0.8, [("CGA", 0.15), (" CGT", 0.05)])]
+    assert _ccp(_scored("dna", answer, "TCT CGA", "vocabulary"), "atom") == pytest.approx(
+        [0.7, 0.95], abs=1e-6
+    )
+    assert _ccp(_scored("dna", answer, "TCT CGA", "none"), "atom") == pytest.approx([1.0, 1.0], abs=1e-6)
 
 
 def test_matmul_hand_case():

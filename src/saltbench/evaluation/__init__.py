@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
 from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
-from saltbench.evaluation._ccp import CcpTokens, strip_flags, unit_ccp
+from saltbench.evaluation._ccp import CcpTokens, merge_vocabularies, strip_flags, token_vocabulary, unit_ccp
 from saltbench.evaluation._comparison import METRIC_KEYS, Comparison
 from saltbench.evaluation._consistency import (
     CONSISTENCY_COLUMNS,
@@ -114,6 +114,7 @@ __all__ = [
     "extract_answer",
     "final_content",
     "is_dk",
+    "merge_vocabularies",
     "normalize_unit",
     "passes_keyword_filter",
     "resolve_task",
@@ -122,5 +123,6 @@ __all__ = [
     "strip_flags",
     "strip_fence_markers",
     "summarize_units",
+    "token_vocabulary",
     "unit_ccp",
 ]

@@ -15,9 +15,9 @@ renormalised top-k distribution (the ``topk`` flavour, docs/confidence.md §2.1)
   the unit's ``ccp = Π_t CCP_t`` in [0, 1], higher = more confident.
 
 Alternative texts: the generations store alternatives by id only, so an alternative's text is the text the
-model gave that id where it chose it in the same file (its most frequent in-context text, :func:`vocabulary`;
-negative string ids, docs/backends.md §8.1, only within their own response). An alternative never chosen
-has no known text and is left out of both sums.
+model gave that id where it chose it — in the same file or, given a :func:`token_vocabulary` of the model's
+other files, there (its most frequent in-context text; negative string ids, docs/backends.md §8.1, only
+within their own response). An alternative never chosen has no known text and is left out of both sums.
 
 Undefined (NaN): a unit without tokens, with a token without a log-probability, or with a token whose stored
 top-k holds no alternative besides the chosen token (an imported response without top-k, ``top_k = 1``).
@@ -96,19 +96,64 @@ def strip_flags(rules: Sequence[UnitRule]) -> np.ndarray:
     return np.fromiter((rule.strip_spaces for rule in rules), dtype=bool, count=len(rules))
 
 
-def vocabulary(ids: np.ndarray, codes: np.ndarray, rows: np.ndarray) -> pl.DataFrame:
-    """``(scope, token_id) -> code``: the most frequent text code of each chosen id (ties: first seen);
-    ``scope`` is -1 for ids >= 0 and the response for negative string ids (valid in their response only)."""
-    ids = np.asarray(ids, dtype=np.int64)
-    frame = pl.DataFrame(
-        {"scope": np.where(ids >= 0, -1, rows).astype(np.int64), "token_id": ids, "code": codes}
+VOCABULARY_SCHEMA: dict[str, pl.DataType] = {
+    "token_id": pl.Int64(),
+    "token_text": pl.String(),
+    "n": pl.UInt32(),
+}
+"""A vocabulary table: how often each (token id, in-context text) pair was chosen (ids >= 0 only)."""
+
+
+def token_vocabulary(generations: pl.DataFrame) -> pl.DataFrame:
+    """:data:`VOCABULARY_SCHEMA` of a generations frame (``token_ids``, ``token_texts``): the texts the model
+    gave each id it chose; negative string ids are left out (they name a text within one response only).
+    Tables of several files add up with :func:`merge_vocabularies`."""
+    pairs = generations.select(
+        pl.col("token_ids").explode().cast(pl.Int64).alias("token_id"),
+        pl.col("token_texts").explode().cast(pl.String).fill_null("").alias("token_text"),
     )
+    counted = pairs.filter(pl.col("token_id") >= 0).group_by("token_id", "token_text").len("n")
+    return merge_vocabularies([counted])
+
+
+def merge_vocabularies(tables: Sequence[pl.DataFrame]) -> pl.DataFrame:
+    """The sum of vocabulary tables (:data:`VOCABULARY_SCHEMA`), sorted by id and text."""
+    if not tables:
+        return pl.DataFrame(schema=VOCABULARY_SCHEMA)
+    merged = pl.concat([t.select(pl.col(c).cast(d) for c, d in VOCABULARY_SCHEMA.items()) for t in tables])
     return (
-        frame.group_by("scope", "token_id", "code")
-        .len()
-        .sort(["scope", "token_id", "len", "code"], descending=[False, False, True, False])
+        merged.group_by("token_id", "token_text")
+        .agg(pl.col("n").sum().cast(pl.UInt32))
+        .sort("token_id", "token_text")
+    )
+
+
+def _known_texts(tokens: CcpTokens, vocabulary: pl.DataFrame | None) -> pl.DataFrame:
+    """``(scope, token_id) -> token_text``: the most frequent text of each id (ties: the smallest text) in
+    the file's chosen tokens plus ``vocabulary`` (ids >= 0 chosen in other files of the model); ``scope`` is
+    -1 for ids >= 0 and the response for negative string ids (valid in their response only)."""
+    ids = np.asarray(tokens.ids, dtype=np.int64)
+    own = (
+        pl.DataFrame(
+            {
+                "scope": np.where(ids >= 0, -1, tokens.rows).astype(np.int64),
+                "token_id": ids,
+                "token_text": tokens.texts_of_tokens.cast(pl.String).fill_null(""),
+            }
+        )
+        .group_by("scope", "token_id", "token_text")
+        .len("n")
+    )
+    if vocabulary is not None and vocabulary.height:
+        other = vocabulary.select(pl.lit(-1, pl.Int64).alias("scope"), "token_id", "token_text", "n")
+        own = pl.concat(
+            [own.with_columns(pl.col("n").cast(pl.UInt32)), other.with_columns(pl.col("n").cast(pl.UInt32))]
+        )
+        own = own.group_by("scope", "token_id", "token_text").agg(pl.col("n").sum())
+    return (
+        own.sort(["scope", "token_id", "n", "token_text"], descending=[False, False, True, False])
         .unique(["scope", "token_id"], keep="first", maintain_order=True)
-        .select("scope", "token_id", "code")
+        .select("scope", "token_id", "token_text")
     )
 
 
@@ -237,17 +282,19 @@ def _pair_log_ccp(
 
 
 def _texts(
-    tokens: CcpTokens, alt_ids: np.ndarray, present: np.ndarray
+    tokens: CcpTokens, alt_ids: np.ndarray, present: np.ndarray, vocabulary: pl.DataFrame | None
 ) -> tuple[pl.Series, np.ndarray, np.ndarray]:
-    """The distinct token texts of the file, and the string number of each chosen token (T,) and of each
-    alternative (T, J; -1 where absent or never chosen in the file, :func:`vocabulary`)."""
+    """The distinct texts of the file's tokens and of the known alternatives, and the string number of each
+    chosen token (T,) and of each alternative (T, J; -1: absent or of unknown text, :func:`_known_texts`)."""
     texts = tokens.texts_of_tokens.cast(pl.String).fill_null("")
-    strings = texts.unique(maintain_order=True)
-    chosen = texts.cast(pl.Enum(strings.to_list())).to_physical().to_numpy().astype(np.int64)
-    alternatives = _alternative_codes(
-        alt_ids, present, tokens.rows, vocabulary(tokens.ids, chosen, tokens.rows)
+    known = _known_texts(tokens, vocabulary)
+    strings = pl.concat([texts, known["token_text"]]).unique(maintain_order=True)
+    categories = pl.Enum(strings.to_list())
+    chosen = texts.cast(categories).to_physical().to_numpy().astype(np.int64)
+    vocab = known.select(
+        "scope", "token_id", code=pl.col("token_text").cast(categories).to_physical().cast(pl.Int64)
     )
-    return strings, chosen, alternatives
+    return strings, chosen, _alternative_codes(alt_ids, present, tokens.rows, vocab)
 
 
 def unit_ccp(
@@ -258,6 +305,7 @@ def unit_ccp(
     n_units: int,
     *,
     top_k: int,
+    vocabulary: pl.DataFrame | None = None,
     where: str = "",
 ) -> np.ndarray:
     """(n_units,) claim-conditioned probability ``Π_t CCP_t`` of each unit (module docstring); NaN where
@@ -269,6 +317,8 @@ def unit_ccp(
         spans: ``(start, end)`` of each unit in its response's text (any value for units without pairs).
         n_units: number of units.
         top_k: length of the renormalised top-k vector (the ``topk`` flavour's).
+        vocabulary: texts of ids the model chose in its other files (:func:`token_vocabulary`), so that
+            more alternatives have a known text; ``None``: the file's own tokens only.
         where: names the file in log lines.
     """
     ti = np.asarray(token_index, dtype=np.int64)
@@ -277,7 +327,7 @@ def unit_ccp(
     if ti.size == 0 or top_k < 2:
         return out
     weights, alt_ids, present, stored = _alternatives(tokens, top_k)
-    strings, chosen_text, alternative_text = _texts(tokens, alt_ids, present)
+    strings, chosen_text, alternative_text = _texts(tokens, alt_ids, present, vocabulary)
     ends = tokens.ends()
     start, end = (np.asarray(s, dtype=np.int64)[ui] for s in spans)
     offsets = np.asarray(tokens.offsets, dtype=np.int64)
@@ -307,8 +357,8 @@ def _log_coverage(
     unknown = float(np.where(present & (text < 0), weights[:, 1:], 0.0).sum())
     if stored_mass > 0:
         log.info(
-            "%s: topk.ccp: %.1f%% of the alternatives' probability has no known text (never chosen in the "
-            "file) and is left out",
+            "%s: topk.ccp: %.1f%% of the alternatives' probability has no known text (an id the model never "
+            "chose in the files it was given) and is left out",
             where,
             100 * unknown / stored_mass,
         )

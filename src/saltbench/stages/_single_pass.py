@@ -74,9 +74,11 @@ def single_pass_columns(
     task: str,
     top_k: int,
     reasoning: ReasoningFormat | None,
+    vocabulary: pl.DataFrame | None = None,
 ) -> dict[str, np.ndarray]:
     """``{topk.ccp, trace.reasoning_tokens}`` of the units (rows of ``units``: ``row``, ``granularity``,
-    ``span_start``, ``span_end``) from the (token, unit) membership ``pairs`` of the scoring stage."""
+    ``span_start``, ``span_end``) from the (token, unit) membership ``pairs`` of the scoring stage;
+    ``vocabulary``: token texts of the model's other files (:func:`saltbench.evaluation.token_vocabulary`)."""
     inputs = ccp_tokens(joined, tokens, task)
     spans = (
         units["span_start"].fill_null(0).to_numpy().astype(np.int64),
@@ -84,7 +86,14 @@ def single_pass_columns(
     )
     return {
         CCP_COLUMN: unit_ccp(
-            inputs, pairs[0], pairs[1], spans, units.height, top_k=top_k, where=f"generations for {task}"
+            inputs,
+            pairs[0],
+            pairs[1],
+            spans,
+            units.height,
+            top_k=top_k,
+            vocabulary=vocabulary,
+            where=f"generations for {task}",
         ),
         REASONING_TOKENS_COLUMN: reasoning_tokens(
             units, np.asarray(num_reasoning, dtype=np.int64), inputs, reasoning

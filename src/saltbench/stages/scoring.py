@@ -143,6 +143,7 @@ def score_generations(
     reasoning: ReasoningFormat | None = None,
     fence_rule: FenceRule = "positional",
     max_new_tokens: int = 0,
+    vocabulary: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The units table of one (model, style, task) generations file.
 
@@ -161,6 +162,8 @@ def score_generations(
             the final content after the reasoning only, never from the thinking (docs/reasoning.md §2).
         fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.3).
         max_new_tokens: the generation budget the responses had (0: unknown), for the health table.
+        vocabulary: the texts of the token ids the model chose in its other files
+            (:func:`saltbench.evaluation.token_vocabulary`), for ``topk.ccp``'s alternatives.
 
     Returns:
         One row per unit and granularity: ``sample_id, variant``, the response's ``answer_status,
@@ -190,6 +193,7 @@ def score_generations(
         task=task,
         top_k=top_k,
         reasoning=reasoning,
+        vocabulary=vocabulary,
     )
     scored = units.join(responses, on="row", how="left").with_columns(
         **{name: pl.Series(values) for name, values in columns.items()}
