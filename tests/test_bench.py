@@ -26,6 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 BENCH = REPO / "bench"
 
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "bench_ccp.py": (),
     "bench_confidence.py": (),
     "bench_evaluation.py": ("throughput", "memory", "consistency"),
     "bench_explorer.py": (),
@@ -39,11 +40,13 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "compare.py": ("evaluation", "confidence", "metrics", "planning"),
     "compare_runs.py": (),
     "compare_validation.py": (),
+    "crosscheck_ccp_lmpolygraph.py": (),
     "measure_fence_rules.py": (),
 }
 """Every Python script of bench/ and its subcommands (files starting with ``_`` are shared modules)."""
 
 TINY: dict[str, list[str]] = {
+    "ccp": ["bench_ccp.py", "--n", "30", "--repeats", "1"],
     "confidence": ["bench_confidence.py", "--units", "2000"],
     "evaluation throughput": ["bench_evaluation.py", "throughput", "--n", "60", "--chunk", "30"],
     "evaluation memory, one case": [

@@ -2,6 +2,7 @@
 
 import polars as pl
 
+from saltbench.evaluation import merge_vocabularies, token_vocabulary
 from saltbench.io import provenance, read_provenance, read_table, write_table
 from saltbench.stages.scoring import score_generations
 from saltbench.workflow.rule_support import per_task_files, setup_logging
@@ -11,6 +12,13 @@ def main(snakemake) -> None:
     log = setup_logging(snakemake)
     wc, scoring = snakemake.wildcards, snakemake.params.scoring
     files = per_task_files(snakemake.params.tasks, snakemake.input.generations, snakemake.input.datasets)
+    # the texts of the token ids the model chose in any task, for topk.ccp's alternatives
+    vocabulary = merge_vocabularies(
+        [
+            token_vocabulary(read_table(path, "generations", ["token_ids", "token_texts"]))
+            for _, path, _ in files
+        ]
+    )
     for (task, generations_path, dataset_path), output in zip(files, snakemake.output, strict=True):
         generations = read_table(generations_path, "generations")
         units = score_generations(
@@ -26,6 +34,7 @@ def main(snakemake) -> None:
             reasoning=snakemake.params.reasoning,
             fence_rule=scoring["fence_rule"],
             max_new_tokens=snakemake.params.budgets[task],
+            vocabulary=vocabulary,
         )
         units = units.select(
             pl.lit(wc.model).alias("model"),

@@ -177,7 +177,7 @@ def test_metrics_rows_and_accuracy():
         "none",
     }
     assert ece_rows.filter(pl.col("calibration") == "none")["confidence"].unique().sort().to_list() == sorted(
-        ["max_probability", "mean_probability", "median_probability"]
+        ["ccp", "max_probability", "mean_probability", "median_probability"]  # the probabilities
     )
     acc = response_accuracy(units).filter(pl.col("granularity") == "atom")
     expected = (

@@ -11,14 +11,17 @@ the span/unit mismatch of §1.5 (section numbers of docs/compatibility.md). A re
 looked for after its reasoning only (``reasoning="think"`` or ``"harmony"``; docs/reasoning.md), and
 :func:`response_status` says what a response holds (answered, truncated, no fence, error).
 :func:`draw_consistency` scores each greedy unit by how often a response's sampled answers repeat it
-(docs/confidence.md §7); :func:`second_pass_instruction`, :func:`parse_verbalized` and :func:`p_true` ask a
-model about its own answer and read its reply (docs/confidence.md §8).
+(docs/confidence.md §7); :func:`unit_ccp` judges a unit's top-k alternatives by the task's own unit
+equivalence (claim-conditioned probability, docs/confidence.md §4.6); :func:`second_pass_instruction`,
+:func:`parse_verbalized` and :func:`p_true` ask a model about its own answer and read its reply
+(docs/confidence.md §8).
 """
 
 from __future__ import annotations
 
 from saltbench.core.vocabulary import ALIGNMENTS, GRANULARITIES, STATUSES, Alignment, Granularity, Status
 from saltbench.evaluation._alignment import dynamic_pairs, strict_pairs
+from saltbench.evaluation._ccp import CcpTokens, merge_vocabularies, strip_flags, token_vocabulary, unit_ccp
 from saltbench.evaluation._comparison import METRIC_KEYS, Comparison
 from saltbench.evaluation._consistency import (
     CONSISTENCY_COLUMNS,
@@ -90,6 +93,7 @@ __all__ = [
     "UNITS_SCHEMA",
     "UNIT_VALUE_COLUMNS",
     "Alignment",
+    "CcpTokens",
     "Comparison",
     "EvaluateKeywords",
     "EvaluateOptions",
@@ -110,11 +114,15 @@ __all__ = [
     "extract_answer",
     "final_content",
     "is_dk",
+    "merge_vocabularies",
     "normalize_unit",
     "passes_keyword_filter",
     "resolve_task",
     "response_status",
     "strict_pairs",
+    "strip_flags",
     "strip_fence_markers",
     "summarize_units",
+    "token_vocabulary",
+    "unit_ccp",
 ]

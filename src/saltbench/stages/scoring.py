@@ -50,6 +50,7 @@ from saltbench.core.vocabulary import (
     ReasoningFormat,
 )
 from saltbench.evaluation import evaluate_many, final_content, response_status
+from saltbench.stages._single_pass import SINGLE_PASS_COLUMNS, single_pass_columns
 
 log = logging.getLogger(__name__)
 
@@ -142,6 +143,7 @@ def score_generations(
     reasoning: ReasoningFormat | None = None,
     fence_rule: FenceRule = "positional",
     max_new_tokens: int = 0,
+    vocabulary: pl.DataFrame | None = None,
 ) -> pl.DataFrame:
     """The units table of one (model, style, task) generations file.
 
@@ -160,13 +162,15 @@ def score_generations(
             the final content after the reasoning only, never from the thinking (docs/reasoning.md §2).
         fence_rule: which fence tokens count (``scoring.fence_rule``; docs/compatibility.md §1.3).
         max_new_tokens: the generation budget the responses had (0: unknown), for the health table.
+        vocabulary: the texts of the token ids the model chose in its other files
+            (:func:`saltbench.evaluation.token_vocabulary`), for ``topk.ccp``'s alternatives.
 
     Returns:
         One row per unit and granularity: ``sample_id, variant``, the response's ``answer_status,
         finish_reason, num_generated_tokens, num_reasoning_tokens, max_new_tokens``, then ``granularity,
-        unit_index, status, is_correct, response_unit, reference_unit, span_start, span_end, n_tokens`` and
-        one Float64
-        column per ``{flavour}.{function}`` (NaN for missing units, which have no response text).
+        unit_index, status, is_correct, response_unit, reference_unit, span_start, span_end, n_tokens``,
+        one Float64 column per ``{flavour}.{function}`` (NaN for missing units, which have no response text),
+        then ``topk.ccp`` and ``trace.reasoning_tokens`` (:mod:`saltbench.stages._single_pass`).
     """
     joined = _join_references(generations, dataset, task)
     tokens = _flat_token_arrays(joined)
@@ -180,6 +184,17 @@ def score_generations(
         tokens, token_index, unit_index, units.height, flavours=flavours, top_k=top_k, functions=functions
     )
     responses = _response_frame(joined, keyword_filter, reasoning, fence_rule, max_new_tokens)
+    columns |= single_pass_columns(
+        joined,
+        units,
+        tokens,
+        (token_index, unit_index),
+        responses["num_reasoning_tokens"].to_numpy(),
+        task=task,
+        top_k=top_k,
+        reasoning=reasoning,
+        vocabulary=vocabulary,
+    )
     scored = units.join(responses, on="row", how="left").with_columns(
         **{name: pl.Series(values) for name, values in columns.items()}
     )
@@ -344,7 +359,7 @@ def confidence_columns(
     chosen_in_topk = tokens["topk_ids"] == tokens["token_ids"][:, None] if tokens["topk"].size else None
     pairs = scored_columns(functions, flavours)
     for flavour in flavours:
-        names = [n for f, n in pairs if f == flavour]
+        names = [n for f, n in pairs if f == flavour and confidence_column(f, n) not in SINGLE_PASS_COLUMNS]
         paper = [n for n in names if confidence_spec(n).token_score is None]
         extended = tuple(confidence_spec(n) for n in names if n not in paper)
         values: dict[str, np.ndarray] = {}
@@ -389,4 +404,4 @@ def _empty_units(flavours: Sequence[Flavour], functions: Sequence[str]) -> pl.Da
     schema = {name: UNIT_COLUMNS[name] for name in _UNIT_ORDER}
     for flavour, name in scored_columns(functions, flavours):
         schema[confidence_column(flavour, name)] = pl.Float64()
-    return pl.DataFrame(schema=schema)
+    return pl.DataFrame(schema=schema | dict.fromkeys(SINGLE_PASS_COLUMNS, pl.Float64()))
