@@ -42,6 +42,9 @@ TABLE_FILES = {
         "data/units/{model}/{style}/{task}.parquet", model=SIMULATED_MODELS, style=STYLES, task=TASKS
     ),
     "registry": config["model_registry"],
+    "second_pass": expand(
+        "data/second_pass/{model}/{style}/{task}.parquet", model=SECOND_PASS_MODELS, style=STYLES, task=TASKS
+    ),
 }
 # one model's files, for the per-model parts of a table (saltbench.workflow.table_rules.ModelParts)
 TABLE_MODEL_FILES = {

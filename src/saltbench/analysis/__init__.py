@@ -39,7 +39,13 @@ from ._granularity import (
     too_few_units,
     too_little_support,
 )
-from ._health import RESPONSE_COLUMNS, generation_health, thin_models
+from ._health import (
+    RESPONSE_COLUMNS,
+    SECOND_PASS_COUNTS,
+    generation_health,
+    second_pass_counts,
+    thin_models,
+)
 from ._interventions import (
     FIT_STATUSES,
     MIN_SAMPLES,
@@ -98,6 +104,7 @@ __all__ = [
     "MIN_SAMPLES",
     "TRADEOFF_STATUSES",
     "RESPONSE_COLUMNS",
+    "SECOND_PASS_COUNTS",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
     "Comparison",
@@ -112,6 +119,7 @@ __all__ = [
     "planted_values",
     "recovery_estimates",
     "recovery_table",
+    "second_pass_counts",
     "thin_models",
     "base_model",
     "combine_intervals",
