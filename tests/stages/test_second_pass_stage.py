@@ -275,3 +275,33 @@ def test_a_rerun_asks_only_what_no_kept_table_holds(folder, tmp_path):
         assert read_table(tmp_path / f"{task}.parquet", "second_pass").equals(kept[task])
     changed = run("-other-settings")  # kept copies of other settings are not used
     assert set(changed) == set(first) and len(loads) == 2
+
+
+def test_a_served_api_answers_verbalized_and_refuses_p_true_without_token_ids(folder, monkeypatch):
+    """Backend openai (a local fake server): the verbalized replies come through ``generate`` like any other
+    (its fixed reply is no number: unparsable); P(True) cannot read string-id candidates, and says so (the
+    configuration refuses it before any job: tests/config)."""
+    from helpers.fake_openai import FakeOpenAI
+
+    from saltbench.inference.backends import LoadSettings
+    from saltbench.inference.registry import parse_model_registry
+
+    monkeypatch.setenv("SALTBENCH_TEST_API_KEY", "sk-test")
+    generations, dataset = _inputs(folder, "logic")
+    questions = second_pass_questions(
+        generations, dataset, "logic", style="direct", n_shots=None, plan=PLAN, units=UNITS
+    ).head(3)
+    with FakeOpenAI() as server:
+        entry = {
+            "source": {"kind": "api", "base_url": server.base_url, "model": "served"},
+            "backend": "openai",
+            "backend_options": {"api_key_env": "SALTBENCH_TEST_API_KEY", "max_retries": 0},
+        }
+        spec = parse_model_registry({"models": {"served": entry}})["served"]
+        model = load_backend(server.base_url, spec, settings=LoadSettings(top_k=20))
+        table = ask_second_pass(model, questions, ["verbalized"])
+        assert server.requests == 3 and all(b["max_tokens"] == 8 for b in server.bodies)
+        with pytest.raises(ValueError, match="P\\(True\\) reads the token texts"):
+            ask_second_pass(model, questions, ["p_true"])
+    SECOND_PASS.validate(table, "second pass")
+    assert table["status"].to_list() == ["unparsable"] * 3 and (table["n_tokens"] == 8).all()
