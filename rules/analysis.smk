@@ -16,7 +16,6 @@ into the HTML report with its caption.
 from saltbench.workflow.analysis_rules import (
     analysis_options,
     figure_outputs,
-    second_pass_on,
     table_outputs,
 )
 from saltbench.workflow.rule_support import simulation_parameters
@@ -51,10 +50,7 @@ TABLE_FILES = {
     # what the estimators beyond a single pass cost (table estimator_cost)
     "draws": expand("data/draws/{model}/{style}/{task}.parquet", model=DRAW_MODELS, style=STYLES, task=TASKS),
     "second_pass": expand(
-        "data/second_pass/{model}/{style}/{task}.parquet",
-        model=MODELS if second_pass_on(config.get("inference")) else [],
-        style=STYLES,
-        task=TASKS,
+        "data/second_pass/{model}/{style}/{task}.parquet", model=SECOND_PASS_MODELS, style=STYLES, task=TASKS
     ),
 }
 # one model's files, for the per-model parts of a table (saltbench.workflow.table_rules.ModelParts)

@@ -76,10 +76,17 @@ def draw_shards(wildcards):
 
 
 # The inference settings the greedy generation jobs read: all but inference.samples, which only the draws
-# jobs read, so that asking for draws (or changing them) never reruns or invalidates greedy generations.
-GREEDY_INFERENCE = {key: value for key, value in config["inference"].items() if key != "samples"}
+# jobs read, and inference.second_pass, which only the second-pass jobs read, so that asking for draws or a
+# second pass (or changing them) never reruns or invalidates greedy generations.
+GREEDY_INFERENCE = {
+    key: value for key, value in config["inference"].items() if key not in ("samples", "second_pass")
+}
+# ... and the draws jobs read all but inference.second_pass
+DRAWS_INFERENCE = {key: value for key, value in config["inference"].items() if key != "second_pass"}
 # models whose draws (inference.samples, docs/generation.md §7) the run asks for
 DRAW_MODELS = MODELS if SETTINGS.inference.samples.n > 0 else []
+# models asked about their own answers (inference.second_pass, docs/confidence.md §8)
+SECOND_PASS_MODELS = MODELS if SETTINGS.inference.second_pass.kinds else []
 
 
 def model_files(wildcards):

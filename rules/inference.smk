@@ -107,7 +107,7 @@ if INFERENCE_JOBS == "per_model":
         output:
             [f"data/draws/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
         params:
-            inference=config["inference"],
+            inference=DRAWS_INFERENCE,
             draws=True,
             seed=config["seed"],
             shard_dir="data/draws/{model}/.shards",
@@ -185,7 +185,7 @@ else:
         output:
             "data/draws/{model}/{style}/{task}/shard-{shard}.parquet",
         params:
-            inference=config["inference"],
+            inference=DRAWS_INFERENCE,
             draws=True,
             seed=config["seed"],
             request_cache="data/draws/{model}/.requests/{style}/{task}/shard-{shard}",

@@ -10,6 +10,8 @@ rule score_units:
     input:
         generations=per_task("data/generations/{model}/{style}/{task}.parquet"),
         datasets=expand("data/datasets/{task}.parquet", task=TASKS),
+        # the model's replies to the second pass (docs/confidence.md §8), when inference.second_pass asks
+        second_pass=per_task("data/second_pass/{model}/{style}/{task}.parquet") if SECOND_PASS_MODELS else [],
     output:
         per_task("data/units/{model}/{style}/{task}.parquet"),
     params:
@@ -17,6 +19,7 @@ rule score_units:
         tasks=TASKS,
         scoring=config["scoring"],
         top_k=config["inference"]["top_k"],
+        second_pass=config["inference"]["second_pass"]["kinds"],
         # where the model's reasoning ends and its answer starts (docs/reasoning.md)
         reasoning=lambda wildcards: spec_of(wildcards.model).reasoning_format,
         budgets=lambda wildcards: {

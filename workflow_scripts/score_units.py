@@ -5,12 +5,15 @@ import polars as pl
 from saltbench.evaluation import merge_vocabularies, token_vocabulary
 from saltbench.io import provenance, read_provenance, read_table, write_table
 from saltbench.stages.scoring import score_generations
+from saltbench.stages.second_pass import join_second_pass
 from saltbench.workflow.rule_support import per_task_files, setup_logging
 
 
 def main(snakemake) -> None:
     log = setup_logging(snakemake)
     wc, scoring = snakemake.wildcards, snakemake.params.scoring
+    asked = list(getattr(snakemake.input, "second_pass", []) or [])
+    second_pass = dict(per_task_files(snakemake.params.tasks, asked)) if asked else {}
     files = per_task_files(snakemake.params.tasks, snakemake.input.generations, snakemake.input.datasets)
     # the texts of the token ids the model chose in any task, for topk.ccp's alternatives
     vocabulary = merge_vocabularies(
@@ -36,6 +39,9 @@ def main(snakemake) -> None:
             max_new_tokens=snakemake.params.budgets[task],
             vocabulary=vocabulary,
         )
+        if second_pass:  # the confidences of the second pass (docs/confidence.md §8)
+            answers = read_table(second_pass[task], "second_pass")
+            units = join_second_pass(units, answers, snakemake.params.second_pass)
         units = units.select(
             pl.lit(wc.model).alias("model"),
             pl.lit(wc.style).alias("style"),

@@ -63,6 +63,7 @@ TRAINED_MODELS = config["training"]["models"]
 SIMULATED_MODELS = []
 IMPORTED_MODELS = []
 DRAW_MODELS = []
+SECOND_PASS_MODELS = []
 
 report: "report/workflow.rst"
 

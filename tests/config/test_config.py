@@ -941,3 +941,53 @@ def test_every_built_in_backend_declares_seeded_draws():
     assert {name: draw_support(name) for name in builtin_backends()} == dict.fromkeys(
         builtin_backends(), "seeded"
     )
+
+
+@pytest.mark.parametrize(
+    ("second_pass", "message"),
+    [
+        ({"kinds": ["verbal"]}, r"inference\.second_pass\.kinds\.0: 'verbal' is not one of"),
+        ({"kinds": ["p_true", "p_true"]}, r"inference\.second_pass\.kinds: .* non-unique"),
+        (
+            {"kinds": ["p_true"], "granularities": ["sentence"]},
+            r"inference\.second_pass\.granularities\.0: 'sentence'",
+        ),
+        ({"kinds": ["p_true"], "atom_max": 0}, r"inference\.second_pass\.atom_max: 0 is less than"),
+        ({"kind": ["p_true"]}, r"inference\.second_pass: unknown key\(s\) 'kind'"),
+    ],
+)
+def test_a_bad_second_pass_block_is_named(default_cfg, second_pass, message):
+    default_cfg["inference"]["second_pass"] = second_pass
+    with pytest.raises(ConfigError, match=message):
+        validate_config(default_cfg, check_models=False)
+
+
+def test_a_second_pass_no_model_can_answer_is_refused_before_any_job(default_cfg, tmp_path, monkeypatch):
+    """An imported model has no model to ask; P(True) needs vocabulary ids a served API without
+    ``backend_options.token_ids`` does not return; an unscored granularity would join no unit
+    (docs/confidence.md §8)."""
+    served = {"kind": "api", "base_url": "http://localhost:1/v1", "model": "m"}
+    entries = {
+        "mine": {"source": {"kind": "generations", "format": "jsonl", "path": "mine.jsonl"}},
+        "api": {"source": served, "backend": "openai"},
+    }
+    registry = tmp_path / "models.yaml"
+    registry.write_text(yaml.safe_dump({"models": entries}), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    default_cfg.update(model_registry=str(registry), models=["mine"])
+    default_cfg["inference"]["max_samples"] = {}
+    default_cfg["training"]["enabled"] = False
+    default_cfg["interventions"]["enabled"] = False
+    default_cfg["inference"]["second_pass"] = {"kinds": ["verbalized", "p_true"]}
+    with pytest.raises(ConfigError, match=r"^inference\.second_pass: model 'mine' is imported"):
+        validate_config(default_cfg)
+    default_cfg["models"] = ["api"]
+    with pytest.raises(
+        ConfigError, match=r"^inference\.second_pass\.kinds: p_true for model 'api' on backend"
+    ):
+        validate_config(default_cfg)
+    default_cfg["inference"]["second_pass"] = {"kinds": ["verbalized"]}
+    assert validate_config(default_cfg)["inference"]["second_pass"]["kinds"] == ["verbalized"]
+    default_cfg["scoring"] = {"granularities": ["atom", "generation"]}
+    with pytest.raises(ConfigError, match=r"^inference\.second_pass\.granularities: line not in scoring"):
+        validate_config(default_cfg)

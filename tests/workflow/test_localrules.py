@@ -17,6 +17,7 @@ COMPUTE_RULES = {
     "train_tiny_models",
     "intervention_shard",
     "serve_model",
+    "second_pass",
     "score_units",
     "compute_metrics",
     "table_reliability",

@@ -64,6 +64,7 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
                 "build_dataset": 6,
                 "generate_shard": 2124,
                 "merge_generations": 118,
+                "second_pass": 59,  # inference.second_pass: one job per model
                 "score_units": 118,
                 "compute_metrics": 118,
                 "table_generation_health": 1,  # behind the eligibility rule (docs/metrics.md §10)
@@ -244,6 +245,42 @@ def test_tiny_end_to_end_run_and_resume(tmp_path, copy_workflow):
     assert "output: data/generations/smollm2-135m/direct/dna/shard-1.parquet" in plan.stdout
     run(["--cores", "2", "--configfile", "config/test.yaml"], workdir, timeout=900)
     assert shard.read_bytes() == before  # deterministic generation (float32, CPU)
+    _second_pass_joins_the_units_and_resumes(workdir)
+
+
+def _second_pass_joins_the_units_and_resumes(workdir: Path) -> None:
+    """inference.second_pass on after the run: rule second_pass asks (never a greedy generation again), the
+    units gain its columns, the health table counts its replies; a lost table is made again, identical
+    (docs/confidence.md §8; kept tables restored after a failed job: tests/stages/test_second_pass_stage.py)
+    """
+    import polars as pl
+
+    from saltbench.io import read_table
+
+    config = yaml.safe_load((workdir / "config/test.yaml").read_text(encoding="utf-8"))
+    config["inference"]["second_pass"] = {"kinds": ["verbalized", "p_true"]}
+    (workdir / "config/second.yaml").write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    units = [f"data/units/smollm2-135m/direct/{task}.parquet" for task in ("dna", "matmul")]
+    targets = [*units, "results/tables/generation_health.parquet"]
+    options = ["--cores", "2", "--configfile", "config/second.yaml"]
+    plan = run([*targets, "-n", *options], workdir).stdout
+    assert "rule second_pass:" in plan and "generate_shard" not in plan, plan
+    run([*targets, *options], workdir)
+    health = read_table(workdir / "results/tables/generation_health.parquet", "table.generation_health")
+    for task, path in zip(("dna", "matmul"), units, strict=True):
+        asked = read_table(workdir / f"data/second_pass/smollm2-135m/direct/{task}.parquet", "second_pass")
+        scored = read_table(workdir / path, "units")
+        values = scored.select("second_pass.verbalized", "second_pass.p_true")
+        assert values.select(pl.all().is_not_nan().sum()).sum_horizontal().item() == (
+            asked.filter(pl.col("status") == "ok").height
+        )
+        assert health.filter(pl.col("task") == task)["second_pass_replies"].item() == asked.height
+    lost = workdir / "data/second_pass/smollm2-135m/direct/dna.parquet"
+    before = lost.read_bytes()
+    for path in (lost, workdir / units[0]):  # a table lost and what was made of it
+        path.unlink()
+    run([*targets, *options], workdir)
+    assert lost.read_bytes() == before
 
 
 @pytest.mark.model

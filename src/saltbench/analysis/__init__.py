@@ -41,7 +41,13 @@ from ._granularity import (
     too_few_units,
     too_little_support,
 )
-from ._health import RESPONSE_COLUMNS, generation_health, thin_models
+from ._health import (
+    RESPONSE_COLUMNS,
+    SECOND_PASS_COUNTS,
+    generation_health,
+    second_pass_counts,
+    thin_models,
+)
 from ._interventions import (
     FIT_STATUSES,
     MIN_SAMPLES,
@@ -104,6 +110,7 @@ __all__ = [
     "MIN_SAMPLES",
     "TRADEOFF_STATUSES",
     "RESPONSE_COLUMNS",
+    "SECOND_PASS_COUNTS",
     "RESPONSE_STATUSES",
     "TRAIN_LOG_SCHEMA",
     "Comparison",
@@ -119,6 +126,7 @@ __all__ = [
     "recovery_estimates",
     "recovery_table",
     "scored_estimators",
+    "second_pass_counts",
     "thin_models",
     "base_model",
     "combine_intervals",

@@ -10,13 +10,17 @@ it a response used on average; the share that stopped at the budget.
 A model whose every answer was cut off shows up in the accuracy tables as "precision 0" beside the others;
 here it shows up as truncated, and :func:`thin_models` names every (model, style) whose estimates rest on
 fewer than ``min_answered`` answered responses, for the findings page and the report.
+
+The second pass (docs/confidence.md §8) adds its replies' counts: ``second_pass_replies`` and one count per
+status, ``second_pass_ok`` … ``second_pass_no_true_false`` (:func:`second_pass_counts`; all 0 where no
+second pass was asked) — an unparsable verbalized reply is counted here, never read as 0 or 1.
 """
 
 from __future__ import annotations
 
 import polars as pl
 
-from saltbench.core.vocabulary import ANSWER_STATUSES
+from saltbench.core.vocabulary import ANSWER_STATUSES, SECOND_PASS_STATUSES
 
 RESPONSE_COLUMNS: tuple[str, ...] = (
     "model",
@@ -33,11 +37,18 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
 
 _CELL = ["model", "style", "task"]
 
+SECOND_PASS_COUNTS: tuple[str, ...] = (
+    "second_pass_replies",
+    *(f"second_pass_{status}" for status in SECOND_PASS_STATUSES),
+)
+"""The health table's second-pass columns (Int64 counts): every reply, then the replies of each status."""
 
-def generation_health(units: pl.DataFrame) -> pl.DataFrame:
+
+def generation_health(units: pl.DataFrame, second_pass: pl.DataFrame | None = None) -> pl.DataFrame:
     """The health table of ``units`` (at least :data:`RESPONSE_COLUMNS`; any granularity, each response
     counted once). ``budget`` is the largest ``max_new_tokens`` of the cell's responses (one budget per
-    model, style and task); ``budget_used`` is NaN where it is unknown (0).
+    model, style and task); ``budget_used`` is NaN where it is unknown (0). ``second_pass``: the second-pass
+    rows with ``model, style, task, status`` (:func:`second_pass_counts`; ``None``: none asked).
 
     Example:
         >>> units = pl.DataFrame({
@@ -61,8 +72,11 @@ def generation_health(units: pl.DataFrame) -> pl.DataFrame:
         pl.col("max_new_tokens").max().cast(pl.Int64).alias("budget"),
     )
     used = pl.col("mean_completion_tokens") / pl.col("budget")
+    counts = second_pass_counts(second_pass if second_pass is not None else pl.DataFrame(schema=_REPLIES))
     return (
         table.with_columns(budget_used=pl.when(pl.col("budget") > 0).then(used).otherwise(float("nan")))
+        .join(counts, on=_CELL, how="left", maintain_order="left")
+        .with_columns(pl.col(SECOND_PASS_COUNTS).fill_null(0))
         .select(
             *_CELL,
             "responses",
@@ -72,8 +86,32 @@ def generation_health(units: pl.DataFrame) -> pl.DataFrame:
             "budget",
             "budget_used",
             "at_budget",
+            *SECOND_PASS_COUNTS,
         )
         .sort(_CELL, maintain_order=True)
+    )
+
+
+_REPLIES = {"model": pl.String(), "style": pl.String(), "task": pl.String(), "status": pl.String()}
+
+
+def second_pass_counts(replies: pl.DataFrame) -> pl.DataFrame:
+    """One row per (model, style, task) of ``replies`` (second-pass rows with ``model, style, task,
+    status``; docs/confidence.md §8): :data:`SECOND_PASS_COUNTS`, the number of replies and of each status.
+
+    Example:
+        >>> replies = pl.DataFrame({"model": ["m"] * 3, "style": ["direct"] * 3, "task": ["dna"] * 3,
+        ...                         "status": ["ok", "unparsable", "ok"]})
+        >>> row = second_pass_counts(replies).row(0, named=True)
+        >>> row["second_pass_replies"], row["second_pass_ok"], row["second_pass_unparsable"]
+        (3, 2, 1)
+    """
+    return replies.group_by(_CELL, maintain_order=True).agg(
+        pl.len().cast(pl.Int64).alias("second_pass_replies"),
+        *[
+            (pl.col("status") == status).sum().cast(pl.Int64).alias(f"second_pass_{status}")
+            for status in SECOND_PASS_STATUSES
+        ],
     )
 
 
@@ -89,4 +127,10 @@ def thin_models(health: pl.DataFrame, min_answered: float) -> pl.DataFrame:
     return pooled.filter(pl.col("answered") < min_answered).sort("answered", "model", "style")
 
 
-__all__ = ["RESPONSE_COLUMNS", "generation_health", "thin_models"]
+__all__ = [
+    "RESPONSE_COLUMNS",
+    "SECOND_PASS_COUNTS",
+    "generation_health",
+    "second_pass_counts",
+    "thin_models",
+]

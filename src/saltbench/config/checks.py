@@ -301,6 +301,7 @@ def check_models_in_registry(settings: WorkflowConfig) -> None:
     check_backend_plugins(settings, registry)
     check_budgets(settings, registry)
     check_draws(settings, registry)
+    check_second_pass(settings, registry)
 
 
 def check_backend_plugins(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
@@ -380,6 +381,44 @@ def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> 
                 f"inference.samples: model {name!r} on backend {backend!r} {lacks}; draws need seeded "
                 "sampling (a served API taking n and seed: backend_options.draws), so set "
                 "inference.samples.n: 0 or leave the model out of models (docs/generation.md §7)"
+            )
+
+
+def check_second_pass(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
+    """With ``inference.second_pass.kinds``, every unit granularity asked about is scored
+    (``scoring.granularities``), no model of the run is imported (it has no model to ask), and with
+    ``p_true`` no model is served without token ids: P(True) reads the token texts of the reply's first
+    token's candidates, which an API returning token strings only (backend openai without
+    ``backend_options.token_ids``) does not keep (docs/confidence.md §8).
+
+    Raises:
+        ConfigError: ``inference.second_pass...`` naming the key, the model and what it lacks.
+    """
+    second = settings.inference.second_pass
+    if not second.kinds:
+        return
+    unscored = [g for g in second.granularities if g not in settings.scoring.granularities]
+    if unscored:
+        raise ConfigError(
+            f"inference.second_pass.granularities: {', '.join(unscored)} not in scoring.granularities "
+            f"({', '.join(settings.scoring.granularities)}): its answers would join no unit"
+        )
+    from saltbench.inference.openai import api_settings
+
+    for name in settings.models:
+        spec = registry[name]
+        if spec.imported:
+            raise ConfigError(
+                f"inference.second_pass: model {name!r} is imported (source kind generations): there is no "
+                "model to ask about its answers; set inference.second_pass.kinds: [] or leave the model out "
+                "of models (docs/confidence.md §8)"
+            )
+        if "p_true" in second.kinds and spec.served and not api_settings(spec).token_ids:
+            raise ConfigError(
+                f"inference.second_pass.kinds: p_true for model {name!r} on backend openai without "
+                "backend_options.token_ids: the API returns token strings only, so the first reply token's "
+                "candidates cannot be read as True or False; set backend_options.token_ids (with its "
+                "tokenizer) where the server has them, or ask verbalized only (docs/confidence.md §8)"
             )
 
 

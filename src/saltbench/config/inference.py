@@ -18,7 +18,7 @@ from saltbench.config.schema import (
     setting,
 )
 from saltbench.core.blocks import BackendName
-from saltbench.core.vocabulary import InferenceJobs
+from saltbench.core.vocabulary import Granularity, InferenceJobs, SecondPassKind
 
 DEFAULT_MAX_NEW_TOKENS = 512
 """The generation budget of a task that ``inference.max_new_tokens`` names neither itself nor by
@@ -45,6 +45,30 @@ class SamplesConfig(Block):
         None,
         "Seed of the draws; null = the top-level seed. Draw d of a prompt is seeded by (seed, model, style, "
         "task, sample_id, d), so batching and sharding never change it.",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondPassConfig(Block):
+    """``inference.second_pass``: the model asked about its own greedy answer (docs/confidence.md §8)."""
+
+    kinds: tuple[SecondPassKind, ...] = setting(
+        (),
+        "Second-pass estimators: verbalized (a number from 0 to 100) and/or p_true (the True/False mass of "
+        "the reply's first token), asked of every model of the run about each unit of its answered greedy "
+        "responses, in data/second_pass/{model}/{style}/{task}.parquet; empty: none (docs/confidence.md §8).",
+        uniqueItems=True,
+    )
+    granularities: tuple[Granularity, ...] = setting(
+        ("line", "generation"),
+        "The units asked about (each one of scoring.granularities): the whole answer, each line, each atom.",
+        minItems=1,
+        uniqueItems=True,
+    )
+    atom_max: PositiveInt = setting(
+        8,
+        "With atom among the granularities: only responses with at most this many atoms are asked per atom "
+        "(one question per atom costs one generation each).",
     )
 
 
@@ -104,6 +128,11 @@ class InferenceConfig(Block):
         SamplesConfig,
         "Draws: n sampled answers per prompt beside the greedy one ({n, temperature, top_p, seed}; n: 0 = "
         "off; docs/generation.md §7).",
+    )
+    second_pass: SecondPassConfig = setting(
+        SecondPassConfig,
+        "Second pass: the model asked about its own answer ({kinds, granularities, atom_max}; kinds: [] = "
+        "off; docs/confidence.md §8).",
     )
 
     def check_max_samples(self, models: tuple[str, ...]) -> None:

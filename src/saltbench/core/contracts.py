@@ -38,6 +38,8 @@ from saltbench.core.vocabulary import (
     FINISH_REASONS,
     GRANULARITIES,
     PLACEMENT_LABELS,
+    SECOND_PASS_KINDS,
+    SECOND_PASS_STATUSES,
     SOURCES,
     STATUSES,
 )
@@ -238,6 +240,57 @@ DRAWS = Artifact(
 prompt in draw order after each other, rows in dataset order; the generations columns (status columns
 ``finish_reason``, ``error``, token counts included) plus ``draw`` (docs/generation.md §7). A prompt that
 could not run has ``n`` error rows."""
+
+SECOND_PASS_COLUMNS: Mapping[str, pl.DataType] = {
+    "sample_id": pl.String(),
+    "granularity": pl.Enum(GRANULARITIES),
+    "unit_index": pl.Int32(),
+    "kind": pl.String(),
+    "reply": pl.String(),
+    "value": pl.Float64(),
+    "status": pl.String(),
+    "prompt_tokens": pl.Int32(),
+    "n_tokens": pl.Int32(),
+}
+"""Columns of a second-pass file, one row per question (docs/confidence.md §8)."""
+
+SECOND_PASS = Artifact(
+    "second_pass",
+    SECOND_PASS_COLUMNS,
+    checks=(
+        _check(
+            f"kind is one of {SECOND_PASS_KINDS}", lambda: pl.col("kind").is_in(SECOND_PASS_KINDS), "kind"
+        ),
+        _check(
+            f"status is one of {SECOND_PASS_STATUSES}",
+            lambda: pl.col("status").is_in(SECOND_PASS_STATUSES),
+            "status",
+        ),
+        _check(
+            "value is in [0, 1] where status is ok, NaN elsewhere",
+            lambda: (
+                pl.when(pl.col("status") == "ok")
+                .then(pl.col("value").is_between(0.0, 1.0))
+                .otherwise(pl.col("value").is_nan())
+            ),
+            "value",
+            "status",
+        ),
+        _check("unit_index >= 0", lambda: pl.col("unit_index") >= 0, "unit_index"),
+        _check(
+            "(sample_id, granularity, unit_index, kind) is unique",
+            lambda: pl.struct("sample_id", "granularity", "unit_index", "kind").is_unique(),
+            "sample_id",
+            "granularity",
+            "unit_index",
+            "kind",
+        ),
+    ),
+)
+"""``data/second_pass/{model}/{style}/{task}.parquet``: one row per question a model was asked about a unit
+of its own greedy answer — ``kind`` verbalized or p_true, its ``reply``, the confidence read from it
+(``value``, NaN unless ``status`` is ok), ``prompt_tokens`` scored and ``n_tokens`` generated
+(docs/confidence.md §8). ``granularity`` and ``unit_index`` are the units table's."""
 
 UNIT_COLUMNS: Mapping[str, pl.DataType] = {
     "model": pl.String(),
@@ -495,8 +548,20 @@ GENERATION_HEALTH_TABLE = _table(
         "budget": pl.Int64(),
         "budget_used": pl.Float64(),
         "at_budget": pl.Float64(),
+        "second_pass_replies": pl.Int64(),
+        **{f"second_pass_{s}": pl.Int64() for s in SECOND_PASS_STATUSES},
     },
     *_unit_interval(*ANSWER_STATUSES, "at_budget"),
+    *_at_least(0, "second_pass_replies"),
+    _check(
+        "the second-pass status counts sum to second_pass_replies",
+        lambda: (
+            pl.sum_horizontal(*(f"second_pass_{s}" for s in SECOND_PASS_STATUSES))
+            == pl.col("second_pass_replies")
+        ),
+        "second_pass_replies",
+        *(f"second_pass_{s}" for s in SECOND_PASS_STATUSES),
+    ),
     *_at_least(1, "responses"),
     *_at_least(0, "budget"),
     _check(
@@ -507,7 +572,8 @@ GENERATION_HEALTH_TABLE = _table(
     _ordered("mean_reasoning_tokens", "mean_completion_tokens"),
 )
 """``generation_health``: per (model, style, task), the share of each answer status, the mean completion
-and reasoning tokens and the budget used (:func:`saltbench.analysis.generation_health`)."""
+and reasoning tokens and the budget used, and the second pass's replies by status (counts, 0 where none was
+asked; :func:`saltbench.analysis.generation_health`)."""
 
 ELIGIBILITY_TABLE = _table(
     "eligibility",
@@ -1041,6 +1107,7 @@ ARTIFACTS: Mapping[str, Artifact] = {
         DATASET,
         GENERATIONS,
         DRAWS,
+        SECOND_PASS,
         UNITS,
         METRICS,
         INTERVENTIONS,

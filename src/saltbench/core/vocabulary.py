@@ -54,6 +54,14 @@ SECOND_PASS_SOURCE = "second_pass"
 """The prefix of the confidence columns read from the model's replies to questions about its own answer
 (``second_pass.verbalized``, ``second_pass.p_true``; docs/confidence.md §8)."""
 
+SecondPassKind = Literal["verbalized", "p_true"]
+SECOND_PASS_KINDS: tuple[SecondPassKind, ...] = get_args(SecondPassKind)
+"""The two second-pass estimators: verbalized confidence and P(True) (docs/confidence.md §8)."""
+
+SecondPassStatus = Literal["ok", "empty", "unparsable", "out_of_range", "no_true_false"]
+SECOND_PASS_STATUSES: tuple[SecondPassStatus, ...] = get_args(SecondPassStatus)
+"""What became of a second-pass reply: a value (``ok``) or why there is none (docs/confidence.md §8)."""
+
 TRACE_SOURCE = "trace"
 """The prefix of the confidence columns read from a reasoning model's trace rather than a token distribution
 (``trace.reasoning_tokens``; docs/confidence.md)."""
@@ -216,6 +224,8 @@ __all__ = [
     "REJECTION_TIES",
     "RESPONSE_STATUSES",
     "SCRATCHPADS",
+    "SECOND_PASS_KINDS",
+    "SECOND_PASS_STATUSES",
     "STATUSES",
     "STYLES",
     "Alignment",
@@ -233,6 +243,8 @@ __all__ = [
     "Flavour",
     "Granularity",
     "ImportFormat",
+    "SecondPassKind",
+    "SecondPassStatus",
     "InferenceJobs",
     "Placement",
     "Precision",

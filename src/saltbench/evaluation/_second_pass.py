@@ -23,26 +23,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable, Sequence
-from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from saltbench.core.vocabulary import Granularity
-
-SecondPassKind = Literal["verbalized", "p_true"]
-SECOND_PASS_KINDS: tuple[SecondPassKind, ...] = ("verbalized", "p_true")
-"""The two second-pass estimators."""
-
-SecondPassStatus = Literal["ok", "empty", "unparsable", "out_of_range", "no_true_false"]
-SECOND_PASS_STATUSES: tuple[SecondPassStatus, ...] = (
-    "ok",
-    "empty",
-    "unparsable",
-    "out_of_range",
-    "no_true_false",
+from saltbench.core.vocabulary import (
+    SECOND_PASS_KINDS,
+    SECOND_PASS_STATUSES,
+    Granularity,
+    SecondPassKind,
+    SecondPassStatus,
 )
-"""What became of a second-pass reply: a value (``ok``) or why there is none."""
 
 VERBALIZED_BUDGET = 8
 """Tokens a verbalized reply may take: a number, a percent sign, a full stop and an end of turn."""

@@ -35,20 +35,6 @@ def analysis_options(config: Mapping[str, Any]) -> dict[str, Any]:
     return resolve_block("analysis", config.get("analysis"), AnalysisConfig).to_dict()
 
 
-def second_pass_on(inference: Mapping[str, Any] | None) -> bool:
-    """Whether config ``inference.second_pass`` asks for the second pass (docs/confidence.md §8), read
-    defensively: absent, ``null`` or ``false`` is off; ``true`` is on; a block is on unless its ``enabled``
-    (or ``enable``) key is false.
-
-    >>> [second_pass_on({"second_pass": block}) for block in (None, {"enabled": False}, {}, True)]
-    [False, False, True, True]
-    """
-    block = (inference or {}).get("second_pass")
-    if isinstance(block, Mapping):
-        return bool(block.get("enabled", block.get("enable", True)))
-    return bool(block)
-
-
 def table_outputs(
     name: str, formats: Sequence[str], report: Callable[..., Any], prefix: str = ""
 ) -> dict[str, Any]:

@@ -55,7 +55,26 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
     from saltbench.workflow.unit_files import iter_units
 
     files = iter_units(job.files("units"), RESPONSE_COLUMNS)
-    return generation_health(pl.concat(units.unique("sample_id", maintain_order=True) for units in files))
+    responses = pl.concat(units.unique("sample_id", maintain_order=True) for units in files)
+    return generation_health(responses, second_pass_replies(job.files("second_pass")))
+
+
+def second_pass_replies(paths: list[str]) -> pl.DataFrame | None:
+    """``model, style, task, status`` of every second-pass reply of ``paths``
+    (``data/second_pass/{model}/{style}/{task}.parquet``, docs/confidence.md §8); ``None`` without any."""
+    import polars as pl
+
+    from saltbench.io import read_table
+
+    if not paths:
+        return None
+    parts = []
+    for path in paths:
+        model, style, task = path.removesuffix(".parquet").split("/")[-3:]
+        status = read_table(path, "second_pass", columns=["status"])
+        cell = {"model": pl.lit(model), "style": pl.lit(style), "task": pl.lit(task)}
+        parts.append(status.select(**cell, status=pl.col("status")))
+    return pl.concat(parts)
 
 
 def eligibility_cells_table(job: TableJob) -> pl.DataFrame:
@@ -442,7 +461,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "generation_health",
         "What each model's responses hold (answered, truncated, no fence, error), its tokens and its budget.",
         generation_health_table,
-        inputs={"units": "units"},
+        inputs={"units": "units", "second_pass": "second_pass"},
     ),
     TableRule(
         "eligibility",
