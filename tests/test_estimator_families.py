@@ -200,6 +200,6 @@ def test_findings_name_the_best_of_each_family_with_its_cost():
     known = {fmt(v) for t in tables.values() for c, d in t.schema.items() if d.is_float() for v in t[c]}
     assert set(re.findall(r"-?\d+\.\d{3}\b", text)) <= known  # every number of the page is in a table
     section = text.split("## 1.")[1].split("## 2.")[0]
-    assert "**agreement** (samples, +2.000 generated, +0.000 scored tokens per response)" in section
+    assert "**agreement** (samples, +2 generated, +0 scored tokens per response)" in section
     assert "By family — samples: agreement" in section and "single_pass:" in section
     assert "second_pass: verbalized" in section and "extra cost: not enough data" in section

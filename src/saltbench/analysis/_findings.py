@@ -95,7 +95,7 @@ def _cost_text(family: str, key: tuple[str, str], costs: Costs) -> str:
     generated, scored = costs.get(key, (math.nan, math.nan))
     if not (math.isfinite(generated) and math.isfinite(scored)):
         return f"extra cost: {NOT_ENOUGH}"
-    return f"+{fmt(generated)} generated, +{fmt(scored)} scored tokens per response"
+    return f"+{generated:,.0f} generated, +{scored:,.0f} scored tokens per response"
 
 
 def _family_bests(part: pl.DataFrame, costs: Costs) -> str:
