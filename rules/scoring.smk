@@ -10,6 +10,8 @@ rule score_units:
     input:
         generations=per_task("data/generations/{model}/{style}/{task}.parquet"),
         datasets=expand("data/datasets/{task}.parquet", task=TASKS),
+        # the draws, when the run asks for them: the consistency columns (docs/confidence.md §7)
+        draws=per_task("data/draws/{model}/{style}/{task}.parquet") if DRAW_MODELS else [],
     output:
         per_task("data/units/{model}/{style}/{task}.parquet"),
     params:
