@@ -42,6 +42,7 @@ TABLE_FILES = {
         "data/units/{model}/{style}/{task}.parquet", model=SIMULATED_MODELS, style=STYLES, task=TASKS
     ),
     "registry": config["model_registry"],
+    "draws": expand("data/draws/{model}/{style}/{task}.parquet", model=DRAW_MODELS, style=STYLES, task=TASKS),
 }
 # one model's files, for the per-model parts of a table (saltbench.workflow.table_rules.ModelParts)
 TABLE_MODEL_FILES = {
@@ -58,6 +59,8 @@ OPTION = option_lookup(
         "intervention_models": INTERVENTION_MODELS,
         "intervention_tasks": INTERVENTION_TASKS,
         "interventions": bool(INTERVENTION_MODELS),
+        "draws": bool(DRAW_MODELS),
+        "draw_models": DRAW_MODELS,
         "simulation": [simulation_parameters(REGISTRY[m]) for m in SIMULATED_MODELS],
     },
 )

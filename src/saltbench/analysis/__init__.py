@@ -39,7 +39,7 @@ from ._granularity import (
     too_few_units,
     too_little_support,
 )
-from ._health import RESPONSE_COLUMNS, generation_health, thin_models
+from ._health import DRAW_HEALTH_COLUMNS, RESPONSE_COLUMNS, draw_counts, generation_health, thin_models
 from ._interventions import (
     FIT_STATUSES,
     MIN_SAMPLES,
@@ -109,6 +109,8 @@ __all__ = [
     "accuracy_by_position",
     "accuracy_by_task",
     "generation_health",
+    "draw_counts",
+    "DRAW_HEALTH_COLUMNS",
     "planted_values",
     "recovery_estimates",
     "recovery_table",

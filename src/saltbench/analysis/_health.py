@@ -5,7 +5,10 @@ One row per (model, style, task), from the response columns of the units tables:
 the share of each answer status — ``answered`` (a fenced answer), ``truncated`` (the budget ran out before a
 complete answer: inside the reasoning or the answer), ``no_fence`` (ended without a fenced answer),
 ``error`` (an error row); the mean completion and reasoning tokens per response; the budget and how much of
-it a response used on average; the share that stopped at the budget.
+it a response used on average; the share that stopped at the budget. With draws (``inference.samples``,
+docs/generation.md §7) the cell also counts its sampled answers: ``draws_expected`` (``n`` × responses, for a
+model the run asks draws of; 0 otherwise), ``draws`` (rows present), ``draw_errors`` (error rows) and
+``draws_answered`` (the share of draws with a fenced answer; NaN without draws).
 
 A model whose every answer was cut off shows up in the accuracy tables as "precision 0" beside the others;
 here it shows up as truncated, and :func:`thin_models` names every (model, style) whose estimates rest on
@@ -13,6 +16,8 @@ fewer than ``min_answered`` answered responses, for the findings page and the re
 """
 
 from __future__ import annotations
+
+from collections.abc import Collection
 
 import polars as pl
 
@@ -33,11 +38,27 @@ RESPONSE_COLUMNS: tuple[str, ...] = (
 
 _CELL = ["model", "style", "task"]
 
+DRAW_HEALTH_COLUMNS: dict[str, pl.DataType] = {
+    "draws_expected": pl.Int64(),
+    "draws": pl.Int64(),
+    "draw_errors": pl.Int64(),
+    "draws_answered": pl.Float64(),
+}
+"""The health table's draw counts (module docstring), after the response columns."""
 
-def generation_health(units: pl.DataFrame) -> pl.DataFrame:
+
+def generation_health(
+    units: pl.DataFrame,
+    draws: pl.DataFrame | None = None,
+    *,
+    n_draws: int = 0,
+    draw_models: Collection[str] = (),
+) -> pl.DataFrame:
     """The health table of ``units`` (at least :data:`RESPONSE_COLUMNS`; any granularity, each response
     counted once). ``budget`` is the largest ``max_new_tokens`` of the cell's responses (one budget per
-    model, style and task); ``budget_used`` is NaN where it is unknown (0).
+    model, style and task); ``budget_used`` is NaN where it is unknown (0). ``draws``: one row per draw of
+    the models ``draw_models`` (``model, style, task, answer_status``, the draw's status as a response's),
+    ``n_draws`` draws asked per prompt; without them the draw counts are 0 (:func:`draw_counts`).
 
     Example:
         >>> units = pl.DataFrame({
@@ -61,6 +82,7 @@ def generation_health(units: pl.DataFrame) -> pl.DataFrame:
         pl.col("max_new_tokens").max().cast(pl.Int64).alias("budget"),
     )
     used = pl.col("mean_completion_tokens") / pl.col("budget")
+    table = draw_counts(table, draws, n_draws=n_draws, draw_models=draw_models)
     return (
         table.with_columns(budget_used=pl.when(pl.col("budget") > 0).then(used).otherwise(float("nan")))
         .select(
@@ -72,8 +94,42 @@ def generation_health(units: pl.DataFrame) -> pl.DataFrame:
             "budget",
             "budget_used",
             "at_budget",
+            *DRAW_HEALTH_COLUMNS.keys(),
         )
         .sort(_CELL, maintain_order=True)
+    )
+
+
+def draw_counts(
+    health: pl.DataFrame, draws: pl.DataFrame | None, *, n_draws: int, draw_models: Collection[str]
+) -> pl.DataFrame:
+    """``health`` (``model, style, task, responses`` per cell) with :data:`DRAW_HEALTH_COLUMNS`:
+    ``draws_expected = n_draws × responses`` for a model of ``draw_models`` (0 otherwise), and per cell of
+    ``draws`` (one row per draw, ``model, style, task, answer_status``) the rows present, the error rows and
+    the share answered (NaN without draws).
+
+    Example:
+        >>> health = pl.DataFrame({"model": ["m"], "style": ["direct"], "task": ["dna"], "responses": [2]})
+        >>> draws = pl.DataFrame({"model": "m", "style": "direct", "task": "dna",
+        ...     "answer_status": ["answered", "answered", "error", "no_fence", "answered"]})
+        >>> counted = draw_counts(health, draws, n_draws=3, draw_models=["m"])
+        >>> counted.select(*DRAW_HEALTH_COLUMNS.keys()).row(0)
+        (6, 5, 1, 0.6)
+    """
+    status = pl.col("answer_status").cast(pl.String)
+    if draws is None:
+        draws = pl.DataFrame(schema={**dict.fromkeys(_CELL, pl.String()), "answer_status": pl.String()})
+    counts = draws.group_by(_CELL).agg(
+        pl.len().cast(pl.Int64).alias("draws"),
+        (status == "error").sum().cast(pl.Int64).alias("draw_errors"),
+        (status == "answered").mean().cast(pl.Float64).alias("draws_answered"),
+    )
+    asked = pl.col("model").is_in(list(draw_models))
+    return health.join(counts, on=_CELL, how="left").with_columns(
+        draws_expected=pl.when(asked).then(pl.col("responses") * n_draws).otherwise(0).cast(pl.Int64),
+        draws=pl.col("draws").fill_null(0),
+        draw_errors=pl.col("draw_errors").fill_null(0),
+        draws_answered=pl.col("draws_answered").fill_null(float("nan")),
     )
 
 
@@ -89,4 +145,4 @@ def thin_models(health: pl.DataFrame, min_answered: float) -> pl.DataFrame:
     return pooled.filter(pl.col("answered") < min_answered).sort("answered", "model", "style")
 
 
-__all__ = ["RESPONSE_COLUMNS", "generation_health", "thin_models"]
+__all__ = ["DRAW_HEALTH_COLUMNS", "RESPONSE_COLUMNS", "draw_counts", "generation_health", "thin_models"]

@@ -55,7 +55,38 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
     from saltbench.workflow.unit_files import iter_units
 
     files = iter_units(job.files("units"), RESPONSE_COLUMNS)
-    return generation_health(pl.concat(units.unique("sample_id", maintain_order=True) for units in files))
+    responses = pl.concat(units.unique("sample_id", maintain_order=True) for units in files)
+    draws = _draw_statuses(job) if job.files("draws") else None
+    return generation_health(responses, draws, n_draws=job.params.n_draws, draw_models=job.params.draw_models)
+
+
+def _draw_statuses(job: TableJob) -> pl.DataFrame:
+    """One row per draw of the draws files of input ``draws``: ``model, style, task, answer_status`` (a
+    draw's status as a response's, :func:`saltbench.evaluation.response_status` with the run's scoring
+    options and the model's reasoning format), read file by file."""
+    import polars as pl
+
+    from saltbench.evaluation import response_status
+    from saltbench.inference import load_model_registry
+    from saltbench.io import read_table
+
+    registry = load_model_registry(job.file("registry"))
+    parts = []
+    for path in job.files("draws"):
+        draws = read_table(path, "draws", ["model", "style", "task", "text", "finish_reason"])
+        reasoning = registry[draws["model"][0]].reasoning_format if draws.height else None
+        statuses = [
+            response_status(
+                text,
+                reason,
+                keyword_filter=job.params.keyword_filter,
+                reasoning=reasoning,
+                fence_rule=job.params.fence_rule,
+            )
+            for text, reason in zip(draws["text"].to_list(), draws["finish_reason"].to_list(), strict=True)
+        ]
+        parts.append(draws.select("model", "style", "task").with_columns(answer_status=pl.Series(statuses)))
+    return pl.concat(parts)
 
 
 def eligibility_cells_table(job: TableJob) -> pl.DataFrame:
@@ -396,7 +427,18 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "generation_health",
         "What each model's responses hold (answered, truncated, no fence, error), its tokens and its budget.",
         generation_health_table,
-        inputs={"units": "units"},
+        inputs={
+            "units": "units",
+            # the draws' counts (docs/generation.md §7): their statuses need each model's reasoning format
+            "draws": "draws",
+            "registry": RuleInput("registry", when=("run.draws", True)),
+        },
+        params={
+            "n_draws": "inference.samples.n",
+            "draw_models": "run.draw_models",
+            "keyword_filter": "scoring.keyword_filter",
+            "fence_rule": "scoring.fence_rule",
+        },
     ),
     TableRule(
         "eligibility",
