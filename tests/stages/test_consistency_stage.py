@@ -88,3 +88,9 @@ def test_draws_of_other_prompts_are_refused(units):
 def test_an_empty_units_table_gets_empty_columns(units):
     out = with_draw_consistency(units.clear(), draws_frame({}), scoring=SCORING)
     assert out.height == 0 and out.columns[-3:] == list(CONSISTENCY_COLUMNS)
+
+
+def test_an_empty_draws_table_gives_nan_columns(units):
+    out = with_draw_consistency(units, draws_frame({}), scoring=SCORING)
+    assert out.drop(CONSISTENCY_COLUMNS).equals(units)
+    assert all(out[name].is_nan().all() for name in CONSISTENCY_COLUMNS)

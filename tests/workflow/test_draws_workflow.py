@@ -1,10 +1,12 @@
 """Draws through the workflow (docs/generation.md §7): a per_model run of the simulated model writes the
 draws tables beside the greedy generations, its units gain the consistency columns (docs/confidence.md §7),
 generation health counts the draws, and asking for other draws reruns the draws jobs only, never a greedy
-generation (a killed draws job resuming to identical files: tests/stages/test_generate_whole_model.py)."""
+generation (a killed draws job resuming to identical files: tests/stages/test_generate_whole_model.py); the
+same generations and draws imported from a JSONL file give the same units."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +15,7 @@ import polars as pl
 import pytest
 import yaml
 
+from saltbench.inference.imports import DRAW_KEYS, write_jsonl
 from saltbench.io import read_table
 
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
@@ -73,3 +76,39 @@ def test_draws_are_written_apart_from_greedy(tmp_path, copy_workflow):
     plan = _snakemake(reference, *UNITS, "-n").stdout
     assert "generate_draws_model" in plan and "rule generate_model:" not in plan
     assert "rule score_units:" in plan
+
+    # the same draws imported (a JSONL file whose lines carry them, docs/backends.md §9.7) give the same units
+    config["inference"]["samples"]["n"] = 3
+    config["models"] = [MODEL, "sim-imported"]
+    (reference / "config/draws.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    _write_import(reference, "data/sim.jsonl")
+    imported = [path.replace(MODEL, "sim-imported") for path in UNITS]
+    _snakemake(reference, *imported)
+    for native, path in zip(UNITS, imported, strict=True):
+        want = read_table(reference / native, "units").drop("model")
+        assert read_table(reference / path, "units").drop("model").equals(want), path
+
+
+def _write_import(workdir: Path, path: str) -> None:
+    """sim-planted's generations and draws as one JSONL file (each line's draws under ``draws``), registered
+    as the model sim-imported."""
+    lines: list[dict] = []
+    for task in ("dna", "logic"):
+        greedy = workdir / "greedy.jsonl"
+        write_jsonl(
+            read_table(workdir / f"data/generations/{MODEL}/direct/{task}.parquet", "generations"), greedy
+        )
+        drawn = workdir / "drawn.jsonl"
+        write_jsonl(read_table(workdir / f"data/draws/{MODEL}/direct/{task}.parquet", "draws"), drawn)
+        draws: dict[str, list[dict]] = {}
+        for line in drawn.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            sample_id = entry["sample_id"]
+            draws.setdefault(sample_id, []).append({k: v for k, v in entry.items() if k in DRAW_KEYS})
+        for line in greedy.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            lines.append({**entry, "draws": draws[entry["sample_id"]]})
+    (workdir / path).write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    registry = yaml.safe_load((workdir / "config/models.yaml").read_text(encoding="utf-8"))
+    registry["models"]["sim-imported"] = {"source": {"kind": "generations", "format": "jsonl", "path": path}}
+    (workdir / "config/models.yaml").write_text(yaml.safe_dump(registry), encoding="utf-8")

@@ -41,7 +41,8 @@ def with_draw_consistency(
     Returns:
         ``units``, rows in order, plus the Float64 columns :data:`~saltbench.evaluation.CONSISTENCY_COLUMNS`
         (``draws.agreement`` higher is more confident; ``draws.entropy``, ``draws.distinct`` lower is more
-        confident; NaN on ``missing`` units). An empty units table gets the columns with no rows.
+        confident; NaN on ``missing`` units). An empty units table gets the columns with no rows; an empty
+        draws table (an imported file that carries no draws) gives NaN everywhere.
 
     Raises:
         ValueError: from :func:`draw_consistency`: draws of prompts without greedy units, or a greedy
@@ -49,8 +50,14 @@ def with_draw_consistency(
     """
     if draws is None:
         return units
-    if units.height == 0:
-        return units.with_columns(pl.lit(None, dtype=pl.Float64).alias(name) for name in CONSISTENCY_COLUMNS)
+    if units.height == 0 or draws.height == 0:
+        if units.height:
+            log.warning(
+                "no draws (an imported file that carries none, docs/backends.md §9.7): %s are NaN",
+                ", ".join(CONSISTENCY_COLUMNS),
+            )
+        nan = pl.lit(float("nan"), dtype=pl.Float64)
+        return units.with_columns(nan.alias(name) for name in CONSISTENCY_COLUMNS)
     options = EvaluateOptions.from_scoring(scoring, reasoning=reasoning)
     scored = draw_consistency(units, draws, options=options)
     n_draws = draws.group_by("sample_id").len()["len"]
