@@ -10,6 +10,7 @@ options as the greedy answers. Without draws the units table is left exactly as 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -59,14 +60,16 @@ def with_draw_consistency(
         nan = pl.lit(float("nan"), dtype=pl.Float64)
         return units.with_columns(nan.alias(name) for name in CONSISTENCY_COLUMNS)
     options = EvaluateOptions.from_scoring(scoring, reasoning=reasoning)
+    started = time.process_time()
     scored = draw_consistency(units, draws, options=options)
     n_draws = draws.group_by("sample_id").len()["len"]
     log.info(
-        "draw consistency: %d units, %d draws of %d prompts (%s per prompt)",
+        "draw consistency: %d units, %d draws of %d prompts (%s per prompt) in %.3f CPU s",
         units.height,
         draws.height,
         n_draws.len(),
         n_draws.unique().sort().to_list(),
+        time.process_time() - started,
     )
     return scored
 
