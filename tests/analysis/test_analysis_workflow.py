@@ -62,6 +62,7 @@ INTERVENTION_TASKS = config["interventions"]["tasks"]
 TRAINED_MODELS = config["training"]["models"]
 SIMULATED_MODELS = []
 IMPORTED_MODELS = []
+DRAW_MODELS = []
 
 report: "report/workflow.rst"
 

@@ -57,7 +57,8 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
     files = iter_units(job.files("units"), RESPONSE_COLUMNS)
     responses = pl.concat(units.unique("sample_id", maintain_order=True) for units in files)
     draws = _draw_statuses(job) if job.files("draws") else None
-    return generation_health(responses, draws, n_draws=job.params.n_draws, draw_models=job.params.draw_models)
+    counts = job.params.draws  # run.draw_counts: models, n (and the scoring options with draws)
+    return generation_health(responses, draws, n_draws=counts["n"], draw_models=counts["models"])
 
 
 def _draw_statuses(job: TableJob) -> pl.DataFrame:
@@ -71,6 +72,7 @@ def _draw_statuses(job: TableJob) -> pl.DataFrame:
     from saltbench.io import read_table
 
     registry = load_model_registry(job.file("registry"))
+    options = job.params.draws
     parts = []
     for path in job.files("draws"):
         draws = read_table(path, "draws", ["model", "style", "task", "text", "finish_reason"])
@@ -79,9 +81,9 @@ def _draw_statuses(job: TableJob) -> pl.DataFrame:
             response_status(
                 text,
                 reason,
-                keyword_filter=job.params.keyword_filter,
+                keyword_filter=options["keyword_filter"],
                 reasoning=reasoning,
-                fence_rule=job.params.fence_rule,
+                fence_rule=options["fence_rule"],
             )
             for text, reason in zip(draws["text"].to_list(), draws["finish_reason"].to_list(), strict=True)
         ]
@@ -433,12 +435,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
             "draws": "draws",
             "registry": RuleInput("registry", when=("run.draws", True)),
         },
-        params={
-            "n_draws": "inference.samples.n",
-            "draw_models": "run.draw_models",
-            "keyword_filter": "scoring.keyword_filter",
-            "fence_rule": "scoring.fence_rule",
-        },
+        params={"draws": "run.draw_counts"},
     ),
     TableRule(
         "eligibility",
