@@ -33,6 +33,12 @@ interventions
     Interventions / s of ``run_sample`` on one DNA sample whose prompt has >= 500 tokens, the prompt's
     key/value cache encoded once and shared (``reuse_cache``) against re-encoding it for every intervention
     (goal: reuse >= 3x faster); both must give the same rows (docs/performance.md §3).
+draws
+    Sampled answers against greedy ones on the same ``--prompts`` DNA prompts, per engine of ``--engines``,
+    alternating: ``--n`` draws per prompt (``hf``: our decoding loop, each batch's prompts prefilled once
+    and repeated; ``vllm``: one request per prompt with ``n``, prefix caching on) against one greedy answer
+    per prompt; answers / s, tokens / s, and the draws' wall, CPU and tokens-per-second ratios to greedy
+    (docs/performance.md §3).
 
 Run, e.g.::
 
@@ -742,6 +748,106 @@ def interventions(args: argparse.Namespace) -> dict[str, Any]:
     return results
 
 
+# --- draws -------------------------------------------------------------------------------------------------
+
+
+def _draw_runs(engine: str, model: Any, tokenizer: Any, prompts: list[str], args: argparse.Namespace) -> dict:
+    """The greedy and the draws run of one engine on the same prompts (``engine``: hf or vllm)."""
+    from saltbench.inference.base import DrawSettings
+    from saltbench.inference.hf.generation import generate, sample
+    from saltbench.inference.vllm.engine import generate_vllm, sample_vllm
+
+    settings = DrawSettings(args.n, temperature=1.0, top_p=args.top_p)
+    seeds = list(range(len(prompts)))
+    if engine == "hf":
+        size = args.batch_size
+        return {
+            "greedy": lambda: generate(
+                model, tokenizer, prompts, max_new_tokens=args.new, batch_size=size, progress=False
+            ),
+            "draws": lambda: [
+                r
+                for rs in sample(
+                    model,
+                    tokenizer,
+                    prompts,
+                    seeds,
+                    settings,
+                    max_new_tokens=args.new,
+                    batch_size=size,
+                    progress=False,
+                )
+                for r in rs
+            ],
+        }
+    return {
+        "greedy": lambda: generate_vllm(model, prompts, max_new_tokens=args.new, progress=False),
+        "draws": lambda: [
+            r
+            for rs in sample_vllm(model, prompts, seeds, settings, max_new_tokens=args.new, progress=False)
+            for r in rs
+        ],
+    }
+
+
+def _draws_side_by_side(engine: str, model: Any, tokenizer: Any, args: argparse.Namespace) -> dict:
+    """Answers / s and tokens / s of greedy answers and of ``n`` draws of the same prompts, alternating."""
+    from saltbench.inference import render_prompts
+
+    prompts = render_prompts(tokenizer, dna_instructions(args.prompts))
+    best, records = alternate(_draw_runs(engine, model, tokenizer, prompts, args), args.repeats)
+    row: dict[str, Any] = {}
+    for name, timing in best.items():
+        tokens = sum(r.num_generated_tokens for r in records[name])
+        row[name] = {
+            **timing,
+            "answers": len(records[name]),
+            "tokens": tokens,
+            "answers_per_s": len(records[name]) / timing["seconds"],
+            "tok_per_s": tokens / timing["seconds"],
+        }
+    row["wall_ratio"] = best["draws"]["seconds"] / best["greedy"]["seconds"]
+    row["cpu_ratio"] = best["draws"]["cpu_seconds"] / best["greedy"]["cpu_seconds"]
+    row["tok_per_s_ratio"] = row["draws"]["tok_per_s"] / row["greedy"]["tok_per_s"]
+    print(
+        f"{engine}: {args.prompts} greedy answers {row['greedy']['seconds']:.1f} s "
+        f"({row['greedy']['tok_per_s']:.1f} tok/s), {row['draws']['answers']} draws (n={args.n}) "
+        f"{row['draws']['seconds']:.1f} s ({row['draws']['tok_per_s']:.1f} tok/s): draws/greedy wall "
+        f"{row['wall_ratio']:.2f}x, CPU {row['cpu_ratio']:.2f}x, tokens/s {row['tok_per_s_ratio']:.2f}x"
+    )
+    return row
+
+
+def draws(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``draws`` subcommand (module docstring)."""
+    os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    import torch
+
+    from saltbench.inference import load_model, load_vllm
+
+    torch.set_num_threads(args.threads)
+    model_dir, _ = smollm2(args.model_dir)
+    results: dict[str, Any] = {
+        "threads": args.threads,
+        "new_tokens": args.new,
+        "n": args.n,
+        "prompts": args.prompts,
+        "top_p": args.top_p,
+        "load_average": load_average(),
+    }
+    engines = [e for e in args.engines.split(",") if e]
+    if "hf" in engines:
+        model, tokenizer = load_model(model_dir, "float32", "cpu")
+        results["hf"] = _draws_side_by_side("hf", model, tokenizer, args)
+        del model
+    if "vllm" in engines:
+        engine = load_vllm(model_dir, vllm_spec(), num_threads=args.threads, prefix_caching=True)
+        results["vllm"] = _draws_side_by_side("vllm", engine, engine.tokenizer, args)
+        engine.close()
+    results["load_average_after"] = load_average()
+    return results
+
+
 # --- command line -----------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
@@ -750,6 +856,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], dict[str, Any]]] = {
     "server": server,
     "groups": groups,
     "interventions": interventions,
+    "draws": draws,
 }
 
 
@@ -799,6 +906,13 @@ def parser() -> argparse.ArgumentParser:
         "--no-early-stop", action="store_true", help="always decode the whole budget"
     )
     sub["interventions"].add_argument("--batch-size", type=int, default=16)
+    sub["draws"].add_argument("--engines", default="hf,vllm", help="hf and/or vllm, comma-separated")
+    sub["draws"].add_argument("--threads", type=int, default=1)
+    sub["draws"].add_argument("--n", type=int, default=5, help="draws per prompt")
+    sub["draws"].add_argument("--top-p", type=float, default=1.0)
+    sub["draws"].add_argument("--prompts", type=int, default=8)
+    sub["draws"].add_argument("--new", type=int, default=48, help="new tokens per answer at most")
+    sub["draws"].add_argument("--batch-size", type=int, default=8, help="hf: rows per decoding batch")
     return cli
 
 

@@ -5,9 +5,10 @@ below, other tables), its parameters (config keys, read with OPTION), its resour
 workflow_scripts/make_table.py runs the declared function. A declaration with per-model parts also gets
 rule table_{name}_part: one job per model (its files of TABLE_MODEL_FILES) writing
 results/tables/parts/{name}/{model}.parquet (workflow_scripts/make_table_part.py), which table_{name} merges. Needs from the Snakefile: TASKS, STYLES, MODELS,
-INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists when config `interventions` is disabled), DRAW_MODELS
-(the models whose draws the run makes: empty without inference.samples),
-SIMULATED_MODELS (the run's simulated models: the recovery table and the findings read them) and, when there
+INTERVENTION_MODELS, INTERVENTION_TASKS (empty lists when config `interventions` is disabled),
+SIMULATED_MODELS (the run's simulated models: the recovery table and the findings read them), DRAW_MODELS
+(the models whose draws the run asks for: generation health and the estimator cost count them),
+SECOND_PASS_MODELS (the models the second pass asks: the same two tables count their replies) and, when there
 are simulated models, REGISTRY. Options: config `analysis` (keys and defaults:
 saltbench.workflow.analysis_rules.ANALYSIS_DEFAULTS), `metrics`, `scoring` and `seed`. Each table's CSV goes
 into the HTML report with its caption.
@@ -68,6 +69,18 @@ OPTION = option_lookup(
         "intervention_models": INTERVENTION_MODELS,
         "intervention_tasks": INTERVENTION_TASKS,
         "interventions": bool(INTERVENTION_MODELS),
+        "draws": bool(DRAW_MODELS),
+        # what generation health counts the draws with (docs/reasoning.md §3); nothing without draws
+        "draw_counts": (
+            {
+                "models": DRAW_MODELS,
+                "n": config["inference"]["samples"]["n"],
+                "keyword_filter": config["scoring"]["keyword_filter"],
+                "fence_rule": config["scoring"]["fence_rule"],
+            }
+            if DRAW_MODELS
+            else {"models": [], "n": 0}
+        ),
         "simulation": [simulation_parameters(REGISTRY[m]) for m in SIMULATED_MODELS],
     },
 )

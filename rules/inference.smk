@@ -6,7 +6,8 @@ docs/generation.md §7).
 ``merge_generations`` job per (model, style). ``per_model`` (CPU runs, where a job's start-up and model load
 dominate): one ``generate_model`` job per model for every style, task and shard, keeping finished shards
 for a rerun after a kill. A model of source kind ``generations`` is imported instead (``import_generations``:
-one job per model, every style and task, the file validated before anything is written).
+one job per model, every style and task, the file validated before anything is written; with draws asked, also
+the draws the file carries).
 """
 
 
@@ -219,12 +220,19 @@ rule import_generations:
     output:
         generations=[f"data/generations/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS],
         record="data/generations/{model}/import.json",
+        # the draws the file carries, when the run asks for draws (docs/backends.md §9.7)
+        draws=(
+            [f"data/draws/{{model}}/{style}/{task}.parquet" for style, task in STYLE_TASKS]
+            if DRAW_MODELS
+            else []
+        ),
     params:
         plugins=task_plugins,
         spec=lambda wildcards: spec_of(wildcards.model),
         n_shots=config["datasets"]["n_shots"],
         max_samples=max_samples,
         top_k=config["inference"]["top_k"],
+        n_draws=config["inference"]["samples"]["n"],
         tasks=TASKS,
         styles=STYLES,
         outputs=STYLE_TASKS,

@@ -12,6 +12,8 @@ rule score_units:
         datasets=expand("data/datasets/{task}.parquet", task=TASKS),
         # the model's replies to the second pass (docs/confidence.md §8), when inference.second_pass asks
         second_pass=per_task("data/second_pass/{model}/{style}/{task}.parquet") if SECOND_PASS_MODELS else [],
+        # the draws, when the run asks for them: the consistency columns (docs/confidence.md §7)
+        draws=per_task("data/draws/{model}/{style}/{task}.parquet") if DRAW_MODELS else [],
     output:
         per_task("data/units/{model}/{style}/{task}.parquet"),
     params:

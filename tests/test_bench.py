@@ -28,10 +28,11 @@ BENCH = REPO / "bench"
 SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "bench_ccp.py": (),
     "bench_confidence.py": (),
+    "bench_draws_scoring.py": (),
     "bench_evaluation.py": ("throughput", "memory", "consistency"),
     "bench_explorer.py": (),
     "bench_import.py": (),
-    "bench_inference.py": ("hf", "backends", "server", "groups", "interventions"),
+    "bench_inference.py": ("hf", "backends", "server", "groups", "interventions", "draws"),
     "bench_io.py": ("tables", "manifest"),
     "bench_paper_size.py": (),
     "bench_plan.py": (),

@@ -26,22 +26,29 @@ def main(snakemake) -> None:
         max_samples=params.max_samples,
         reasoning=spec.reasoning_format,
         top_k=params.top_k,
+        n_draws=params.n_draws,
     )
     imported = {f"import_{key}": value for key, value in result.record.items()}
-    for (style, task), output in zip(params.outputs, snakemake.output.generations, strict=True):
-        frame = result.frames[(style, task)]
-        meta = provenance(
-            stage="generations",
-            model=model_name,
-            model_source=repr(spec.source),
-            backend="import",
-            style=style,
-            task=task,
-            config_hash=config_hash({"n_shots": params.n_shots, "max_samples": params.max_samples}),
-            **imported,
-        )
-        write_table(frame, output, meta, "generations")
-        log.info("wrote %d imported generations to %s", frame.height, output)
+    settings = config_hash({"n_shots": params.n_shots, "max_samples": params.max_samples})
+    tables = [("generations", snakemake.output.generations, result.frames, {})]
+    if snakemake.output.draws:  # the draws the file carries, when the run asks for them
+        tables.append(("draws", snakemake.output.draws, result.draws, {"n_draws": params.n_draws}))
+    for artifact, outputs, frames, extra in tables:
+        for (style, task), output in zip(params.outputs, outputs, strict=True):
+            frame = frames[(style, task)]
+            meta = provenance(
+                stage=artifact,
+                model=model_name,
+                model_source=repr(spec.source),
+                backend="import",
+                style=style,
+                task=task,
+                config_hash=settings,
+                **extra,
+                **imported,
+            )
+            write_table(frame, output, meta, artifact)
+            log.info("wrote %d imported %s to %s", frame.height, artifact, output)
     write_atomic(snakemake.output.record, json.dumps({"model": model_name, **result.record}, indent=2) + "\n")
 
 

@@ -4,6 +4,7 @@ import polars as pl
 
 from saltbench.evaluation import merge_vocabularies, token_vocabulary
 from saltbench.io import provenance, read_provenance, read_table, write_table
+from saltbench.stages.consistency import DRAW_INPUT_COLUMNS, with_draw_consistency
 from saltbench.stages.scoring import score_generations
 from saltbench.stages.second_pass import join_second_pass
 from saltbench.workflow.rule_support import per_task_files, setup_logging
@@ -22,6 +23,9 @@ def main(snakemake) -> None:
             for _, path, _ in files
         ]
     )
+    # the draws of each task, when the run asks for them (the consistency columns)
+    drawn = snakemake.input.draws
+    draws = dict(per_task_files(snakemake.params.tasks, drawn)) if drawn else {}
     for (task, generations_path, dataset_path), output in zip(files, snakemake.output, strict=True):
         generations = read_table(generations_path, "generations")
         units = score_generations(
@@ -48,6 +52,10 @@ def main(snakemake) -> None:
             pl.lit(task).alias("task"),
             pl.all(),
         )
+        if task in draws:
+            samples = read_table(draws[task], "draws", DRAW_INPUT_COLUMNS)
+            reasoning = snakemake.params.reasoning
+            units = with_draw_consistency(units, samples, scoring=scoring, reasoning=reasoning)
         source = read_provenance(generations_path)
         meta = provenance(
             stage="units",

@@ -887,11 +887,13 @@ def test_an_imported_model_is_refused_in_the_interventions(default_cfg, tmp_path
 
 
 def test_draws_are_refused_where_a_model_cannot_sample_with_a_seed(default_cfg, tmp_path, monkeypatch):
-    """``inference.samples.n > 0`` needs seeded sampling from every model of the run: an imported model and
-    a served API without ``n`` and ``seed`` are refused before any job, naming the key and the model."""
+    """``inference.samples.n > 0`` needs seeded sampling from every model of the run: a model imported from
+    the authors' cache (no draws) and a served API without ``n`` and ``seed`` are refused before any job,
+    naming the key and the model; a JSONL import takes the draws its file carries."""
     served = {"kind": "api", "base_url": "http://localhost:1/v1", "model": "m"}
     entries = {
         "mine": {"source": {"kind": "generations", "format": "jsonl", "path": "mine.jsonl"}},
+        "cache": {"source": {"kind": "generations", "format": "salt_cache", "path": "cache.json"}},
         "api-seeded": {"source": served, "backend": "openai"},
         "api-unseeded": {"source": served, "backend": "openai", "backend_options": {"draws": "unseeded"}},
         "api-none": {"source": served, "backend": "openai", "backend_options": {"draws": "none"}},
@@ -905,7 +907,7 @@ def test_draws_are_refused_where_a_model_cannot_sample_with_a_seed(default_cfg, 
     default_cfg["interventions"]["enabled"] = False
     default_cfg["inference"]["samples"] = {"n": 2}
     expected = {
-        "mine": r"model 'mine' is imported .* has no draws",
+        "cache": r"model 'cache' is imported from the authors' cache, which carries no draws",
         "api-unseeded": r"model 'api-unseeded' on backend 'openai' samples without a seed",
         "api-none": r"model 'api-none' on backend 'openai' cannot sample",
     }
@@ -913,8 +915,9 @@ def test_draws_are_refused_where_a_model_cannot_sample_with_a_seed(default_cfg, 
         default_cfg["models"] = [name]
         with pytest.raises(ConfigError, match=rf"^inference\.samples: {message}"):
             validate_config(default_cfg)
-    default_cfg["models"] = ["api-seeded"]
-    assert validate_config(default_cfg)["inference"]["samples"]["n"] == 2
+    for name in ("api-seeded", "mine"):
+        default_cfg["models"] = [name]
+        assert validate_config(default_cfg)["inference"]["samples"]["n"] == 2
     default_cfg["models"] = ["api-none"]
     default_cfg["inference"]["samples"] = {"n": 0}
     validate_config(default_cfg)  # no draws asked: nothing to refuse

@@ -188,7 +188,7 @@ def test_each_built_in_backend_takes_only_settings_a_job_offers_and_declares_its
     }
     assert taken == {
         "hf": {"batch_size", "top_k"},
-        "vllm": {"batch_size", "top_k", "num_threads", "prefix_caching"},
+        "vllm": {"batch_size", "top_k", "num_threads", "prefix_caching", "whole_prefills"},
         "openai": {"batch_size", "top_k", "cache_dir"},
         "vllm_server": {"batch_size", "top_k", "cache_dir", "server"},
         "simulated": {"batch_size", "top_k"},

@@ -11,6 +11,7 @@ import numpy as np
 import polars as pl
 import pytest
 from helpers.authors_cache import authors_prompt, pair_positions, vllm_positions, write_cache
+from helpers.inspect_logs import write_samples
 
 from saltbench.analysis import findings_markdown
 from saltbench.data import load_paper_datasets
@@ -449,7 +450,7 @@ def test_reasoning_not_returned_apart_leaves_the_text_as_the_model_wrote_it(data
 def write_inspect_log(path: Path, rows: pl.DataFrame, error: str | None = None) -> Path:
     """An inspect_ai log of one sample per row, in the cot style: the fenced reference with log-probabilities
     (the first cut by max_tokens); or, given ``error``, every sample's output failed with it."""
-    from inspect_ai.log import EvalConfig, EvalDataset, EvalLog, EvalSample, EvalSpec, write_eval_log
+    from inspect_ai.log import EvalSample
     from inspect_ai.model import (
         ChatCompletionChoice,
         ChatMessageAssistant,
@@ -490,15 +491,7 @@ def write_inspect_log(path: Path, rows: pl.DataFrame, error: str | None = None) 
                 output=ModelOutput(model="m", choices=[choice] if error is None else [], error=error),
             )
         )
-    spec = EvalSpec(
-        created="2026-01-01T00:00:00+00:00",
-        task="salt",
-        dataset=EvalDataset(),
-        model="m",
-        config=EvalConfig(),
-    )
-    write_eval_log(EvalLog(eval=spec, samples=samples, status="success"), str(path))
-    return path
+    return write_samples(path, samples)
 
 
 def test_an_inspect_ai_log_is_read_through_its_own_api(datasets, tmp_path):

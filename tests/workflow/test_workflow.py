@@ -50,6 +50,7 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
     out = proc.stdout + proc.stderr
     counts = job_counts(out)
     assert counts["generate_shard"] == 59 * 2 * 18  # models x styles x shards of 100 samples
+    assert counts["generate_draws_shard"] == counts["generate_shard"]  # the draws: the same shards
     assert counts["intervention_shard"] == 8 * 6 * 2
     assert counts["figure_granularity_auroc"] == 1
     assert "gpu=4" in out and "gpu=1" in out and "slurm_partition=gpu" in out
@@ -65,6 +66,8 @@ def test_paper_scale_dry_run_with_the_slurm_profile(workdir):
                 "generate_shard": 2124,
                 "merge_generations": 118,
                 "second_pass": 59,  # inference.second_pass: one job per model
+                "generate_draws_shard": 2124,  # 5 draws per prompt (inference.samples)
+                "merge_draws": 118,
                 "score_units": 118,
                 "compute_metrics": 118,
                 "table_generation_health": 1,  # behind the eligibility rule (docs/metrics.md §10)

@@ -42,8 +42,10 @@ from ._granularity import (
     too_little_support,
 )
 from ._health import (
+    DRAW_HEALTH_COLUMNS,
     RESPONSE_COLUMNS,
     SECOND_PASS_COUNTS,
+    draw_counts,
     generation_health,
     second_pass_counts,
     thin_models,
@@ -122,6 +124,8 @@ __all__ = [
     "accuracy_by_position",
     "accuracy_by_task",
     "generation_health",
+    "draw_counts",
+    "DRAW_HEALTH_COLUMNS",
     "planted_values",
     "recovery_estimates",
     "recovery_table",

@@ -355,7 +355,8 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
 def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """With ``inference.samples.n > 0``, every model of the run samples with a seed on its backend
     (:func:`saltbench.inference.backends.draw_support`: ``seeded``), so that a rerun reproduces every draw;
-    an imported model has only its greedy generations (docs/generation.md §7).
+    an imported model takes the draws its file carries (JSONL ``draws``, inspect_ai epochs: docs/backends.md
+    §9.7), so the authors' cache, which carries none, is refused (docs/generation.md §7).
 
     Raises:
         ConfigError: ``inference.samples: model 'M' ...`` naming the backend and what it lacks.
@@ -367,10 +368,13 @@ def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> 
     for name in settings.models:
         spec = registry[name]
         if spec.imported:
-            raise ConfigError(
-                f"inference.samples: model {name!r} is imported (source kind generations) and has no draws; "
-                "set inference.samples.n: 0 or leave the model out of models"
-            )
+            if getattr(spec.source, "format", None) == "salt_cache":
+                raise ConfigError(
+                    f"inference.samples: model {name!r} is imported from the authors' cache, which carries "
+                    "no draws; set inference.samples.n: 0 or leave the model out of models "
+                    "(docs/backends.md §9.7)"
+                )
+            continue
         backend = settings.inference.backend or spec.backend
         support = draw_support(backend, spec)
         if support != "seeded":

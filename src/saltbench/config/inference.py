@@ -32,8 +32,9 @@ class SamplesConfig(Block):
     n: Count = setting(
         0,
         "Draws (sampled answers) per prompt beside the greedy one, in "
-        "data/draws/{model}/{style}/{task}.parquet; 0: none. Every model of the run must sample on its "
-        "backend with a seed (docs/generation.md §7).",
+        "data/draws/{model}/{style}/{task}.parquet; 0: none. Every generated model of the run must sample "
+        "on its backend with a seed; an imported one takes the draws its file carries "
+        "(docs/generation.md §7).",
     )
     temperature: Annotated[float, Keywords(exclusiveMinimum=0)] = setting(
         1.0, "Sampling temperature: tokens are drawn from softmax(logits / temperature)."

@@ -550,8 +550,13 @@ GENERATION_HEALTH_TABLE = _table(
         "at_budget": pl.Float64(),
         "second_pass_replies": pl.Int64(),
         **{f"second_pass_{s}": pl.Int64() for s in SECOND_PASS_STATUSES},
+        # draws (docs/generation.md §7): expected (n × responses), present, error rows, share answered
+        "draws_expected": pl.Int64(),
+        "draws": pl.Int64(),
+        "draw_errors": pl.Int64(),
+        "draws_answered": pl.Float64(),
     },
-    *_unit_interval(*ANSWER_STATUSES, "at_budget"),
+    *_unit_interval(*ANSWER_STATUSES, "at_budget", "draws_answered"),
     *_at_least(0, "second_pass_replies"),
     _check(
         "the second-pass status counts sum to second_pass_replies",
@@ -563,7 +568,8 @@ GENERATION_HEALTH_TABLE = _table(
         *(f"second_pass_{s}" for s in SECOND_PASS_STATUSES),
     ),
     *_at_least(1, "responses"),
-    *_at_least(0, "budget"),
+    *_at_least(0, "budget", "draws_expected", "draws", "draw_errors"),
+    _check("draw_errors <= draws", lambda: pl.col("draw_errors") <= pl.col("draws"), "draw_errors", "draws"),
     _check(
         "the status shares sum to 1",
         lambda: (pl.sum_horizontal(*ANSWER_STATUSES) - 1.0).abs() <= _TOLERANCE,
@@ -572,8 +578,8 @@ GENERATION_HEALTH_TABLE = _table(
     _ordered("mean_reasoning_tokens", "mean_completion_tokens"),
 )
 """``generation_health``: per (model, style, task), the share of each answer status, the mean completion
-and reasoning tokens and the budget used, and the second pass's replies by status (counts, 0 where none was
-asked; :func:`saltbench.analysis.generation_health`)."""
+and reasoning tokens, the budget used, the second pass's replies by status (counts, 0 where none was
+asked) and the draws' counts (:func:`saltbench.analysis.generation_health`)."""
 
 ELIGIBILITY_TABLE = _table(
     "eligibility",

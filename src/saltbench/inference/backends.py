@@ -223,7 +223,8 @@ class LoadSettings:
     torch's thread pool as set), ``prefix_caching`` (vLLM: cache shared prompt prefixes, for the
     interventions), ``cache_dir`` (the ``openai`` and ``vllm_server`` backends' on-disk cache of completed
     requests, so that a rerun after a kill sends only the unfinished ones; ``None``: none), ``server``
-    (``vllm_server``: the endpoint file of the model's workflow-managed server)."""
+    (``vllm_server``: the endpoint file of the model's workflow-managed server), ``whole_prefills`` (vLLM:
+    never split a prompt's prefill on a CPU build, which seeded draws need; docs/generation.md §7.3)."""
 
     batch_size: int = 8
     top_k: int = 20
@@ -231,6 +232,7 @@ class LoadSettings:
     prefix_caching: bool = False
     cache_dir: str | Path | None = None
     server: str | Path | None = None
+    whole_prefills: bool = False
 
 
 def loader_settings(name: str, loader: Loader, settings: LoadSettings) -> dict[str, Any]:

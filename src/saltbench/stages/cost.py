@@ -1,11 +1,24 @@
-"""What a configuration's API requests will use, before any is sent (docs/backends.md §8.3).
+"""What a configuration's inference will use, before any of it runs (docs/backends.md §8.3).
 
-For every model of ``models`` on ``backend: openai``, every prompt style and task: the prompts the inference
-stage will send (the same datasets, ``inference.max_samples`` and prompt rendering), their prompt tokens and
-an upper bound on their completion tokens (the generation budget of each request), and, when the registry
-entry sets both prices, the cost. Prompt tokens are counted with ``backend_options.tokenizer`` when the entry
-names one (exact for the ``completions`` endpoint; for ``chat`` the server's template adds a few tokens per
-message), and estimated as characters / 4 otherwise (marked ``~``). Run::
+For every generated model of ``models``, every prompt style and task: the prompts the inference stage will
+send (the same datasets, ``inference.max_samples`` and prompt rendering), their prompt tokens and an upper
+bound on their completion tokens (the generation budget of each request), and, for a served model whose
+registry entry sets both prices, the cost. Prompt tokens are counted with ``backend_options.tokenizer`` when
+a served entry names one (exact for the ``completions`` endpoint; for ``chat`` the server's template adds a
+few tokens per message), and estimated as characters / 4 otherwise (marked ``~``).
+
+The extra tokens of the other estimator families (docs/generation.md §7.5):
+
+* **draws** (``inference.samples.n > 0``): one more request per prompt asking ``n`` answers (the prompt's
+  tokens once, its prefix shared), ``n`` × the greedy answers' generated tokens — counted from the greedy
+  generations when they are on disk, else at most ``n`` × the budget;
+* **second pass** (``inference.second_pass``, read as written: ``kinds``, default verbalized and P(True);
+  ``granularities``, default generation and line): one request per unit asked about and kind — the prompt
+  and the answer scored (estimated with the reference answer's text and units, the greedy answer's being
+  unknown before the run), ``VERBALIZED_BUDGET`` tokens generated at most for verbalized confidence, 1 for
+  P(True).
+
+Run::
 
     python -m saltbench.stages.cost config/hosted.yaml
 
@@ -18,9 +31,13 @@ import argparse
 import logging
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import numpy as np
+import polars as pl
 
 from saltbench.config import WorkflowConfig
 from saltbench.inference.openai.options import api_settings
@@ -34,7 +51,10 @@ CHARS_PER_TOKEN = 4.0
 
 @dataclass(frozen=True)
 class RequestEstimate:
-    """The requests of one (model, style, task): count, prompt tokens, completion tokens at most, cost."""
+    """The requests of one (model, style, task): count, prompt tokens, completion tokens at most, cost
+    (greedy, draws and second pass together; module docstring), and the extra tokens of the draws and of
+    the second pass apart. ``draw_tokens_known``: the draws' completion tokens are ``n`` × the greedy
+    answers' generated tokens (their generations on disk), not the bound ``n`` × budget."""
 
     model: str
     style: str
@@ -44,49 +64,147 @@ class RequestEstimate:
     max_completion_tokens: int
     counted: bool
     cost: float | None
+    draw_requests: int = 0
+    draw_prompt_tokens: int = 0
+    draw_completion_tokens: int = 0
+    draw_tokens_known: bool = False
+    second_pass_requests: int = 0
+    second_pass_prompt_tokens: int = 0
+    second_pass_completion_tokens: int = 0
 
 
-def estimate(settings: WorkflowConfig) -> list[RequestEstimate]:
-    """The :class:`RequestEstimate` of every served model, style and task of a resolved configuration."""
+def estimate(settings: WorkflowConfig, generations: str | Path = "data/generations") -> list[RequestEstimate]:
+    """The :class:`RequestEstimate` of every generated model, style and task of a resolved configuration
+    (``generations``: where the greedy generations are, for the draws' tokens)."""
     from saltbench.data import build_dataset
     from saltbench.inference import load_model_registry
-    from saltbench.stages.generation import answered_rows, build_prompts
 
     registry = load_model_registry(settings.model_registry)
-    served = [registry[name] for name in settings.models if registry[name].served]
+    generated = [registry[name] for name in settings.models if not registry[name].imported]
     datasets = (
         {task: build_dataset(settings.datasets, settings.seed, task) for task in settings.tasks}
-        if served
+        if generated
         else {}
     )
+    second_pass = _second_pass_plan(settings.to_dict()["inference"].get("second_pass"))
     out = []
-    for spec in served:
+    for spec in generated:
         tokenizer = _tokenizer(spec)
-        count = _counter(tokenizer)
         for style in settings.prompt_styles:
             for task in settings.tasks:
-                rows = answered_rows(datasets[task], settings.inference.max_samples.get(spec.name))
-                prompts = _rendered(spec, tokenizer, build_prompts(rows, style, settings.datasets.n_shots))
-                budget = spec.generation_budget(settings.inference.max_new_tokens_for(task, style))
-                prompt_tokens = sum(count(p) for p in prompts)
-                completion = budget * len(prompts)
-                out.append(
-                    RequestEstimate(
-                        spec.name,
-                        style,
-                        task,
-                        len(prompts),
-                        prompt_tokens,
-                        completion,
-                        counted=tokenizer is not None,
-                        cost=_cost(spec, prompt_tokens, completion),
-                    )
-                )
+                cell = (style, task, datasets[task], Path(generations))
+                out.append(_cell_estimate(settings, spec, tokenizer, cell, second_pass))
     return out
 
 
+def _cell_estimate(
+    settings: WorkflowConfig,
+    spec: ModelSpec,
+    tokenizer: Any,
+    cell: tuple[str, str, pl.DataFrame, Path],
+    second_pass: tuple[tuple[str, ...], tuple[str, ...]] | None,
+) -> RequestEstimate:
+    """The estimate of one (model, style, task): greedy, draws and second pass (module docstring)."""
+    from saltbench.stages.generation import answered_rows, build_prompts
+
+    style, task, dataset, generations = cell
+    count = _counter(tokenizer)
+    rows = answered_rows(dataset, settings.inference.max_samples.get(spec.name))
+    prompts = _rendered(spec, tokenizer, build_prompts(rows, style, settings.datasets.n_shots))
+    budget = spec.generation_budget(settings.inference.max_new_tokens_for(task, style))
+    prompt_tokens = sum(count(p) for p in prompts)
+    n = settings.inference.samples.n
+    greedy = _greedy_tokens(generations / spec.name / style / f"{task}.parquet") if n else None
+    draws = n * (budget * len(prompts) if greedy is None else greedy)
+    extra = {"draw_requests": len(prompts) if n else 0, "draw_prompt_tokens": prompt_tokens if n else 0}
+    if second_pass is not None:
+        extra.update(_second_pass_tokens(rows, task, prompts, count, *second_pass))
+    scored = prompt_tokens + extra["draw_prompt_tokens"] + extra.get("second_pass_prompt_tokens", 0)
+    completion = budget * len(prompts)
+    generated = completion + draws + extra.get("second_pass_completion_tokens", 0)
+    return RequestEstimate(
+        spec.name,
+        style,
+        task,
+        len(prompts),
+        prompt_tokens,
+        completion,
+        counted=tokenizer is not None,
+        cost=_cost(spec, scored, generated) if spec.served else None,
+        draw_completion_tokens=draws,
+        draw_tokens_known=greedy is not None,
+        **extra,
+    )
+
+
+def _greedy_tokens(path: Path) -> int | None:
+    """The generated tokens of a greedy generations file, ``None`` where there is none yet."""
+    if not path.is_file():
+        return None
+    return int(pl.read_parquet(path, columns=["num_generated_tokens"])["num_generated_tokens"].sum())
+
+
+def _second_pass_plan(block: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``(kinds, granularities)`` of the config's ``inference.second_pass`` block, read defensively (it may
+    be absent, ``null``, disabled with ``enabled: false`` or ``n: 0``, or name its kinds and granularities);
+    ``None`` when there is no second pass."""
+    from saltbench.evaluation import SECOND_PASS_KINDS
+
+    if not isinstance(block, Mapping) or block.get("enabled", True) is False or block.get("n", 1) == 0:
+        return None
+    kinds = tuple(block.get("kinds") or SECOND_PASS_KINDS)
+    granularities = tuple(block.get("granularities") or ("generation", "line"))
+    return (kinds, granularities) if kinds else None
+
+
+def _second_pass_tokens(
+    rows: pl.DataFrame,
+    task: str,
+    prompts: Sequence[str],
+    count: Callable[[str], int],
+    kinds: Sequence[str],
+    granularities: Sequence[str],
+) -> dict[str, int]:
+    """The second pass's requests and tokens of one cell: per prompt, one request per unit of its reference
+    answer at each granularity asked and per kind; each scores the prompt and the answer, and generates
+    ``VERBALIZED_BUDGET`` tokens (verbalized) or 1 (P(True))."""
+    from saltbench.evaluation import VERBALIZED_BUDGET
+
+    references = rows["reference"].to_list()
+    units = _reference_units(rows, task, granularities)
+    scored = np.asarray([count(p) + count(r) for p, r in zip(prompts, references, strict=True)], np.int64)
+    asked = int(units.sum())
+    budget = sum(VERBALIZED_BUDGET if kind == "verbalized" else 1 for kind in kinds)
+    return {
+        "second_pass_requests": asked * len(kinds),
+        "second_pass_prompt_tokens": int((units * scored).sum()) * len(kinds),
+        "second_pass_completion_tokens": asked * budget,
+    }
+
+
+def _reference_units(rows: pl.DataFrame, task: str, granularities: Sequence[str]) -> np.ndarray:
+    """Per row, the units of its reference answer at ``granularities`` (the generation counting one): the
+    stand-in for the units of the answer the model will give."""
+    from saltbench.evaluation import evaluate_many
+
+    units = np.full(rows.height, int("generation" in granularities), dtype=np.int64)
+    finer = [g for g in granularities if g != "generation"]
+    if not finer:
+        return units
+    for (variant,), group in rows.with_row_index("_i").group_by(["variant"], maintain_order=True):
+        references = group["reference"].to_list()
+        evaluated = evaluate_many(references, references, task, variant=variant, granularities=finer)  # type: ignore[arg-type]
+        units[group["_i"].to_numpy()] += np.bincount(
+            evaluated["sample_idx"].to_numpy(), minlength=group.height
+        )
+    return units
+
+
 def _tokenizer(spec: ModelSpec) -> Any:
-    """The entry's ``backend_options.tokenizer``, loaded once per model (``None`` when it names none)."""
+    """A served entry's ``backend_options.tokenizer``, loaded once per model (``None`` when it names none,
+    and for a model run locally)."""
+    if not spec.served:
+        return None
     tokenizer = api_settings(spec).tokenizer
     if tokenizer is None:
         return None
@@ -103,7 +221,7 @@ def _counter(tokenizer: Any) -> Callable[[str], int]:
 
 def _rendered(spec: ModelSpec, tokenizer: Any, instructions: Sequence[str]) -> list[str]:
     """The text of each request: the rendered prompt (``completions``) or system prompt + instruction."""
-    if api_settings(spec).endpoint == "completions":
+    if spec.served and api_settings(spec).endpoint == "completions":
         from saltbench.inference.chat import render_for_spec
 
         return render_for_spec(tokenizer, instructions, spec)
@@ -120,27 +238,47 @@ def _cost(spec: ModelSpec, prompt_tokens: int, completion_tokens: int) -> float 
 
 
 def report(estimates: Sequence[RequestEstimate]) -> str:
-    """A Markdown table of the estimates with a total row per model."""
+    """A Markdown table of the estimates with a total row per model: the greedy requests, then the draws'
+    and the second pass's extra requests and tokens (``≤``: a bound; ``~``: estimated), then the cost of all
+    of them."""
     lines = [
-        "| model | style | task | requests | prompt tokens | completion tokens (at most) | cost (at most) |",
-        "|---|---|---|---|---|---|---|",
+        "| model | style | task | requests | prompt tokens | completion tokens (at most) | draws: requests, "
+        "prompt, completion tokens | second pass: requests, prompt, completion tokens | cost (at most) |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for e in estimates:
-        mark = "" if e.counted else "~"
-        cost = "" if e.cost is None else f"{e.cost:.4f}"
-        lines.append(
-            f"| {e.model} | {e.style} | {e.task} | {e.requests} | {mark}{e.prompt_tokens:,} | "
-            f"{e.max_completion_tokens:,} | {cost} |"
-        )
+        lines.append(_row(e.model, e.style, e.task, [e]))
     for model in dict.fromkeys(e.model for e in estimates):
-        mine = [e for e in estimates if e.model == model]
-        costs = [e.cost for e in mine]
-        total = None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
-        lines.append(
-            f"| **{model}** | | | {sum(e.requests for e in mine)} | {sum(e.prompt_tokens for e in mine):,} | "
-            f"{sum(e.max_completion_tokens for e in mine):,} | {'' if total is None else f'{total:.4f}'} |"
-        )
+        lines.append(_row(f"**{model}**", "", "", [e for e in estimates if e.model == model]))
     return "\n".join(lines)
+
+
+def _row(model: str, style: str, task: str, mine: Sequence[RequestEstimate]) -> str:
+    """One line of :func:`report`: the sums of ``mine``."""
+
+    def total(name: str) -> int:
+        return sum(getattr(e, name) for e in mine)
+
+    mark = "" if all(e.counted for e in mine) else "~"
+    bound = "" if all(e.draw_tokens_known for e in mine) else "≤"
+    costs = [e.cost for e in mine]
+    cost = "" if any(c is None for c in costs) else f"{sum(c for c in costs if c is not None):.4f}"
+    draws = (
+        f"{total('draw_requests')}, {mark}{total('draw_prompt_tokens'):,}, "
+        f"{bound}{total('draw_completion_tokens'):,}"
+        if total("draw_requests")
+        else ""
+    )
+    second = (
+        f"{total('second_pass_requests')}, ~{total('second_pass_prompt_tokens'):,}, "
+        f"≤{total('second_pass_completion_tokens'):,}"
+        if total("second_pass_requests")
+        else ""
+    )
+    return (
+        f"| {model} | {style} | {task} | {total('requests')} | {mark}{total('prompt_tokens'):,} | "
+        f"{total('max_completion_tokens'):,} | {draws} | {second} | {cost} |"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -152,7 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     estimates = estimate(resolve_config(load_config(args.config)))
     if not estimates:
-        print(f"{args.config}: no model of `models` runs on backend openai: no API request")
+        print(f"{args.config}: every model of `models` is imported: nothing to generate")
         return 0
     print(report(estimates))
     return 0

@@ -183,6 +183,7 @@ def load_generator(
         num_threads=num_threads,
         cache_dir=request_cache,
         server=server,
+        whole_prefills=inference.samples.n > 0,  # a draws job (greedy jobs read no inference.samples)
     )
     return load_backend(model_path, spec, backend=backend, settings=settings)
 

@@ -35,6 +35,7 @@ from typing import Any
 
 import polars as pl
 
+from saltbench.core.contracts import GENERATION_META
 from saltbench.core.vocabulary import ImportFormat, ReasoningFormat
 from saltbench.inference import TOP_K, records_to_frame
 from saltbench.inference.imports import (
@@ -56,6 +57,8 @@ class ImportResult:
 
     frames: dict[tuple[str, str], pl.DataFrame]
     record: dict[str, Any] = field(default_factory=dict)
+    draws: dict[tuple[str, str], pl.DataFrame] = field(default_factory=dict)
+    """The draws tables by (style, task) when the run asks for draws (docs/backends.md §9.7), else empty."""
 
 
 def import_generations(
@@ -69,6 +72,7 @@ def import_generations(
     max_samples: int | None = None,
     reasoning: ReasoningFormat | None = None,
     top_k: int = TOP_K,
+    n_draws: int = 0,
 ) -> ImportResult:
     """The generations tables of ``model_name`` from the file ``path`` (module docstring).
 
@@ -80,6 +84,8 @@ def import_generations(
         max_samples: the run answers the first ``max_samples`` rows of each task (``None``: all).
         reasoning: the model's ``reasoning_format`` (reasoning returned apart is put back in it).
         top_k: alternatives kept per token.
+        n_draws: the draws the run asks per prompt (``inference.samples.n``; 0: none): each response's first
+            ``n_draws`` draws become the draws tables (:func:`draws_frame`).
 
     Raises:
         GenerationsFileError: the file refused (module docstring), naming it, the place and the reason.
@@ -98,7 +104,73 @@ def import_generations(
         for task in datasets
     }
     record = _import_record(path, format, model_name, len(responses), chosen, skipped)
-    return ImportResult(frames, record)
+    if not n_draws:
+        return ImportResult(frames, record)
+    draws = {
+        key: draws_frame(
+            frame, chosen, rows, key, n_draws=n_draws, path=path, top_k=top_k, reasoning=reasoning
+        )
+        for key, frame in frames.items()
+    }
+    record["draws"] = sum(frame.height for frame in draws.values())
+    if not record["draws"]:
+        log.warning(
+            "%s: the run asks for %d draws per prompt but %s carries none: the model's draws tables are "
+            "empty and its consistency columns NaN (docs/backends.md §9.7)",
+            model_name,
+            n_draws,
+            path,
+        )
+    return ImportResult(frames, record, draws)
+
+
+def draws_frame(
+    generations: pl.DataFrame,
+    chosen: Mapping[tuple[str, str, int], ImportedResponse],
+    rows: DatasetRows,
+    key: tuple[str, str],
+    *,
+    n_draws: int,
+    path: str | Path,
+    top_k: int,
+    reasoning: ReasoningFormat | None,
+) -> pl.DataFrame:
+    """The draws table of one (style, task) (contract ``draws``): the first ``n_draws`` draws of each response
+    of its ``generations`` table, in its row order, with that row's meta columns and ``draw`` 0 … n−1.
+
+    A response to an error row without draws gets ``n_draws`` error rows (its prompt could not run, as a
+    backend records it); a file that carries no draws at all gives an empty table. Refused (naming the
+    response): a response with fewer draws than ``n_draws`` while the file carries draws.
+    """
+    style, task = key
+    picked = [chosen[(style, task, row_index)] for row_index in range(rows.answered[task])]
+    if not any(response.draws for response in chosen.values()):
+        picked = []
+    records, parents, numbers = [], [], []
+    for row_index, response in enumerate(picked):
+        for number, drawn in enumerate(_response_draws(response, n_draws, path)):
+            records.append(to_record(drawn, path=path, k=top_k, reasoning=reasoning))
+            parents.append(row_index)
+            numbers.append(number)
+    meta = generations.select(*GENERATION_META.keys())[parents]
+    columns = {name: meta[name].to_list() for name in GENERATION_META}
+    frame = records_to_frame(records, {**columns, "draw": numbers})
+    return frame.with_columns(pl.col("draw").cast(pl.Int32)).cast(
+        {name: GENERATION_META[name] for name in GENERATION_META}
+    )
+
+
+def _response_draws(response: ImportedResponse, n_draws: int, path: str | Path) -> list[ImportedResponse]:
+    """The first ``n_draws`` draws of ``response``; an error row without draws: ``n_draws`` error rows."""
+    if response.finish_reason == "error" and not response.draws:
+        return [ImportedResponse(response.where, "", finish_reason="error", error=response.error)] * n_draws
+    if len(response.draws) < n_draws:
+        raise GenerationsFileError(
+            path,
+            response.where,
+            f"{len(response.draws)} draws, the run asks for {n_draws} per prompt (inference.samples.n)",
+        )
+    return list(response.draws[:n_draws])
 
 
 def _choose_responses(
@@ -247,4 +319,4 @@ def _import_record(
     return record
 
 
-__all__ = ["ImportResult", "import_generations", "prompt_digest"]
+__all__ = ["ImportResult", "draws_frame", "import_generations", "prompt_digest"]

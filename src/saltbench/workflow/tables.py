@@ -56,7 +56,15 @@ def generation_health_table(job: TableJob) -> pl.DataFrame:
 
     files = iter_units(job.files("units"), RESPONSE_COLUMNS)
     responses = pl.concat(units.unique("sample_id", maintain_order=True) for units in files)
-    return generation_health(responses, second_pass_replies(job.files("second_pass")))
+    draws = _draw_statuses(job) if job.files("draws") else None
+    counts = job.params.draws  # run.draw_counts: models, n (and the scoring options with draws)
+    return generation_health(
+        responses,
+        draws,
+        n_draws=counts["n"],
+        draw_models=counts["models"],
+        second_pass=second_pass_replies(job.files("second_pass")),
+    )
 
 
 def second_pass_replies(paths: list[str]) -> pl.DataFrame | None:
@@ -74,6 +82,36 @@ def second_pass_replies(paths: list[str]) -> pl.DataFrame | None:
         status = read_table(path, "second_pass", columns=["status"])
         cell = {"model": pl.lit(model), "style": pl.lit(style), "task": pl.lit(task)}
         parts.append(status.select(**cell, status=pl.col("status")))
+    return pl.concat(parts)
+
+
+def _draw_statuses(job: TableJob) -> pl.DataFrame:
+    """One row per draw of the draws files of input ``draws``: ``model, style, task, answer_status`` (a
+    draw's status as a response's, :func:`saltbench.evaluation.response_status` with the run's scoring
+    options and the model's reasoning format), read file by file."""
+    import polars as pl
+
+    from saltbench.evaluation import response_status
+    from saltbench.inference import load_model_registry
+    from saltbench.io import read_table
+
+    registry = load_model_registry(job.file("registry"))
+    options = job.params.draws
+    parts = []
+    for path in job.files("draws"):
+        draws = read_table(path, "draws", ["model", "style", "task", "text", "finish_reason"])
+        reasoning = registry[draws["model"][0]].reasoning_format if draws.height else None
+        statuses = [
+            response_status(
+                text,
+                reason,
+                keyword_filter=options["keyword_filter"],
+                reasoning=reasoning,
+                fence_rule=options["fence_rule"],
+            )
+            for text, reason in zip(draws["text"].to_list(), draws["finish_reason"].to_list(), strict=True)
+        ]
+        parts.append(draws.select("model", "style", "task").with_columns(answer_status=pl.Series(statuses)))
     return pl.concat(parts)
 
 
@@ -461,7 +499,14 @@ TABLE_RULES: tuple[TableRule, ...] = (
         "generation_health",
         "What each model's responses hold (answered, truncated, no fence, error), its tokens and its budget.",
         generation_health_table,
-        inputs={"units": "units", "second_pass": "second_pass"},
+        inputs={
+            "units": "units",
+            # the draws' counts (docs/generation.md §7): their statuses need each model's reasoning format
+            "draws": "draws",
+            "registry": RuleInput("registry", when=("run.draws", True)),
+            "second_pass": "second_pass",
+        },
+        params={"draws": "run.draw_counts"},
     ),
     TableRule(
         "eligibility",

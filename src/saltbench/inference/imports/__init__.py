@@ -16,6 +16,7 @@ from pathlib import Path
 from saltbench.core.vocabulary import IMPORT_FORMATS, ImportFormat
 from saltbench.inference.imports._inspect import STOP_REASONS, read_inspect_log
 from saltbench.inference.imports._jsonl import (
+    DRAW_KEYS,
     EXPORT_COLUMNS,
     FINISH_ALIASES,
     SCHEMA_KEYS,
@@ -51,6 +52,7 @@ def read_generations_file(path: str | Path, format: ImportFormat) -> list[Import
 
 __all__ = [
     "CACHE_VERSION",
+    "DRAW_KEYS",
     "EXPORT_COLUMNS",
     "FINISH_ALIASES",
     "PAD_ID",

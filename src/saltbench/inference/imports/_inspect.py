@@ -10,8 +10,9 @@ reasoning blocks excluded), the reasoning blocks (``ContentReasoning``) as reaso
 ``top_logprobs``. No reasoning block is empty reasoning returned apart: for a model with a
 ``reasoning_format`` the text is the final content (docs/backends.md §9.4). The stop reason ``stop`` (and
 ``unknown``) is ``eos``, ``max_tokens`` and ``model_length`` are ``length``; a sample with an error, or an
-output with one, is an error row. Samples of several epochs are several responses to one row: refused as
-duplicates unless one epoch is imported.
+output with one, is an error row. A log of several epochs (docs/backends.md §9.7): a sample's first epoch is
+its response, the answer scored; its later epochs, in epoch order, are that response's draws (read when the
+run asks for draws, ``inference.samples.n > 0``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,20 @@ def read_inspect_log(path: str | Path) -> list[ImportedResponse]:
         raise GenerationsFileError(path, "", f"not an inspect_ai log ({type(exc).__name__}: {exc})") from None
     if not log.samples:
         raise GenerationsFileError(path, "", "the log holds no samples (was it written with header_only?)")
-    return [_sample(sample, path) for sample in log.samples]
+    return _epochs_as_draws(log.samples, path)
+
+
+def _epochs_as_draws(samples: list[Any], path: Path) -> list[ImportedResponse]:
+    """One response per sample id, in the order of first appearance: its first epoch, with its later epochs
+    as its draws (in epoch order)."""
+    epochs: dict[Any, list[tuple[int, ImportedResponse]]] = {}
+    for sample in samples:
+        epochs.setdefault(sample.id, []).append((int(sample.epoch), _sample(sample, path)))
+    responses = []
+    for runs in epochs.values():
+        ordered = [response for _, response in sorted(runs, key=lambda run: run[0])]
+        responses.append(replace(ordered[0], draws=tuple(ordered[1:])))
+    return responses
 
 
 __all__ = ["STOP_REASONS", "read_inspect_log"]

@@ -18,7 +18,12 @@ Keys (every one but ``text`` optional; an unknown key is refused, naming it):
   (its alternatives' log-probabilities, most likely first, any number — the first 20 are kept) with
   ``top_ids`` or ``top_tokens`` naming them; ``entropy`` (nats). A response without ``logprobs`` is scored
   for accuracy only. ``null`` in a number list is NaN ("absent"); ``-Infinity`` is −∞ (Python's ``json``
-  writes and reads both).
+  writes and reads both);
+* ``draws`` — sampled answers to the same prompt (docs/backends.md §9.7): a list of objects, draw 0 first,
+  each with the keys of a response but its identity (``text``, ``finish_reason``, ``error``,
+  ``num_prompt_tokens``, ``reasoning`` and the per-token keys; ``sample_id``, ``prompt``, ``input``,
+  ``style``, ``task``, ``variant``, ``model`` and a nested ``draws`` are refused: a draw answers its line's
+  prompt). Read when the run asks for draws (``inference.samples.n > 0``), ignored otherwise.
 
 The export writes every key of a generations table row (:func:`write_jsonl`); reading that file back gives
 the same table (:func:`saltbench.stages.imports.import_generations`).
@@ -29,7 +34,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -61,8 +66,12 @@ LIST_KEYS = (
     "top_tokens",
     "entropy",
 )
-SCHEMA_KEYS = frozenset({"text", "finish_reason", "num_prompt_tokens", *STRING_KEYS, *LIST_KEYS})
+SCHEMA_KEYS = frozenset({"text", "finish_reason", "num_prompt_tokens", "draws", *STRING_KEYS, *LIST_KEYS})
 """Every key of the schema (module docstring)."""
+IDENTITY_KEYS = ("sample_id", "prompt", "input", "style", "task", "variant", "model")
+"""The keys that say which prompt a response answers: a draw has its parent's, never its own."""
+DRAW_KEYS = SCHEMA_KEYS - {"draws", *IDENTITY_KEYS}
+"""The keys of one entry of ``draws`` (module docstring)."""
 
 EXPORT_COLUMNS: Mapping[str, str] = {
     **{name: name for name in GENERATION_META},
@@ -84,15 +93,19 @@ _FLOAT_LISTS = ("chosen_logprob", "entropy")
 _FLOAT_NESTED = ("topk_logprobs",)
 
 
-def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
+def _response(obj: Any, where: str, path: Path, *, draw: bool = False) -> ImportedResponse:
+    """One line's response (``draw``: one entry of a line's ``draws``, which has no identity keys)."""
+
     def refuse(reason: str) -> GenerationsFileError:
         return GenerationsFileError(path, where, reason)
 
     if not isinstance(obj, dict):
         raise refuse(f"expected a JSON object, got {type(obj).__name__}")
-    unknown = set(obj) - SCHEMA_KEYS
+    allowed = DRAW_KEYS if draw else SCHEMA_KEYS
+    unknown = set(obj) - allowed
     if unknown:
-        raise refuse(f"unknown key(s) {sorted(unknown)}; the schema's keys are {sorted(SCHEMA_KEYS)}")
+        whose = "a draw's keys (its prompt is its line's)" if draw else "the schema's keys"
+        raise refuse(f"unknown key(s) {sorted(unknown)}; {whose} are {sorted(allowed)}")
     text = obj.get("text")
     if not isinstance(text, str):
         raise refuse(f"'text' must be a string, got {text!r:.60}")
@@ -102,7 +115,7 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
     for key in LIST_KEYS:
         if obj.get(key) is not None and not isinstance(obj[key], list):
             raise refuse(f"{key!r} must be a list (one entry per token), got {type(obj[key]).__name__}")
-    if obj.get("sample_id") is None and obj.get("prompt") is None and obj.get("input") is None:
+    if not draw and obj.get("sample_id") is None and obj.get("prompt") is None and obj.get("input") is None:
         raise refuse(
             "neither 'sample_id', 'prompt' nor 'input': the response cannot be matched to a dataset row"
         )
@@ -112,6 +125,31 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
     n_prompt = obj.get("num_prompt_tokens") or 0
     if isinstance(n_prompt, bool) or not isinstance(n_prompt, int) or n_prompt < 0:
         raise refuse(f"'num_prompt_tokens' must be an integer >= 0, got {n_prompt!r}")
+    tokens = _token_texts(obj, refuse)
+    return ImportedResponse(
+        where=where,
+        text=text,
+        sample_id=obj.get("sample_id"),
+        prompt=obj.get("prompt"),
+        style=obj.get("style"),
+        finish_reason=finish,
+        error=obj.get("error"),
+        num_prompt_tokens=n_prompt,
+        reasoning="" if "reasoning" in obj and obj["reasoning"] is None else obj.get("reasoning"),
+        token_texts=tokens,
+        token_ids=obj.get("token_ids"),
+        logprobs=obj.get("logprobs"),
+        top_logprobs=obj.get("top_logprobs"),
+        top_ids=obj.get("top_ids"),
+        top_tokens=obj.get("top_tokens"),
+        entropy=obj.get("entropy"),
+        task_input=obj.get("input"),
+        draws=_draws(obj.get("draws"), where, path),
+    )
+
+
+def _token_texts(obj: dict[str, Any], refuse: Callable[[str], GenerationsFileError]) -> list[str] | None:
+    """A response's token texts (from ``tokens`` or ``token_bytes``), its offsets and alternatives checked."""
     tokens = obj.get("tokens")
     if obj.get("token_bytes") is not None:
         if tokens is not None:
@@ -141,25 +179,18 @@ def _response(obj: Any, where: str, path: Path) -> ImportedResponse:
             raise refuse(f"{key!r} must hold one list of alternatives per token")
     if obj.get("top_ids") is not None and obj.get("top_tokens") is not None:
         raise refuse("both 'top_ids' and 'top_tokens': give one of them")
-    return ImportedResponse(
-        where=where,
-        text=text,
-        sample_id=obj.get("sample_id"),
-        prompt=obj.get("prompt"),
-        style=obj.get("style"),
-        finish_reason=finish,
-        error=obj.get("error"),
-        num_prompt_tokens=n_prompt,
-        reasoning="" if "reasoning" in obj and obj["reasoning"] is None else obj.get("reasoning"),
-        token_texts=tokens,
-        token_ids=obj.get("token_ids"),
-        logprobs=obj.get("logprobs"),
-        top_logprobs=obj.get("top_logprobs"),
-        top_ids=obj.get("top_ids"),
-        top_tokens=obj.get("top_tokens"),
-        entropy=obj.get("entropy"),
-        task_input=obj.get("input"),
-    )
+    return tokens
+
+
+def _draws(value: Any, where: str, path: Path) -> tuple[ImportedResponse, ...]:
+    """The entries of a line's ``draws`` (docs/backends.md §9.7): each a response without identity keys."""
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise GenerationsFileError(
+            path, where, f"'draws' must be a list of objects, got {type(value).__name__}"
+        )
+    return tuple(_response(entry, f"{where} draw {d}", path, draw=True) for d, entry in enumerate(value))
 
 
 def read_jsonl(path: str | Path) -> list[ImportedResponse]:
@@ -249,4 +280,4 @@ def write_jsonl(frame: pl.DataFrame, path: str | Path) -> int:
     return table.height
 
 
-__all__ = ["EXPORT_COLUMNS", "FINISH_ALIASES", "SCHEMA_KEYS", "read_jsonl", "write_jsonl"]
+__all__ = ["DRAW_KEYS", "EXPORT_COLUMNS", "FINISH_ALIASES", "SCHEMA_KEYS", "read_jsonl", "write_jsonl"]

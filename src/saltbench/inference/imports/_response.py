@@ -71,7 +71,8 @@ class ImportedResponse:
     (``T`` tokens): ``token_texts``; ``token_ids`` (int, or ``None``: negative string ids); ``logprobs`` (the
     chosen token's, ``None``: the response has no log-probabilities; a NaN entry: that token has none);
     ``top_logprobs`` / ``top_ids`` / ``top_tokens``: each token's alternatives, most likely first (ragged);
-    ``entropy`` (``None``: NaN).
+    ``entropy`` (``None``: NaN). ``draws``: sampled answers to the same prompt the file carries beside it
+    (docs/backends.md §9.7), each a response of its own (no identity: its parent's), in draw order.
     """
 
     where: str
@@ -92,6 +93,7 @@ class ImportedResponse:
     entropy: Sequence[float | None] | np.ndarray | None = None
     task_input: str | None = None
     input_task: str | None = None
+    draws: tuple[ImportedResponse, ...] = ()
 
     @property
     def has_logprobs(self) -> bool:

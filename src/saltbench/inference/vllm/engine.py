@@ -110,6 +110,10 @@ def configure_cpu_threads(num_threads: int | None) -> None:
         os.environ.setdefault("OMP_NUM_THREADS", str(max(1, int(num_threads))))
 
 
+WHOLE_PREFILL_TOKENS = 8192
+"""The fewest tokens one engine step may take with ``whole_prefills`` (:func:`load_vllm`)."""
+
+
 def load_vllm(
     path: str | Path,
     spec: ModelSpec,
@@ -119,6 +123,7 @@ def load_vllm(
     prefix_caching: bool = False,
     max_logprobs: int = TOP_K,
     seed: int = 0,
+    whole_prefills: bool = False,
 ) -> VllmEngine:
     """Start a vLLM engine for the model at ``path`` (a ``save_pretrained`` directory or a hub id).
 
@@ -131,6 +136,8 @@ def load_vllm(
         prefix_caching: reuse the key/value blocks of shared prompt prefixes across requests
             (interventions: one prompt, many answer prefixes).
         max_logprobs: the most log-probabilities one step may return (at least the ``top_k`` used).
+        whole_prefills: on a CPU build, never split a prompt's prefill (seeded draws fail on a split one:
+            ``CPU Generator does not use offset``; docs/generation.md §7.3).
     """
     # vLLM's own logging set-up replaces the root logger's handlers, so a job's log file would stop at the
     # engine start; without it vLLM's records go through the job's handlers like everyone else's
@@ -151,8 +158,10 @@ def load_vllm(
     from saltbench.inference.chat import load_tokenizer
 
     options = options or vllm_options(spec)
-    if current_platform.is_cpu():
+    cpu = current_platform.is_cpu()
+    if cpu:
         configure_cpu_threads(num_threads)
+    scheduling = _whole_prefills(spec) if cpu and whole_prefills else {}  # seeded draws: see the Args
     from vllm import LLM
 
     started = time.perf_counter()
@@ -171,6 +180,7 @@ def load_vllm(
         logprobs_mode="raw_logprobs",
         max_logprobs=max_logprobs,
         seed=seed,
+        **scheduling,
     )
     eos_ids = generation_config_eos_ids(_generation_config(path, spec.revision), tokenizer)
     max_context = int(llm.llm_engine.model_config.max_model_len)
@@ -184,6 +194,16 @@ def load_vllm(
         time.perf_counter() - started,
     )
     return VllmEngine(llm=llm, tokenizer=tokenizer, eos_ids=eos_ids, max_context=max_context)
+
+
+def _whole_prefills(spec: ModelSpec) -> dict[str, Any]:
+    """Engine arguments that keep every prompt's prefill whole (``whole_prefills`` of :func:`load_vllm`): no
+    chunked prefill, a step of up to ``max(max_context, WHOLE_PREFILL_TOKENS)`` tokens. vLLM 0.32 rewinds
+    the generator of a seeded request whose prefill it split, which a CPU generator cannot do."""
+    scheduling: dict[str, Any] = {"enable_chunked_prefill": False}
+    if spec.max_context:
+        scheduling["max_num_batched_tokens"] = max(spec.max_context, WHOLE_PREFILL_TOKENS)
+    return scheduling
 
 
 def _generation_config(path: str | Path, revision: str | None) -> Any:

@@ -96,10 +96,11 @@ def load(
     num_threads: int | None,
     prefix_caching: bool,
     options: VllmOptions,
+    whole_prefills: bool = False,
 ) -> VllmModel:
     """The ``vllm`` backend's loader (entry point ``saltbench.backends:vllm``): an engine over the model at
     ``model_path`` with the entry's engine ``options`` (:class:`VllmOptions`), ``num_threads`` CPU threads
-    on a CPU build, prefix caching when asked (the interventions)."""
+    on a CPU build, prefix caching when asked (the interventions), whole prefills when asked (draws)."""
     from saltbench.inference.vllm.engine import load_vllm
 
     engine = load_vllm(
@@ -109,5 +110,6 @@ def load(
         num_threads=num_threads,
         prefix_caching=prefix_caching,
         max_logprobs=top_k,
+        whole_prefills=whole_prefills,
     )
     return VllmModel(spec, engine.tokenizer, engine, batch_size, top_k)
