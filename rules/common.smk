@@ -84,9 +84,11 @@ GREEDY_INFERENCE = {
 # ... and the draws jobs read all but inference.second_pass
 DRAWS_INFERENCE = {key: value for key, value in config["inference"].items() if key != "second_pass"}
 # models whose draws (inference.samples, docs/generation.md §7) the run asks for
-DRAW_MODELS = MODELS if SETTINGS.inference.samples.n > 0 else []
+DRAW_MODELS = list(SETTINGS.inference.samples.drawn(MODELS))
 # models asked about their own answers (inference.second_pass, docs/confidence.md §8)
-SECOND_PASS_MODELS = MODELS if SETTINGS.inference.second_pass.kinds else []
+SECOND_PASS_MODELS = list(
+    SETTINGS.inference.second_pass.asked(MODELS, [m for m in MODELS if spec_of(m).imported])
+)
 
 
 def model_files(wildcards):

@@ -11,9 +11,17 @@ rule score_units:
         generations=per_task("data/generations/{model}/{style}/{task}.parquet"),
         datasets=expand("data/datasets/{task}.parquet", task=TASKS),
         # the model's replies to the second pass (docs/confidence.md §8), when inference.second_pass asks
-        second_pass=per_task("data/second_pass/{model}/{style}/{task}.parquet") if SECOND_PASS_MODELS else [],
+        second_pass=lambda wildcards: (
+            expand("data/second_pass/{model}/{style}/{task}.parquet", task=TASKS, **wildcards)
+            if wildcards.model in SECOND_PASS_MODELS
+            else []
+        ),
         # the draws, when the run asks for them: the consistency columns (docs/confidence.md §7)
-        draws=per_task("data/draws/{model}/{style}/{task}.parquet") if DRAW_MODELS else [],
+        draws=lambda wildcards: (
+            expand("data/draws/{model}/{style}/{task}.parquet", task=TASKS, **wildcards)
+            if wildcards.model in DRAW_MODELS
+            else []
+        ),
     output:
         per_task("data/units/{model}/{style}/{task}.parquet"),
     params:

@@ -982,8 +982,11 @@ def test_a_second_pass_no_model_can_answer_is_refused_before_any_job(default_cfg
     default_cfg["training"]["enabled"] = False
     default_cfg["interventions"]["enabled"] = False
     default_cfg["inference"]["second_pass"] = {"kinds": ["verbalized", "p_true"]}
-    with pytest.raises(ConfigError, match=r"^inference\.second_pass: model 'mine' is imported"):
+    validate_config(default_cfg)  # by default an imported model is left out of the second pass
+    default_cfg["inference"]["second_pass"]["models"] = ["mine"]
+    with pytest.raises(ConfigError, match=r"^inference\.second_pass\.models: model 'mine' is imported"):
         validate_config(default_cfg)
+    default_cfg["inference"]["second_pass"] = {"kinds": ["verbalized", "p_true"]}
     default_cfg["models"] = ["api"]
     with pytest.raises(
         ConfigError, match=r"^inference\.second_pass\.kinds: p_true for model 'api' on backend"
@@ -994,3 +997,25 @@ def test_a_second_pass_no_model_can_answer_is_refused_before_any_job(default_cfg
     default_cfg["scoring"] = {"granularities": ["atom", "generation"]}
     with pytest.raises(ConfigError, match=r"^inference\.second_pass\.granularities: line not in scoring"):
         validate_config(default_cfg)
+
+
+def test_draws_and_the_second_pass_ask_the_models_they_name_and_ignore_others(default_cfg, caplog):
+    """``inference.samples.models`` and ``inference.second_pass.models`` narrow the models that draw or are
+    asked (default: all; the second pass leaves imported models out); a name outside the run's models is
+    ignored with a warning, so that a run narrowing ``models`` keeps the default configuration valid."""
+    settings = resolve_config(default_cfg)
+    samples, second = settings.inference.samples, settings.inference.second_pass
+    assert samples.n > 0 and samples.models is not None
+    assert samples.drawn(settings.models) == tuple(m for m in settings.models if m in samples.models)
+    assert "smollm2-135m" in settings.models and "smollm2-135m" not in samples.drawn(settings.models)
+    assert second.asked(settings.models) == tuple(m for m in settings.models if m in (second.models or ()))
+    every = dataclasses.replace(second, models=None)
+    assert every.asked(settings.models, ["salt-tiny@mid"]) == tuple(
+        m for m in settings.models if m != "salt-tiny@mid"
+    )
+    assert dataclasses.replace(samples, n=0).drawn(settings.models) == ()
+    default_cfg["models"] = ["smollm2-135m"]
+    with caplog.at_level("WARNING"):
+        narrowed = resolve_config(default_cfg)
+    assert narrowed.inference.samples.drawn(narrowed.models) == ()
+    assert "inference.samples.models: salt-tiny@early" in caplog.text

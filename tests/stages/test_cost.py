@@ -50,20 +50,6 @@ def test_without_draws_nothing_extra_is_planned(settings, tmp_path):
         assert e.draw_requests == e.draw_prompt_tokens == e.draw_completion_tokens == 0
 
 
-@pytest.mark.parametrize(
-    ("block", "plan"),
-    [
-        (None, None),
-        ({"enabled": False}, None),
-        ({"n": 0}, None),
-        ({}, (("verbalized", "p_true"), ("generation", "line"))),
-        ({"kinds": ["p_true"], "granularities": ["generation"]}, (("p_true",), ("generation",))),
-    ],
-)
-def test_the_second_pass_block_is_read_defensively(block, plan):
-    assert cost._second_pass_plan(block) == plan
-
-
 def test_the_second_pass_asks_once_per_unit_and_kind():
     rows = get_task("dna").generate(4, 3, min_codons=3, max_codons=6)
     prompts = ["p" * 40] * rows.height

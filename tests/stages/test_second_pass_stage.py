@@ -182,7 +182,9 @@ def test_every_reply_gets_a_value_or_a_status_of_its_own(folder):
     # the statuses in generation health: every reply counted, the unparsable ones among them
     units = score_generations(generations, dataset, "logic", fence_rule="line", flavours=["topk"])
     cell = {"model": pl.lit("m"), "style": pl.lit("direct"), "task": pl.lit("logic")}
-    health = generation_health(units.with_columns(**cell), table.with_columns(**cell)).row(0, named=True)
+    health = generation_health(units.with_columns(**cell), second_pass=table.with_columns(**cell)).row(
+        0, named=True
+    )
     assert health["second_pass_replies"] == 10 and health["second_pass_unparsable"] == 2
     assert [health[f"second_pass_{s}"] for s in SECOND_PASS_STATUSES] == [4, 2, 2, 1, 1]
     silent = generation_health(units.with_columns(**cell)).row(0, named=True)

@@ -356,22 +356,25 @@ def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> 
     """With ``inference.samples.n > 0``, every model of the run samples with a seed on its backend
     (:func:`saltbench.inference.backends.draw_support`: ``seeded``), so that a rerun reproduces every draw;
     an imported model takes the draws its file carries (JSONL ``draws``, inspect_ai epochs: docs/backends.md
-    §9.7), so the authors' cache, which carries none, is refused (docs/generation.md §7).
+    §9.7), so the authors' cache, which carries none, is refused (docs/generation.md §7). Only the models
+    of ``inference.samples.models`` draw (default: all); a name it lists outside the run's models is
+    logged and ignored.
 
     Raises:
         ConfigError: ``inference.samples: model 'M' ...`` naming the backend and what it lacks.
     """
-    if settings.inference.samples.n == 0:
-        return
     from saltbench.inference.backends import draw_support
 
-    for name in settings.models:
+    outside = [m for m in settings.inference.samples.models or () if m not in settings.models]
+    if outside:  # a run may narrow `models` (a command line, another registry): a warning, not an error
+        log.warning("inference.samples.models: %s not among the run's models; ignored", ", ".join(outside))
+    for name in settings.inference.samples.drawn(settings.models):
         spec = registry[name]
         if spec.imported:
             if getattr(spec.source, "format", None) == "salt_cache":
                 raise ConfigError(
                     f"inference.samples: model {name!r} is imported from the authors' cache, which carries "
-                    "no draws; set inference.samples.n: 0 or leave the model out of models "
+                    "no draws; set inference.samples.n: 0 or leave the model out of inference.samples.models "
                     "(docs/backends.md §9.7)"
                 )
             continue
@@ -384,13 +387,15 @@ def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> 
             raise ConfigError(
                 f"inference.samples: model {name!r} on backend {backend!r} {lacks}; draws need seeded "
                 "sampling (a served API taking n and seed: backend_options.draws), so set "
-                "inference.samples.n: 0 or leave the model out of models (docs/generation.md §7)"
+                "inference.samples.n: 0 or leave the model out of inference.samples.models "
+                "(docs/generation.md §7)"
             )
 
 
 def check_second_pass(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """With ``inference.second_pass.kinds``, every unit granularity asked about is scored
-    (``scoring.granularities``), no model of the run is imported (it has no model to ask), and with
+    (``scoring.granularities``), no model asked is imported (it has no model to ask: by default the
+    imported models are left out, :meth:`SecondPassConfig.asked`), and with
     ``p_true`` no model is served without token ids: P(True) reads the token texts of the reply's first
     token's candidates, which an API returning token strings only (backend openai without
     ``backend_options.token_ids``) does not keep (docs/confidence.md §8).
@@ -409,13 +414,19 @@ def check_second_pass(settings: WorkflowConfig, registry: Mapping[str, ModelSpec
         )
     from saltbench.inference.openai import api_settings
 
-    for name in settings.models:
+    outside = [m for m in second.models or () if m not in settings.models]
+    if outside:  # a run may narrow `models` (a command line, another registry): a warning, not an error
+        log.warning(
+            "inference.second_pass.models: %s not among the run's models; ignored", ", ".join(outside)
+        )
+    imported = [name for name in settings.models if registry[name].imported]
+    for name in second.asked(settings.models, imported):
         spec = registry[name]
         if spec.imported:
             raise ConfigError(
-                f"inference.second_pass: model {name!r} is imported (source kind generations): there is no "
-                "model to ask about its answers; set inference.second_pass.kinds: [] or leave the model out "
-                "of models (docs/confidence.md §8)"
+                f"inference.second_pass.models: model {name!r} is imported (source kind generations): there "
+                "is no model to ask about its answers; leave it out of inference.second_pass.models "
+                "(docs/confidence.md §8)"
             )
         if "p_true" in second.kinds and spec.served and not api_settings(spec).token_ids:
             raise ConfigError(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
@@ -47,6 +47,19 @@ class SamplesConfig(Block):
         "Seed of the draws; null = the top-level seed. Draw d of a prompt is seeded by (seed, model, style, "
         "task, sample_id, d), so batching and sharding never change it.",
     )
+    models: tuple[str, ...] | None = setting(
+        None,
+        "The models that draw (a name not among the run's models is ignored, with a warning); null: "
+        "every model of the run. The others' sampling-consistency columns are not computed "
+        "(a model too slow to sample on a CPU run).",
+        uniqueItems=True,
+    )
+
+    def drawn(self, models: Sequence[str]) -> tuple[str, ...]:
+        """The models of ``models`` that draw: none when ``n`` is 0, else :attr:`models` (default: all)."""
+        if self.n == 0:
+            return ()
+        return tuple(m for m in models if self.models is None or m in self.models)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -71,6 +84,21 @@ class SecondPassConfig(Block):
         "With atom among the granularities: only responses with at most this many atoms are asked per atom "
         "(one question per atom costs one generation each).",
     )
+    models: tuple[str, ...] | None = setting(
+        None,
+        "The models asked (a name not among the run's models is ignored, with a warning); null: every "
+        "model of the run that generates (an imported model has no model to ask: it is left out).",
+        uniqueItems=True,
+    )
+
+    def asked(self, models: Sequence[str], imported: Collection[str] = ()) -> tuple[str, ...]:
+        """The models of ``models`` asked: none without :attr:`kinds`, else :attr:`models` (default: every
+        model not in ``imported``)."""
+        if not self.kinds:
+            return ()
+        if self.models is None:
+            return tuple(m for m in models if m not in imported)
+        return tuple(m for m in models if m in self.models)
 
 
 @dataclass(frozen=True, kw_only=True)

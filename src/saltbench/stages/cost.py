@@ -9,11 +9,11 @@ few tokens per message), and estimated as characters / 4 otherwise (marked ``~``
 
 The extra tokens of the other estimator families (docs/generation.md §7.5):
 
-* **draws** (``inference.samples.n > 0``): one more request per prompt asking ``n`` answers (the prompt's
+* **draws** (``inference.samples.n > 0``, for the models that draw): one more request per prompt asking ``n`` answers (the prompt's
   tokens once, its prefix shared), ``n`` × the greedy answers' generated tokens — counted from the greedy
   generations when they are on disk, else at most ``n`` × the budget;
-* **second pass** (``inference.second_pass``, read as written: ``kinds``, default verbalized and P(True);
-  ``granularities``, default generation and line): one request per unit asked about and kind — the prompt
+* **second pass** (``inference.second_pass``: its ``kinds`` and ``granularities``, for the models it asks):
+  one request per unit asked about and kind — the prompt
   and the answer scored (estimated with the reference answer's text and units, the greedy answer's being
   unknown before the run), ``VERBALIZED_BUDGET`` tokens generated at most for verbalized confidence, 1 for
   P(True).
@@ -31,7 +31,7 @@ import argparse
 import logging
 import math
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -86,14 +86,16 @@ def estimate(settings: WorkflowConfig, generations: str | Path = "data/generatio
         if generated
         else {}
     )
-    second_pass = _second_pass_plan(settings.to_dict()["inference"].get("second_pass"))
+    second = settings.inference.second_pass
+    asked = second.asked(settings.models, [name for name in settings.models if registry[name].imported])
     out = []
     for spec in generated:
         tokenizer = _tokenizer(spec)
+        plan = (second.kinds, second.granularities) if spec.name in asked else None
         for style in settings.prompt_styles:
             for task in settings.tasks:
                 cell = (style, task, datasets[task], Path(generations))
-                out.append(_cell_estimate(settings, spec, tokenizer, cell, second_pass))
+                out.append(_cell_estimate(settings, spec, tokenizer, cell, plan))
     return out
 
 
@@ -113,7 +115,7 @@ def _cell_estimate(
     prompts = _rendered(spec, tokenizer, build_prompts(rows, style, settings.datasets.n_shots))
     budget = spec.generation_budget(settings.inference.max_new_tokens_for(task, style))
     prompt_tokens = sum(count(p) for p in prompts)
-    n = settings.inference.samples.n
+    n = settings.inference.samples.n if spec.name in settings.inference.samples.drawn(settings.models) else 0
     greedy = _greedy_tokens(generations / spec.name / style / f"{task}.parquet") if n else None
     draws = n * (budget * len(prompts) if greedy is None else greedy)
     extra = {"draw_requests": len(prompts) if n else 0, "draw_prompt_tokens": prompt_tokens if n else 0}
@@ -142,19 +144,6 @@ def _greedy_tokens(path: Path) -> int | None:
     if not path.is_file():
         return None
     return int(pl.read_parquet(path, columns=["num_generated_tokens"])["num_generated_tokens"].sum())
-
-
-def _second_pass_plan(block: Any) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    """``(kinds, granularities)`` of the config's ``inference.second_pass`` block, read defensively (it may
-    be absent, ``null``, disabled with ``enabled: false`` or ``n: 0``, or name its kinds and granularities);
-    ``None`` when there is no second pass."""
-    from saltbench.evaluation import SECOND_PASS_KINDS
-
-    if not isinstance(block, Mapping) or block.get("enabled", True) is False or block.get("n", 1) == 0:
-        return None
-    kinds = tuple(block.get("kinds") or SECOND_PASS_KINDS)
-    granularities = tuple(block.get("granularities") or ("generation", "line"))
-    return (kinds, granularities) if kinds else None
 
 
 def _second_pass_tokens(
