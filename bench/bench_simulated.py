@@ -200,7 +200,7 @@ def _estimator_units(model: Any, folder: str, frame: pl.DataFrame, task: str, dr
     from saltbench.evaluation import EvaluateOptions, draw_consistency, p_true, parse_verbalized
     from saltbench.evaluation import second_pass_instruction as ask
     from saltbench.inference.base import DrawSettings
-    from saltbench.inference.simulated.model import FALSE_ID, TRUE_ID
+    from saltbench.inference.simulated.answers import FALSE_ID, TRUE_ID
     from saltbench.stages.generation import build_prompts, generate_shard
     from saltbench.stages.scoring import score_generations
 

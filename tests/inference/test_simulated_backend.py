@@ -24,7 +24,7 @@ from saltbench.inference.simulated import (
     planted_thinking,
     trace_length_cdf,
 )
-from saltbench.inference.simulated.model import wrong_atom
+from saltbench.inference.simulated.answers import wrong_atom
 from saltbench.inference.simulated.thinking import draw_trace_length, trace_text
 from saltbench.inference.sources import SimulatedSource
 from saltbench.stages.generation import build_prompts, generate_rows
@@ -331,7 +331,7 @@ def test_the_planted_atom_auroc_is_the_normal_separation():
 
 
 def test_a_character_of_several_bytes_belongs_to_the_token_that_completes_it():
-    from saltbench.inference.simulated.model import build_tokenizer, token_scores
+    from saltbench.inference.simulated.answers import build_tokenizer, token_scores
 
     scores, texts = token_scores("é a", np.full(4, 0.9), True, build_tokenizer())
     assert texts == ("", "é", " ", "a", "") and len(scores) == 5

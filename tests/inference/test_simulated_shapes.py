@@ -15,7 +15,7 @@ from saltbench.evaluation import decompose_clean, evaluate, resolve_task, respon
 from saltbench.inference.backends import load_backend
 from saltbench.inference.registry import ModelSpec
 from saltbench.inference.simulated import SimulationParams
-from saltbench.inference.simulated.model import _rng
+from saltbench.inference.simulated.answers import _rng
 from saltbench.inference.simulated.shapes import SHAPES, draw_shapes, reshape
 from saltbench.inference.sources import SimulatedSource
 from saltbench.stages.generation import build_prompts

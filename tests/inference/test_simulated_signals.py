@@ -21,8 +21,8 @@ from saltbench.evaluation import (
 )
 from saltbench.inference.base import DrawSettings, draw_seed
 from saltbench.inference.simulated import SecondPassEffect
+from saltbench.inference.simulated.answers import FALSE_ID, TRUE_ID, _rng
 from saltbench.inference.simulated.draws import repeated
-from saltbench.inference.simulated.model import FALSE_ID, TRUE_ID, _rng
 from saltbench.inference.simulated.second_pass import UNPARSABLE_REPLY, p_true_value, read_question
 from saltbench.stages.generation import build_prompts
 from saltbench.tasks import get_task

@@ -9,9 +9,9 @@ few tokens per message), and estimated as characters / 4 otherwise (marked ``~``
 
 The extra tokens of the other estimator families (docs/generation.md §7.5):
 
-* **draws** (``inference.samples.n > 0``, for the models that draw): one more request per prompt asking ``n`` answers (the prompt's
-  tokens once, its prefix shared), ``n`` × the greedy answers' generated tokens — counted from the greedy
-  generations when they are on disk, else at most ``n`` × the budget;
+* **draws** (``inference.samples.n > 0``, for the models that draw): one more request per prompt asking
+  ``n`` answers (the prompt's tokens once, its prefix shared), ``n`` × the greedy answers' generated
+  tokens — counted from the greedy generations when they are on disk, else at most ``n`` × the budget;
 * **second pass** (``inference.second_pass``: its ``kinds`` and ``granularities``, for the models it asks):
   one request per unit asked about and kind — the prompt
   and the answer scored (estimated with the reference answer's text and units, the greedy answer's being

@@ -2,6 +2,8 @@
 
 * :mod:`~saltbench.inference.simulated.model` — :class:`SimulatedModel` and its loader :func:`load` (the
   entry point ``saltbench.backends:simulated``), which answers every prompt from the planted process;
+* :mod:`~saltbench.inference.simulated.answers` — what it writes: tokenizer, the :class:`Oracle`, the planted
+  answer body and token scores (shared with the draws and the second pass);
 * :mod:`~saltbench.inference.simulated.params` — :class:`SimulationParams`, the parameters of the planted
   process (a registry source of kind ``simulated``; the backend itself takes no options);
 * :mod:`~saltbench.inference.simulated.chain` — the planted process (compiled with numba);
@@ -35,13 +37,14 @@ __getattr__ = lazy_getattr(
         "planted_logit": "chain",
         "planted_thinking": "thinking",
         "trace_length_cdf": "thinking",
-        "EOS_ID": "model",
+        "EOS_ID": "answers",
         "SimulatedModel": "model",
         "load": "model",
     },
 )
 
 if TYPE_CHECKING:
+    from saltbench.inference.simulated.answers import EOS_ID
     from saltbench.inference.simulated.chain import (
         atom_chain,
         atom_confidence,
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
         planted_logit,
         token_probability,
     )
-    from saltbench.inference.simulated.model import EOS_ID, SimulatedModel, load
+    from saltbench.inference.simulated.model import SimulatedModel, load
     from saltbench.inference.simulated.thinking import planted_thinking, trace_length_cdf
 
 __all__ = [

@@ -8,7 +8,7 @@
   response (its plan: shape, trace, cut, token probabilities) with each atom of the answer repeated with
   probability ``repeat_correct`` when the greedy atom is correct and ``repeat_wrong`` when it is wrong
   (uniforms from the draw's seed and the prompt); an atom not repeated is written as its one alternative —
-  for a correct greedy atom a wrong atom (:func:`~saltbench.inference.simulated.model.wrong_atom`) drawn
+  for a correct greedy atom a wrong atom (:func:`~saltbench.inference.simulated.answers.wrong_atom`) drawn
   once per prompt from the parameters' seed, the same in every draw; for a wrong one the reference atom.
 
 ``temperature`` and ``top_p`` do not change either process.
@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from saltbench.inference.base import DrawSettings, draw_seed
-from saltbench.inference.simulated.model import Plan, _rng, wrong_atom
+from saltbench.inference.simulated.answers import Plan, _rng, wrong_atom
 
 if TYPE_CHECKING:
     from saltbench.inference.records import GenerationRecord
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 def greedy_texts(plan: Plan) -> dict[int, str]:
     """The texts of the greedy response's wrong atoms (index from 0 -> text), drawn as
-    :func:`~saltbench.inference.simulated.model.answer_body` draws them."""
+    :func:`~saltbench.inference.simulated.answers.answer_body` draws them."""
     rng = random.Random(plan.wrong_seed)
     return {j: wrong_atom(plan.answer.atoms[j], rng) for j in np.flatnonzero(~plan.correct).tolist()}
 

@@ -1,6 +1,6 @@
 """Second-pass replies of the simulated model (docs/simulation.md §10): asked about its own answer by a
 prompt of :func:`saltbench.evaluation.second_pass_instruction`, it finds the dataset row the quoted task
-instruction asks about (the :class:`~saltbench.inference.simulated.model.Oracle`), judges the asked unit as
+instruction asks about (the :class:`~saltbench.inference.simulated.answers.Oracle`), judges the asked unit as
 the evaluator does under strict alignment (its comparison form equals that of the reference's unit at the
 same position, and it is no DK marker; the whole answer at generation level), and replies from the planted
 map of :class:`~saltbench.inference.simulated.params.SecondPassEffect`:
@@ -33,7 +33,7 @@ from saltbench.evaluation import (
     second_pass_instruction,
 )
 from saltbench.inference.records import TOP_K, GenerationRecord, TokenScores
-from saltbench.inference.simulated.model import (
+from saltbench.inference.simulated.answers import (
     EOS_ID,
     FALSE_ID,
     SECOND_PASS_MARK,
