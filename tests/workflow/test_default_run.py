@@ -93,6 +93,30 @@ def test_findings_page_estimates_the_tiny_family_everywhere(run_dir: Path) -> No
         assert (figures / f"{name}.png").stat().st_size > 10_000
 
 
+def test_the_tiny_models_draws_and_second_pass_reach_every_table(run_dir: Path) -> None:
+    """The default run gives the tiny models 3 draws and asks them about their whole answers (config
+    ``inference.samples``, ``inference.second_pass``): generation health counts both, the units carry the
+    sampling-consistency columns, the dominance table ranks the single-pass and samples families at every
+    granularity, the frontier prices them and the figure is drawn (docs/confidence.md §Families)."""
+    health = _table(run_dir, "generation_health")
+    tiny = health.filter(pl.col("model").str.starts_with("salt-tiny"))
+    assert (tiny["draws"] == tiny["draws_expected"]).all() and (tiny["draws_expected"] > 0).all()
+    assert tiny["second_pass_replies"].sum() > 0
+    smollm2 = health.filter(pl.col("model") == "smollm2-135m")
+    assert (smollm2["draws_expected"] == 0).all() and (smollm2["second_pass_replies"] == 0).all()
+    units = read_table(run_dir / "data/units/salt-tiny@final/direct/logic.parquet", "units")
+    assert units["draws.agreement"].is_not_nan().any() and "second_pass.verbalized" in units.columns
+    dominance = _table(run_dir, "dominance")
+    for granularity in ("atom", "line", "generation"):
+        families = set(dominance.filter(pl.col("granularity") == granularity)["family"])
+        assert {"single_pass", "samples"} <= families, granularity
+    frontier = _table(run_dir, "frontier")
+    samples = frontier.filter(pl.col("family") == "samples")
+    assert samples.height and (samples["extra_generated_tokens"] > 0).all()
+    assert (run_dir / "figures" / "frontier.png").stat().st_size > 10_000
+    assert "By family" in _section((run_dir / "results" / "findings.md").read_text(), 1)
+
+
 def test_smollm2_which_answers_nothing_is_named_in_section_0_only(run_dir: Path) -> None:
     """SmolLM2 answers none of its prompts (docs/tiny-models.md): it enters no pooled or compared estimate,
     and the findings page names it in §0 alone (docs/metrics.md §10)."""
