@@ -145,6 +145,27 @@ def draws() -> pl.DataFrame:
     return draws_frame(records, generation_meta(rows))
 
 
+def second_pass() -> pl.DataFrame:
+    """Both kinds asked about every line and whole answer of two dataset rows, one reply of each status (the
+    second-pass table: docs/confidence.md §8)."""
+    from saltbench.core.contracts import SECOND_PASS_COLUMNS
+
+    ids = dataset()["sample_id"][:2].to_list()
+    questions = [(s, g, i) for s in ids for g, i in (("generation", 0), ("line", 0), ("line", 1))]
+    kinds = ("verbalized", "p_true")
+    replies = {
+        "verbalized": [("85", 0.85, "ok"), ("unsure", None, "unparsable"), ("120", None, "out_of_range")],
+        "p_true": [("True", 0.9, "ok"), ("****", None, "no_true_false"), ("", None, "empty")],
+    }
+    rows = [
+        (s, g, i, kind, *replies[kind][n % 3], 140, 3)
+        for n, (s, g, i) in enumerate(questions)
+        for kind in kinds
+    ]
+    frame = pl.DataFrame(rows, schema=list(SECOND_PASS_COLUMNS), orient="row")
+    return frame.with_columns(pl.col("value").fill_null(float("nan"))).cast(dict(SECOND_PASS_COLUMNS))
+
+
 def _table(name: str) -> Callable[[], pl.DataFrame]:
     return lambda: TABLE_BUILDERS[name](realistic())
 
@@ -153,6 +174,7 @@ SAMPLES = {
     "dataset": dataset,
     "generations": generations,
     "draws": draws,
+    "second_pass": second_pass,
     "units": units,
     "metrics": metrics,
     "interventions": interventions,
