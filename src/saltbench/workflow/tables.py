@@ -441,7 +441,7 @@ def _simulated_run(
         confidence=p.confidence,
         n_bins=p.n_bins,
         alignment=p.alignment,
-        draws=p.draws,
+        draws=p.draws["n"],  # run.draw_counts: the draws per prompt (0: none)
         estimators=scored_estimators(metrics),
     )
 
@@ -708,7 +708,7 @@ TABLE_RULES: tuple[TableRule, ...] = (
             "flavour": "analysis.flavour",
             "n_bins": "metrics.n_bins",
             "alignment": "scoring.alignment",
-            "draws": "inference.samples.n",
+            "draws": "run.draw_counts",
         },
         formats=DATA_ONLY,
         needs="simulation",
