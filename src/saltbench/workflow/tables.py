@@ -423,6 +423,8 @@ def _simulated_run(
         m: source.parameters for m in p.models if isinstance(source := registry[m].source, SimulatedSource)
     }
     budgets = responses.group_by("model", "style", "task").agg(pl.col("max_new_tokens").max())
+    # where planted values are compared: atom, line and the analysis granularity (docs/simulation.md §4)
+    granularities = [g for g in p.granularities if g in ("atom", "line", p.granularity)]
     return SimulatedRun(
         params=params,
         styles=p.styles,
@@ -437,12 +439,12 @@ def _simulated_run(
         thinking={m for m in params if registry[m].reasoning_format == "think"},
         budgets={(m, s, t): b for m, s, t, b in budgets.iter_rows()},
         granularity=p.granularity,
-        granularities=[g for g in p.granularities if g in ("atom", "line", p.granularity)],
+        granularities=granularities,
         confidence=p.confidence,
         n_bins=p.n_bins,
         alignment=p.alignment,
         draws=p.draws["n"],  # run.draw_counts: the draws per prompt (0: none)
-        estimators=scored_estimators(metrics),
+        estimators={e for e in scored_estimators(metrics) if e[0] in granularities},
     )
 
 
