@@ -142,19 +142,11 @@ def intervention_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
     :func:`prepare`) through the interventions stage's own function, fitted as the interventions table
     fits them, and joined with the planted estimand (recovery rows, with a ``seed`` column)."""
     from saltbench.analysis import SimulatedRun, fit_intervention_effects, planted_values
-    from saltbench.inference import load_model_registry
-    from saltbench.inference.sources import SimulatedSource
     from saltbench.interventions import InterventionOptions
     from saltbench.stages.interventions import intervention_shard
     from saltbench.tasks import get_task
 
-    config = yaml.safe_load(Path("config/simulated.yaml").read_text(encoding="utf-8"))
-    spec = load_model_registry("config/models.yaml")[args.model]
-    source = spec.source
-    if not isinstance(source, SimulatedSource):
-        raise SystemExit(f"--model {args.model!r} is not a simulated model")
-    params = dataclasses.replace(source.parameters, seed=1000 * seed + source.parameters.seed)
-    spec = dataclasses.replace(spec, source=dataclasses.replace(source, parameters=params))
+    config, spec = _reseeded(args.model, seed)
     design = {k: v for k, v in config["interventions"].items() if k not in ("enabled", "models", "tasks")}
     samples = args.samples or config["datasets"]["n_samples"]
     options = InterventionOptions.from_dict({**design, "samples_per_task": samples, "seed": seed})
@@ -174,7 +166,7 @@ def intervention_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
         pl.col("status") == "ok"
     )
     run = SimulatedRun(
-        params={args.model: params},
+        params={args.model: spec.source.parameters},
         styles=[],
         datasets={},
         intervention_models=[args.model],
@@ -293,18 +285,10 @@ def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
     and answer; the pooled AUROC of the draws' and second pass's estimators with the metrics' bootstrap
     interval, joined with their planted values (recovery rows, with a ``seed`` column)."""
     from saltbench.analysis import SimulatedRun, planted_values
-    from saltbench.inference import load_model_registry
     from saltbench.inference.backends import load_backend
-    from saltbench.inference.sources import SimulatedSource
     from saltbench.tasks import get_task
 
-    config = yaml.safe_load(Path("config/simulated.yaml").read_text(encoding="utf-8"))
-    spec = load_model_registry("config/models.yaml")[args.model]
-    source = spec.source
-    if not isinstance(source, SimulatedSource):
-        raise SystemExit(f"--model {args.model!r} is not a simulated model")
-    params = dataclasses.replace(source.parameters, seed=1000 * seed + source.parameters.seed)
-    spec = dataclasses.replace(spec, source=dataclasses.replace(source, parameters=params))
+    config, spec = _reseeded(args.model, seed)
     samples = args.samples or config["datasets"]["n_samples"]
     rows, datasets = [], {}
     with tempfile.TemporaryDirectory(prefix=f"estimators-{seed}-") as folder:
@@ -327,7 +311,7 @@ def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
         granularity.list.get(1).alias("name"),
     ).unique()
     run = SimulatedRun(
-        params={args.model: params},
+        params={args.model: spec.source.parameters},
         styles=["direct"],
         datasets=datasets,
         draws=args.draws,
@@ -409,6 +393,21 @@ def parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--out", type=Path, default=Path("estimator_coverage.parquet"))
     return cli
+
+
+def _reseeded(model: str, seed: int) -> tuple[dict[str, Any], Any]:
+    """config/simulated.yaml and the registry entry of simulated ``model`` with its parameters' seed moved
+    to ``1000 * seed + seed_of_the_entry`` (one replicate of a coverage bench)."""
+    from saltbench.inference import load_model_registry
+    from saltbench.inference.sources import SimulatedSource
+
+    config = yaml.safe_load(Path("config/simulated.yaml").read_text(encoding="utf-8"))
+    spec = load_model_registry("config/models.yaml")[model]
+    source = spec.source
+    if not isinstance(source, SimulatedSource):
+        raise SystemExit(f"--model {model!r} is not a simulated model")
+    params = dataclasses.replace(source.parameters, seed=1000 * seed + source.parameters.seed)
+    return config, dataclasses.replace(spec, source=dataclasses.replace(source, parameters=params))
 
 
 def main(argv: list[str] | None = None) -> int:
