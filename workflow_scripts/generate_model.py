@@ -11,12 +11,11 @@ from saltbench.stages.generation import (
     ShardJob,
     answered_rows,
     generate_model,
-    load_generator,
     n_shards,
     shard_rows,
 )
 from saltbench.workflow.kept import keep_output, restore_output
-from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
+from saltbench.workflow.rule_support import job_model, job_threads, setup_logging
 
 
 def write_generations(frames, outputs, todo, *, meta, keys, shard_size, log, artifact) -> None:
@@ -93,15 +92,7 @@ def main(snakemake) -> None:
     log.info(
         "model %s (%s): %d shards of %d (style, task) sets", model_name, params.backend, len(jobs), len(todo)
     )
-    model = load_generator(
-        params.model_path,
-        spec,
-        settings,
-        backend=params.backend,
-        num_threads=threads,
-        request_cache=params.request_cache,
-        server=server_endpoint(snakemake),
-    )
+    model = job_model(snakemake, spec, settings, threads)
     frames = generate_model(
         model,
         jobs,

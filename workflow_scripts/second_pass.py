@@ -8,10 +8,9 @@ import torch
 
 from saltbench.config import InferenceConfig, resolve_block
 from saltbench.io import config_hash, model_files_key, read_provenance
-from saltbench.stages.generation import load_generator
 from saltbench.stages.second_pass import SecondPassFile, SecondPassPlan, UnitSettings, second_pass_model
 from saltbench.workflow.kept import keep_output, restore_output
-from saltbench.workflow.rule_support import job_threads, server_endpoint, setup_logging
+from saltbench.workflow.rule_support import job_model, job_threads, setup_logging
 
 
 def main(snakemake) -> None:
@@ -39,20 +38,9 @@ def main(snakemake) -> None:
         inputs = {"key": key, "style": style, "task": task, "generations": source.get("inputs_key", source)}
         files.append(SecondPassFile(style, task, generations, datasets[task], output, config_hash(inputs)))
 
-    def load():
-        return load_generator(
-            params.model_path,
-            spec,
-            settings,
-            backend=params.backend,
-            num_threads=threads,
-            request_cache=params.request_cache,
-            server=server_endpoint(snakemake),
-        )
-
     second_pass_model(
         files,
-        load,
+        lambda: job_model(snakemake, spec, settings, threads),
         plan=plan,
         units=units,
         n_shots=params.n_shots,

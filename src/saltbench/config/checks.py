@@ -10,7 +10,7 @@ runs (so that a dry run loads only what the configuration uses).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -352,6 +352,14 @@ def check_budgets(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -
                     )
 
 
+def _warn_outside_the_run(key: str, named: Sequence[str] | None, models: Sequence[str]) -> None:
+    """Log the names of ``named`` (config ``key``) that are not among the run's ``models``: a run may narrow
+    ``models`` (a command line, another registry), so they are ignored with a warning, not refused."""
+    outside = [m for m in named or () if m not in models]
+    if outside:
+        log.warning("%s: %s not among the run's models; ignored", key, ", ".join(outside))
+
+
 def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> None:
     """With ``inference.samples.n > 0``, every model of the run samples with a seed on its backend
     (:func:`saltbench.inference.backends.draw_support`: ``seeded``), so that a rerun reproduces every draw;
@@ -365,9 +373,7 @@ def check_draws(settings: WorkflowConfig, registry: Mapping[str, ModelSpec]) -> 
     """
     from saltbench.inference.backends import draw_support
 
-    outside = [m for m in settings.inference.samples.models or () if m not in settings.models]
-    if outside:  # a run may narrow `models` (a command line, another registry): a warning, not an error
-        log.warning("inference.samples.models: %s not among the run's models; ignored", ", ".join(outside))
+    _warn_outside_the_run("inference.samples.models", settings.inference.samples.models, settings.models)
     for name in settings.inference.samples.drawn(settings.models):
         spec = registry[name]
         if spec.imported:
@@ -414,11 +420,7 @@ def check_second_pass(settings: WorkflowConfig, registry: Mapping[str, ModelSpec
         )
     from saltbench.inference.openai import api_settings
 
-    outside = [m for m in second.models or () if m not in settings.models]
-    if outside:  # a run may narrow `models` (a command line, another registry): a warning, not an error
-        log.warning(
-            "inference.second_pass.models: %s not among the run's models; ignored", ", ".join(outside)
-        )
+    _warn_outside_the_run("inference.second_pass.models", second.models, settings.models)
     imported = [name for name in settings.models if registry[name].imported]
     for name in second.asked(settings.models, imported):
         spec = registry[name]

@@ -210,3 +210,21 @@ def server_endpoint(snakemake: Any) -> str | None:
     ``backend: vllm_server`` models; docs/backends.md §8.6), or ``None``."""
     files = list(getattr(snakemake.input, "server", None) or [])
     return str(files[0]) if files else None
+
+
+def job_model(snakemake: Any, spec: Any, settings: Any, threads: int) -> Any:
+    """The model a generating job loads (rules generate_model, second_pass):
+    :func:`saltbench.stages.generation.load_generator` with the job's params ``model_path``, ``backend`` and
+    ``request_cache``, its ``threads`` and its managed server (:func:`server_endpoint`)."""
+    from saltbench.stages.generation import load_generator
+
+    params = snakemake.params
+    return load_generator(
+        params.model_path,
+        spec,
+        settings,
+        backend=params.backend,
+        num_threads=threads,
+        request_cache=params.request_cache,
+        server=server_endpoint(snakemake),
+    )
