@@ -32,6 +32,14 @@ from saltbench.evaluation._consistency import (
     UnitMatcher,
     draw_consistency,
 )
+from saltbench.evaluation._corruption import (
+    CODONS,
+    CORRUPTION_KINDS,
+    AtomCorruptor,
+    CorruptionKind,
+    corruptor_for,
+    near_integer,
+)
 from saltbench.evaluation._evaluate import (
     UNITS_SCHEMA,
     Evaluation,
@@ -73,6 +81,12 @@ from saltbench.evaluation._units import (
 
 __all__ = [
     "ALIGNMENTS",
+    "CODONS",
+    "CORRUPTION_KINDS",
+    "AtomCorruptor",
+    "CorruptionKind",
+    "corruptor_for",
+    "near_integer",
     "BAD_KEYWORDS",
     "CONSISTENCY_COLUMNS",
     "CONSISTENCY_FUNCTIONS",

@@ -3,12 +3,12 @@
 For a sample whose reference answer has atoms ``a_1..a_n`` an intervention fixes a position
 ``2 <= k <= n`` and an answer prefix ``a'_1..a'_{k-1}`` written in the reference layout after the fence
 line, appends it to the rendered prompt as the start of the assistant's answer, and lets the model
-continue greedily. ``c`` of the prefix atoms are replaced by wrong but well-formed atoms
-(:mod:`~saltbench.interventions._corruption`), placed ``random``-ly, ``local``-ly (just before ``k``) or
-``distant``-ly (farthest from ``k``); ``c = 0`` (``clean``) isolates the effect of the answer-context
-length. Measured per intervention: correctness of atom ``k`` and of atoms ``k..k+m-1``, the model's
-confidence for atom ``k`` (every confidence function), and the teacher-forced log-probability of the
-correct ``a_k``.
+continue greedily. ``c`` of the prefix atoms are replaced by wrong but well-formed atoms (the
+evaluator's rules, :mod:`~saltbench.evaluation._corruption`), placed ``random``-ly, ``local``-ly (just before
+``k``) or ``distant``-ly (farthest from ``k``); ``c = 0`` (``clean``) isolates the effect of the
+answer-context length. Measured per intervention: correctness of atom ``k`` and of atoms ``k..k+m-1``,
+the model's confidence for atom ``k`` (every confidence function), and the teacher-forced log-probability
+of the correct ``a_k``.
 
 Layers (each usable from a notebook):
 
@@ -24,17 +24,17 @@ Layers (each usable from a notebook):
 """
 
 from saltbench.core.vocabulary import BOUNDARIES, PLACEMENTS, Boundary, Placement
-from saltbench.interventions._corruption import (
+from saltbench.evaluation import (
     CODONS,
     CORRUPTION_KINDS,
     AtomCorruptor,
     CorruptionKind,
-    choose_positions,
     corruptor_for,
     near_integer,
 )
 from saltbench.interventions._layout import FENCE_LINE, AnswerLayout, RenderedPrefix, render_prefix
 from saltbench.interventions._options import CONFIG_SCHEMA, InterventionOptions
+from saltbench.interventions._placement import choose_positions
 from saltbench.interventions._plan import (
     InterventionSpec,
     PlacementLabel,

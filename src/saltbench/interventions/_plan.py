@@ -25,8 +25,9 @@ from typing import Literal
 
 from saltbench.core.seeds import derive_seed
 from saltbench.core.vocabulary import Placement
-from saltbench.interventions._corruption import AtomCorruptor, choose_positions
+from saltbench.evaluation import AtomCorruptor
 from saltbench.interventions._layout import AnswerLayout
+from saltbench.interventions._placement import choose_positions
 
 PlacementLabel = Literal["clean", "random", "local", "distant"]
 

@@ -1,4 +1,4 @@
-"""Corrupting answer atoms: per-task rules for a wrong but well-formed atom, and placements.
+"""Corrupting answer atoms: per-task rules for a wrong but well-formed atom.
 
 Every rule maps a reference atom and a ``random.Random`` to a different atom *of the same type*, i.e. a
 string the task's evaluator splits into exactly one atom of the same shape:
@@ -27,9 +27,9 @@ Every result is checked (:meth:`AtomCorruptor.__call__`): it differs from the at
 normalisation, it is not a don't-know marker, has no ``*``, and decomposes to exactly itself. A rule
 that fails the check is retried with the same generator (at most 64 draws, then ``ValueError``).
 
-Placements of ``c`` corrupted atoms among prefix positions ``1..k-1`` (1-based):
-``local`` = ``k-c..k-1`` (just before the predicted atom), ``distant`` = ``1..c`` (farthest from it),
-``random`` = ``c`` distinct positions drawn uniformly (sorted).
+The rules are the evaluator's knowledge of what a wrong atom of each task looks like; they make the
+corrupted prefixes of the interventions (docs/interventions.md) and the wrong answers the tiny models are
+shown when they learn to judge answers (docs/tiny-models.md).
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from saltbench.core.vocabulary import PLACEMENTS, Placement
-from saltbench.evaluation import UnitRule, decompose, is_dk, resolve_task
+from saltbench.evaluation._units import UnitRule, decompose, is_dk, resolve_task
 from saltbench.tasks.base import NUMBER_PATTERN
 
 CorruptionKind = Literal[
@@ -252,35 +251,11 @@ def corruptor_for(task: str, variant: str | None = None) -> AtomCorruptor:
     raise ValueError(f"no corruption rule for task {task!r} (its Task.corrupt_atom is not defined)")
 
 
-def choose_positions(
-    k: int, c: int, placement: Placement, rng: random.Random | None = None
-) -> tuple[int, ...]:
-    """1-based prefix positions (among ``1..k-1``) of the ``c`` corrupted atoms, ascending.
-
-    Raises:
-        ValueError: ``k < 2``, ``c`` outside ``[0, k-1]``, unknown placement, or ``random`` without ``rng``.
-    """
-    if k < 2:
-        raise ValueError(f"k must be >= 2, got {k}")
-    if not 0 <= c <= k - 1:
-        raise ValueError(f"c must lie in [0, k-1] = [0, {k - 1}], got {c}")
-    if placement not in PLACEMENTS:
-        raise ValueError(f"placement must be one of {PLACEMENTS}, got {placement!r}")
-    if placement == "local":
-        return tuple(range(k - c, k))
-    if placement == "distant":
-        return tuple(range(1, c + 1))
-    if rng is None:
-        raise ValueError("placement 'random' needs an rng, got None")
-    return tuple(sorted(rng.sample(range(1, k), c)))
-
-
 __all__ = [
     "CODONS",
     "CORRUPTION_KINDS",
     "AtomCorruptor",
     "CorruptionKind",
-    "choose_positions",
     "corruptor_for",
     "near_integer",
 ]
