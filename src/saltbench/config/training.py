@@ -20,10 +20,14 @@ from saltbench.config.schema import (
 )
 from saltbench.core.vocabulary import (
     Device,
+    Granularity,
     Precision,
     PromptStyle,
     Scratchpad,
+    SecondPassKind,
 )
+
+Share = Annotated[float, Keywords(minimum=0, maximum=1)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +83,25 @@ class TrainOptimConfig(Block):
 
 
 @dataclass(frozen=True, kw_only=True)
+class TrainSecondPassConfig(Block):
+    """``training.second_pass`` (keys of ``saltbench.training.SecondPassMix``; its defaults apply)."""
+
+    share: Share | None = optional(
+        "Second-pass question rows per training row of each task (0: none), docs/tiny-models.md §2.3."
+    )
+    kinds: tuple[SecondPassKind, ...] | None = optional(
+        "The questions taught: verbalized (reply 100 or 0) and/or p_true (reply True or False).",
+        minItems=1,
+        uniqueItems=True,
+    )
+    granularities: tuple[Granularity, ...] | None = optional(
+        "The units asked about, each drawn uniformly per question row.", minItems=1, uniqueItems=True
+    )
+    atom_max: PositiveInt | None = optional("Atoms are asked about only in answers with at most this many.")
+    wrong_share: Share | None = optional("The probability that the unit asked about is wrong.")
+
+
+@dataclass(frozen=True, kw_only=True)
 class TrainingConfig(Block):
     """``training``: the tiny model family trained by the workflow (rules/train.smk).
 
@@ -116,6 +139,9 @@ class TrainingConfig(Block):
     )
     scratchpad: Scratchpad | None = optional(
         "When an answer starts with the task's worked solution: never, cot (for cot prompts) or always."
+    )
+    second_pass: TrainSecondPassConfig | None = optional(
+        "Question rows that teach the second pass's two questions (saltbench.training.SecondPassMix)."
     )
     variants: Mapping[FamilyName, TrainingVariantConfig] | None = optional(
         "Sibling families trained with this recipe and a few keys changed (name -> those keys), each a job "

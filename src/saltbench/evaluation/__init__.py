@@ -66,6 +66,7 @@ from saltbench.evaluation._second_pass import (
     p_true,
     parse_verbalized,
     second_pass_instruction,
+    spelled_first_ids,
     true_false_ids,
 )
 from saltbench.evaluation._units import (
@@ -102,6 +103,7 @@ __all__ = [
     "p_true",
     "parse_verbalized",
     "second_pass_instruction",
+    "spelled_first_ids",
     "true_false_ids",
     "STATUSES",
     "UNITS_SCHEMA",

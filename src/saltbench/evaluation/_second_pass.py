@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -122,6 +122,28 @@ def true_false_ids(vocabulary: Iterable[tuple[int, str]]) -> tuple[frozenset[int
     return frozenset(true), frozenset(false)
 
 
+SPELLINGS: dict[str, tuple[str, ...]] = {
+    "true": ("True", "true", " True", " true"),
+    "false": ("False", "false", " False", " false"),
+}
+"""How a reply may spell each word (a leading space where the tokenizer joins it to the word)."""
+
+
+def spelled_first_ids(encode: Callable[[str], Sequence[int]]) -> tuple[frozenset[int], frozenset[int]]:
+    """The first token id of each of the :data:`SPELLINGS` of *true* and *false* as ``encode`` (a tokenizer
+    without special tokens) writes them, less the ids both words start with: the token a reply commits to
+    the word with. A tokenizer with a token for the whole word gives that token; a character-level one gives
+    ``T``, ``t`` and ``F``, ``f`` (`` `` starts both, so it is dropped).
+
+    Example:
+        >>> true, false = spelled_first_ids(lambda text: [ord(c) for c in text])  # a token per character
+        >>> sorted(chr(i) for i in true), sorted(chr(i) for i in false)
+        (['T', 't'], ['F', 'f'])
+    """
+    true, false = ({int(ids[0]) for w in SPELLINGS[word] if len(ids := encode(w))} for word in SPELLINGS)
+    return frozenset(true - false), frozenset(false - true)
+
+
 def p_true(
     chosen_id: int,
     chosen_logprob: float,
@@ -158,8 +180,10 @@ __all__ = [
     "VERBALIZED_BUDGET",
     "SecondPassKind",
     "SecondPassStatus",
+    "SPELLINGS",
     "p_true",
     "parse_verbalized",
     "second_pass_instruction",
+    "spelled_first_ids",
     "true_false_ids",
 ]

@@ -47,6 +47,7 @@ from saltbench.evaluation import (
     p_true,
     parse_verbalized,
     second_pass_instruction,
+    spelled_first_ids,
     true_false_ids,
 )
 from saltbench.inference.base import LoadedModel
@@ -246,7 +247,9 @@ def _final_text(text: str, reasoning: ReasoningFormat | None) -> str:
 
 def _true_false(tokenizer: Any, records: Sequence[GenerationRecord]) -> tuple[frozenset[int], frozenset[int]]:
     """The ids among the first tokens and their candidates of ``records`` whose decoded text is *true* /
-    *false* (:func:`~saltbench.evaluation.true_false_ids`)."""
+    *false* (:func:`~saltbench.evaluation.true_false_ids`), and the first token of each of the tokenizer's own
+    spellings of the words (:func:`~saltbench.evaluation.spelled_first_ids`: where the tokenizer has no
+    token for a whole word, e.g. a character-level one, the reply commits to it with its first token)."""
     firsts = [r for r in records if r.num_generated_tokens]
     if not firsts:
         return frozenset(), frozenset()
@@ -258,7 +261,9 @@ def _true_false(tokenizer: Any, records: Sequence[GenerationRecord]) -> tuple[fr
             "carry no vocabulary ids or it has no tokenizer (backend openai without "
             "backend_options.token_ids)"
         )
-    return true_false_ids((int(i), tokenizer.decode([int(i)])) for i in ids)
+    whole_true, whole_false = true_false_ids((int(i), tokenizer.decode([int(i)])) for i in ids)
+    first_true, first_false = spelled_first_ids(lambda text: tokenizer.encode(text, add_special_tokens=False))
+    return whole_true | first_true, whole_false | first_false
 
 
 @dataclass(frozen=True)

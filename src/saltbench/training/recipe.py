@@ -17,7 +17,19 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from saltbench.core.vocabulary import DEVICES, PRECISIONS, SCRATCHPADS, STYLES, Device, Precision, Scratchpad
+from saltbench.core.vocabulary import (
+    DEVICES,
+    GRANULARITIES,
+    PRECISIONS,
+    SCRATCHPADS,
+    SECOND_PASS_KINDS,
+    STYLES,
+    Device,
+    Granularity,
+    Precision,
+    Scratchpad,
+    SecondPassKind,
+)
 
 DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "seed": 0,
@@ -31,6 +43,7 @@ DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "log_every": 250,
     "styles": ["direct", "cot"],
     "scratchpad": "cot",
+    "second_pass": {"share": 0.15},
     "model": {
         "d_model": 128,
         "n_layers": 2,
@@ -209,6 +222,40 @@ class ArchitectureSpec:
 
 
 @dataclass(frozen=True)
+class SecondPassMix:
+    """Question rows of the second pass in the training data (``training.second_pass``; built by
+    :func:`saltbench.training.second_pass.build_question_pairs`, docs/tiny-models.md §2.3).
+
+    Attributes:
+        share: question rows per training row of each task (0: none; the default).
+        kinds: the questions asked (:data:`SECOND_PASS_KINDS`).
+        granularities: the units asked about, each drawn uniformly per row.
+        atom_max: atoms are asked about only in answers with at most this many atoms (the inference
+            setting's meaning, ``inference.second_pass.atom_max``).
+        wrong_share: the probability that the unit asked about is wrong.
+    """
+
+    share: float = 0.0
+    kinds: tuple[SecondPassKind, ...] = SECOND_PASS_KINDS
+    granularities: tuple[Granularity, ...] = ("atom", "line", "generation")
+    atom_max: int = 8
+    wrong_share: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("share", "wrong_share"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+                raise ValueError(f"second_pass.{name} must be a number in [0, 1], got {value!r}")
+        for name, allowed in (("kinds", SECOND_PASS_KINDS), ("granularities", GRANULARITIES)):
+            values = tuple(getattr(self, name))
+            if not values or len(set(values)) != len(values) or not set(values) <= set(allowed):
+                raise ValueError(f"second_pass.{name} must be distinct values of {allowed}, got {values!r}")
+            object.__setattr__(self, name, values)
+        if isinstance(self.atom_max, bool) or not isinstance(self.atom_max, int) or self.atom_max < 1:
+            raise ValueError(f"second_pass.atom_max must be a positive integer, got {self.atom_max!r}")
+
+
+@dataclass(frozen=True)
 class OptimSpec:
     """AdamW and schedule settings (learning-rate formula: :func:`saltbench.training.trainer.lr_at`)."""
 
@@ -254,6 +301,7 @@ class TrainConfig:
         styles: prompt styles of the training examples; each example's style is drawn uniformly from
             them (seeded per task), so a family trained on ``("direct", "cot")`` sees both prompt forms.
         scratchpad: when an answer starts with the worked solution (:data:`SCRATCHPADS`).
+        second_pass: question rows that teach the second pass's questions (:class:`SecondPassMix`).
     """
 
     tasks: tuple[TaskMix, ...]
@@ -270,6 +318,7 @@ class TrainConfig:
     log_every: int = 200
     styles: tuple[str, ...] = ("direct",)
     scratchpad: Scratchpad = "never"
+    second_pass: SecondPassMix = field(default_factory=SecondPassMix)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", parse_tasks_config(self.tasks))
@@ -312,6 +361,11 @@ class TrainConfig:
         if "optim" in kwargs and isinstance(kwargs["optim"], Mapping):
             optim: dict[str, Any] = {k: tuple(v) if k == "betas" else v for k, v in kwargs["optim"].items()}
             kwargs["optim"] = OptimSpec(**optim)
+        if "second_pass" in kwargs and isinstance(kwargs["second_pass"], Mapping):
+            unknown = sorted(set(kwargs["second_pass"]) - {f.name for f in dataclasses.fields(SecondPassMix)})
+            if unknown:
+                raise ValueError(f"unknown training.second_pass key(s) {unknown}")
+            kwargs["second_pass"] = SecondPassMix(**kwargs["second_pass"])
         if "tasks" not in kwargs:
             raise ValueError("training config needs 'tasks'")
         return cls(**kwargs)
@@ -340,6 +394,11 @@ class TrainConfig:
             "log_every": self.log_every,
             "styles": list(self.styles),
             "scratchpad": self.scratchpad,
+            "second_pass": {
+                **dataclasses.asdict(self.second_pass),
+                "kinds": list(self.second_pass.kinds),
+                "granularities": list(self.second_pass.granularities),
+            },
         }
 
 
@@ -356,6 +415,7 @@ __all__ = [
     "OptimSpec",
     "Precision",
     "Scratchpad",
+    "SecondPassMix",
     "TaskMix",
     "TrainConfig",
     "parse_tasks_config",

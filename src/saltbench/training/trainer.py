@@ -62,6 +62,7 @@ from saltbench.training.pairs import (
     task_alphabet_corpus,
 )
 from saltbench.training.recipe import DEFAULT_TRAIN_CONFIG, GPU_TRAIN_CONFIG, OptimSpec, TrainConfig
+from saltbench.training.second_pass import build_question_pairs
 from saltbench.training.tokenizer import build_char_tokenizer, load_tokenizer, render_prompts
 
 logger = logging.getLogger(__name__)
@@ -205,6 +206,12 @@ class TrainingData:
         return self.n_generated - self.pairs.height
 
     @property
+    def questions(self) -> dict[str, int]:
+        """``{"{kind}/{granularity}": rows}`` of the second pass's question rows trained on."""
+        counts = self.pairs.drop_nulls("question").group_by("question").len().sort("question")
+        return dict(zip(counts["question"].to_list(), counts["len"].to_list()))
+
+    @property
     def train_tokens(self) -> int:
         return int(self.encoded.lengths[self.keep].sum())
 
@@ -215,21 +222,27 @@ class TrainingData:
 
 
 def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) -> TrainingData:
-    """Generate the pairs, mark evaluation inputs as dropped, check disjointness, build tokenizer, encode.
+    """Generate the pairs (and the second pass's question rows, :mod:`saltbench.training.second_pass`), mark
+    evaluation inputs as dropped, check disjointness, build tokenizer, encode.
 
     Dropped rows stay in the encoded set and are removed from their batch at training time, so
     the other batches are the same whatever evaluation set is given (only the batches that held
-    a dropped row shrink).
+    a dropped row shrink). A question row longer than ``model.max_positions`` is left out (logged); a
+    task row that long is an error.
     """
     eval_set = frozenset(eval_inputs)
     generated = build_training_pairs(
         config.tasks, config.n_per_task, config.seed, styles=config.styles, scratchpad=config.scratchpad
     )
+    questions = build_question_pairs(generated, config.second_pass, config.seed)
+    corpus = [*task_alphabet_corpus(), *generated["prompt"].to_list(), *generated["answer"].to_list()]
+    tokenizer = build_char_tokenizer([*corpus, *questions["prompt"].to_list()])
+    generated = pl.concat(
+        [generated.with_columns(question=pl.lit(None, pl.String)), _fitting(questions, tokenizer, config)]
+    )
     keep = ~generated["input"].is_in(pl.Series(list(eval_set), dtype=pl.String).implode()).to_numpy()
     pairs = drop_inputs(generated, eval_set)
     assert_disjoint(pairs["input"].to_list(), eval_set)
-    corpus = [*task_alphabet_corpus(), *generated["prompt"].to_list(), *generated["answer"].to_list()]
-    tokenizer = build_char_tokenizer(corpus)
     encoded = encode_pairs(generated, tokenizer)
     longest = int(encoded.lengths.max())
     if longest > config.model.max_positions:
@@ -239,14 +252,33 @@ def prepare_training_data(config: TrainConfig, eval_inputs: Iterable[str] = ()) 
         )
     data = TrainingData(pairs, tokenizer, encoded, keep, len(eval_set))
     logger.info(
-        "training data: %d examples %s, %d dropped as evaluation inputs, %d tokens, longest %d",
+        "training data: %d examples %s (second-pass questions %s), %d dropped as evaluation inputs, "
+        "%d tokens, longest %d",
         pairs.height,
         data.per_task,
+        data.questions,
         data.n_dropped,
         data.train_tokens,
         longest,
     )
     return data
+
+
+def _fitting(
+    questions: pl.DataFrame, tokenizer: PreTrainedTokenizerFast, config: TrainConfig
+) -> pl.DataFrame:
+    """The question rows whose example (rendered prompt, reply and end token) fits ``model.max_positions``."""
+    if questions.is_empty():
+        return questions
+    fits = encode_pairs(questions, tokenizer).lengths <= config.model.max_positions
+    if not fits.all():
+        logger.info(
+            "left out %d of %d second-pass question rows longer than model.max_positions=%d",
+            int((~fits).sum()),
+            questions.height,
+            config.model.max_positions,
+        )
+    return questions.filter(pl.Series(fits))
 
 
 LOG_SCHEMA = TRAIN_LOG.columns
@@ -381,6 +413,7 @@ def train(config: TrainConfig, out_dir: str | Path, eval_inputs: Iterable[str] =
         "vocab_size": len(data.tokenizer),
         "n_train_examples": data.pairs.height,
         "n_train_examples_per_task": data.per_task,
+        "n_second_pass_examples": data.questions,
         "n_dropped_eval_overlap": n_dropped,
         "n_eval_inputs_checked": data.n_eval_inputs,
         "train_tokens": data.train_tokens,
