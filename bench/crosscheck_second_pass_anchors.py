@@ -290,17 +290,19 @@ FIRST_NUMBER = r"(\d+(?:\.\d+)?)"
 ask for ``Probability: 0.x`` on a 0–1 scale): the first number of the reply, read on our 0–100 scale."""
 
 
-def verbalized_readers(sites: list[Path]) -> dict[str, Any]:
+def verbalized_readers(
+    lmp: dict[str, Any] | None, uqlm: dict[str, Any] | None, sites: list[Path]
+) -> dict[str, Any]:
     """Each installed anchor's verbalized parser as a function of one reply to a confidence in [0, 1]."""
     readers: dict[str, Any] = {}
-    if (root := find_anchor(sites, "lm_polygraph")) is not None:
-        estimator = load_lmpolygraph(root)["verbalized"](confidence_regex=FIRST_NUMBER)
+    if lmp is not None:
+        estimator = lmp["verbalized"](confidence_regex=FIRST_NUMBER)
         readers["lm-polygraph Verbalized1S"] = lambda reply: (
             (1 - estimator({"greedy_texts": [reply]})[0]) / 100
         )
-    if (root := find_anchor(sites, "uqlm")) is not None:
+    if uqlm is not None:
         judge = types.SimpleNamespace(scoring_template="continuous")
-        read = load_uqlm(root)["judge"]._extract_score_from_text
+        read = uqlm["judge"]._extract_score_from_text
         readers["uqlm LLMJudge continuous"] = lambda reply: read(judge, reply)
     if (root := find_anchor(sites, "TruthTorchLM")) is not None:
         extract = load_truthtorchlm(root).extract_confidence
@@ -380,7 +382,7 @@ def main() -> None:
     )
     for lift in (0.0, 4.0):
         compare_p_true_rankings(lmp, uqlm, rng, args.cases, lift)
-    compare_verbalized(verbalized_readers(args.site))
+    compare_verbalized(verbalized_readers(lmp, uqlm, args.site))
 
 
 if __name__ == "__main__":
