@@ -42,6 +42,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "compare_runs.py": (),
     "compare_validation.py": (),
     "crosscheck_ccp_lmpolygraph.py": (),
+    "crosscheck_second_pass_anchors.py": (),
     "measure_fence_rules.py": (),
 }
 """Every Python script of bench/ and its subcommands (files starting with ``_`` are shared modules)."""
@@ -63,6 +64,7 @@ TINY: dict[str, list[str]] = {
     "import": ["bench_import.py", "--rows", "4", "--tokens", "8", "--repeats", "1"],
     "simulated speed": ["bench_simulated.py", "speed", "--codons", "4", "--samples", "3", "--repeats", "1"],
     "fence rules": ["measure_fence_rules.py"],
+    "second-pass anchors, none installed": ["crosscheck_second_pass_anchors.py", "--cases", "30"],
 }
 """Scripts whose whole measurement takes well under a second at these sizes."""
 
