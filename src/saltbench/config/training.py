@@ -87,7 +87,7 @@ class TrainSecondPassConfig(Block):
     """``training.second_pass`` (keys of ``saltbench.training.SecondPassMix``; its defaults apply)."""
 
     share: Share | None = optional(
-        "Second-pass question rows per training row of each task (0: none), docs/tiny-models.md §2.3."
+        "Second-pass question rows per training row of each task (0: none), docs/tiny-models.md §2.4."
     )
     kinds: tuple[SecondPassKind, ...] | None = optional(
         "The questions taught: verbalized (reply 100 or 0) and/or p_true (reply True or False).",

@@ -224,7 +224,7 @@ class ArchitectureSpec:
 @dataclass(frozen=True)
 class SecondPassMix:
     """Question rows of the second pass in the training data (``training.second_pass``; built by
-    :func:`saltbench.training.second_pass.build_question_pairs`, docs/tiny-models.md §2.3).
+    :func:`saltbench.training.second_pass.build_question_pairs`, docs/tiny-models.md §2.4).
 
     Attributes:
         share: question rows per training row of each task (0: none; the default).

@@ -1,4 +1,4 @@
-"""Training rows that teach a tiny model the second pass's two questions (docs/tiny-models.md §2.3).
+"""Training rows that teach a tiny model the second pass's two questions (docs/tiny-models.md §2.4).
 
 The second pass (docs/confidence.md §8) shows a model a task prompt, a proposed answer and one question
 about it — verbalized confidence ("reply with one number from 0 to 100") or P(True) ("reply True or
