@@ -155,3 +155,29 @@ def test_default_config_trains_the_documented_recipe(repo_root):
     assert block.pop("variants") == DEFAULT_TRAIN_VARIANTS
     block = {k: v for k, v in block.items() if k not in ("enabled", "name")}
     assert TrainConfig.from_dict(block) == TrainConfig.from_dict(DEFAULT_TRAIN_CONFIG)
+
+
+def test_question_rows_join_the_data_and_drop_with_their_inputs() -> None:
+    """training.second_pass: question rows are trained on beside the task rows, are dropped with their input
+    when it is an evaluation input, and are left out when longer than model.max_positions."""
+    from saltbench.training.trainer import prepare_training_data
+
+    cfg = TrainConfig.from_dict({**TINY, "second_pass": {"share": 0.2}})
+    data = prepare_training_data(cfg)
+    questions = data.pairs.filter(pl.col("question").is_not_null())
+    assert 0 < questions.height <= 30 and sum(data.questions.values()) == questions.height
+    assert set(questions["answer"]) <= {"True", "False", "100", "0"}
+    assert int(data.encoded.lengths.max()) <= cfg.model.max_positions
+    asked = questions["input"][0]
+    fewer = prepare_training_data(cfg, eval_inputs=[asked])
+    assert (
+        asked not in fewer.pairs["input"].to_list()
+        and fewer.n_dropped == data.pairs.filter(pl.col("input") == asked).height
+    )
+    short = TrainConfig.from_dict(
+        {**TINY, "second_pass": {"share": 0.2}, "model": {**TINY["model"], "max_positions": 200}}
+    )
+    kept = prepare_training_data(short)
+    assert sum(kept.questions.values()) < questions.height  # the longer questions are left out
+    assert int(kept.encoded.lengths.max()) <= 200
+    assert prepare_training_data(TrainConfig.from_dict(TINY)).questions == {}

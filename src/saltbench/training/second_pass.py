@@ -43,7 +43,8 @@ MAX_EXTRA_WRONG = 2
 
 def _substitute(clean: str, spans: Spans, replacements: dict[int, str]) -> str:
     """``clean`` with the atom ``i`` (0-based, spans in ``clean``) replaced by ``replacements[i]``."""
-    out, last = [], 0
+    out: list[str] = []
+    last = 0
     for i in sorted(replacements):
         out.extend((clean[last : spans[0][i]], replacements[i]))
         last = spans[1][i]
