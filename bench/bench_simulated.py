@@ -19,6 +19,9 @@ coverage-estimators
     the second pass (``verbalized``, ``p_true``) at the function level: per seed, greedy answers scored by
     the scoring stage, ``--draws`` draws scored by ``draw_consistency``, second-pass prompts about every
     line and answer answered by the simulated model and parsed; intervals by the metrics' bootstrap.
+    An interval is compared as the recovery table compares it: where its cell ranks at least
+    ``MIN_CLASS_UNITS`` correct and wrong units; a second table gives the coverage by the smaller class
+    (docs/simulation.md §10.2).
 
 Usage::
 
@@ -251,8 +254,9 @@ def _estimator_units(model: Any, folder: str, frame: pl.DataFrame, task: str, dr
 
 
 def _estimator_estimates(units: pl.DataFrame, task: str, resamples: int, seed: int) -> list[tuple]:
-    """``(task, quantity, estimate, ci_low, ci_high)`` of the pooled AUROC of every estimator column of
-    ``units`` at each granularity, with the metrics stage's bootstrap (responses resampled)."""
+    """``(task, quantity, estimate, ci_low, ci_high, n_correct, n_wrong)`` of the pooled AUROC of every
+    estimator column of ``units`` at each granularity, with the metrics stage's bootstrap (responses
+    resampled), and the correct and wrong units it ranks."""
     import numpy as np
 
     from saltbench.core.vocabulary import RESPONSE_STATUSES
@@ -275,7 +279,9 @@ def _estimator_estimates(units: pl.DataFrame, task: str, resamples: int, seed: i
             _, groups = np.unique(written["sample_id"].to_numpy()[keep], return_inverse=True)
             ci = bootstrap_ci(auroc, sign * raw[keep], y, groups, n_resamples=resamples, seed=seed)
             name = column.split(".")[1]
-            out.append((task, f"{granularity}_auroc_{name}", ci.point, ci.low, ci.high))
+            n_correct = int(y.sum())
+            quantity = f"{granularity}_auroc_{name}"
+            out.append((task, quantity, ci.point, ci.low, ci.high, n_correct, y.size - n_correct))
     return out
 
 
@@ -284,7 +290,7 @@ def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
     fresh datasets of ``--tasks`` in the direct style, draws ``--draws`` times and is asked about each line
     and answer; the pooled AUROC of the draws' and second pass's estimators with the metrics' bootstrap
     interval, joined with their planted values (recovery rows, with a ``seed`` column)."""
-    from saltbench.analysis import SimulatedRun, planted_values
+    from saltbench.analysis import MIN_CLASS_UNITS, SimulatedRun, planted_values
     from saltbench.inference.backends import load_backend
     from saltbench.tasks import get_task
 
@@ -301,7 +307,8 @@ def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
         for task in args.tasks:
             units = _estimator_units(model, folder, datasets[task], task, args.draws)
             rows += _estimator_estimates(units, task, args.resamples, seed)
-    estimates = pl.DataFrame(rows, schema=["task", "quantity", "estimate", "ci_low", "ci_high"], orient="row")
+    columns = ["task", "quantity", "estimate", "ci_low", "ci_high", "n_correct", "n_wrong"]
+    estimates = pl.DataFrame(rows, schema=columns, orient="row")
     granularity = pl.col("quantity").str.split("_auroc_")
     scored = estimates.select(
         granularity.list.get(0),
@@ -318,12 +325,30 @@ def estimator_seed(seed: int, args: argparse.Namespace) -> pl.DataFrame:
         estimators=set(scored.iter_rows()),
     )
     planted = planted_values(run, seed=seed).select("task", "quantity", "planted")
+    # compared as the recovery table compares: a planted value, and enough units of each class
+    few = pl.min_horizontal("n_correct", "n_wrong") < MIN_CLASS_UNITS
+    covered = (pl.col("ci_low") <= pl.col("planted")) & (pl.col("planted") <= pl.col("ci_high"))
     return planted.join(estimates, on=["task", "quantity"]).with_columns(
         error=pl.col("estimate") - pl.col("planted"),
-        inside=pl.when(pl.col("planted").is_nan())
-        .then(None)
-        .otherwise((pl.col("ci_low") <= pl.col("planted")) & (pl.col("planted") <= pl.col("ci_high"))),
+        covered=covered,
+        inside=pl.when(pl.col("planted").is_nan() | few).then(None).otherwise(covered),
         seed=pl.lit(seed),
+    )
+
+
+def class_coverage(rows: pl.DataFrame) -> pl.DataFrame:
+    """Per granularity and band of the smaller class (the fewer of the correct and wrong units ranked:
+    0–4, 5–9, 10–14, 15 and more): intervals and how often they hold the planted value, compared or not
+    (``coverage-estimators``; the evidence for :data:`saltbench.analysis.MIN_CLASS_UNITS`)."""
+    smaller = pl.min_horizontal("n_correct", "n_wrong")
+    return (
+        rows.filter(pl.col("planted").is_not_nan())
+        .group_by(
+            granularity=pl.col("quantity").str.split("_auroc_").list.get(0),
+            smaller_class=(smaller.clip(0, 15) // 5 * 5),
+        )
+        .agg(intervals=pl.len(), coverage=pl.col("covered").mean())
+        .sort("granularity", "smaller_class")
     )
 
 
@@ -349,6 +374,8 @@ def coverage(args: argparse.Namespace) -> None:
         tbl_rows=50,
     ):
         print(coverage_table(pl.concat(frames)))
+        if args.command == "coverage-estimators":
+            print(class_coverage(pl.concat(frames)))
 
 
 def parser() -> argparse.ArgumentParser:

@@ -146,6 +146,12 @@ def test_planted_truth_has_a_section_only_with_a_recovery_table():
     page = findings_markdown(tables)
     section = page.split("## 6. Planted truth")[1]
     assert "Of 3 values the simulated models planted, 2 lie inside" in section
+    assert "(3 compared; 0 rows not derivable" in section
+    # an estimate of a cell with too few correct or wrong units: planted, not compared
+    held = tables["recovery"].with_columns(inside=pl.Series([True, True, None]))
+    assert "(2 compared, 1 not: their cells rank too few correct or wrong units;" in findings_markdown(
+        {**tables, "recovery": held}
+    )
     assert "- atom_auroc: 1 of 2 inside, mean error 0.019." in section
     assert "- Planted truth: Of 3 values the simulated models planted, 2 lie inside" in page.split("## 0.")[0]
 

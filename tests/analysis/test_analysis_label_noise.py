@@ -128,6 +128,17 @@ def test_table_on_workflow_units_has_every_cell_and_rejects_bad_epsilons():
     assert auroc(np.array([0.1, 0.9]), np.array([False, True])) == 1.0
 
 
+def test_an_estimator_of_another_source_is_read_from_its_own_column():
+    """The draws' agreement is read from ``draws.agreement`` (flavour ``topk`` asked): the same values as
+    ``topk.mean_probability`` give the same table."""
+    units = synthetic_units(styles=("direct",), tasks=("dna",), n_samples=8)
+    units = units.with_columns(pl.col("topk.mean_probability").alias("draws.agreement"))
+    options = {"epsilons": (0.0, 0.2), "n_replicates": 3, "granularities": ("atom",)}
+    ours = label_noise_sensitivity(units, confidence="agreement", **options)
+    theirs = label_noise_sensitivity(units, confidence="mean_probability", **options)
+    assert_frame_equal(ours.drop("confidence"), theirs.drop("confidence"))
+
+
 def test_the_table_merged_from_per_model_parts_equals_the_table_of_all_units():
     """The workflow's split (one part per model, then a merge) gives the same rows and values as one call on
     every unit, and a model's part does not depend on which other models are computed with it."""

@@ -81,6 +81,21 @@ def test_rejection_oracle_bounds_every_function(units):
         assert aurc["oracle"] <= aurc["mean_probability"] < aurc["random"] + 0.05
 
 
+def test_an_estimator_of_another_source_is_read_from_its_own_column(units):
+    """The draws' agreement lives in ``draws.agreement`` whatever the flavour: the same values as
+    ``topk.mean_probability`` there (both higher = confident) give the same bins and curves."""
+    drawn = units.with_columns(pl.col("topk.mean_probability").alias("draws.agreement"))
+    options = {"granularities": ("atom",), "seed": 3}
+    ours = reliability_table(drawn, confidences=("agreement",), **options)
+    theirs = reliability_table(drawn, confidences=("mean_probability",), **options)
+    assert set(ours["flavour"]) == {"draws"}
+    columns = ["bin", "n", "mean_confidence", "accuracy", "ece"]
+    assert ours.select(columns).equals(theirs.select(columns))
+    curves = rejection_table(drawn, confidences=("agreement", "mean_probability"), granularities=("atom",))
+    risk = {c: r.sort("coverage")["selective_risk"].to_list() for (c,), r in curves.group_by(["confidence"])}
+    assert risk["agreement"] == risk["mean_probability"]
+
+
 def test_informative_scores_beat_random(units):
     table = rejection_table(units, confidences=("mean_probability",), granularities=("atom",))
     aurc = dict(table.select("confidence", "aurc").unique().iter_rows())

@@ -7,10 +7,12 @@ import polars as pl
 import pytest
 
 from saltbench.analysis import (
+    MIN_CLASS_UNITS,
     SimulatedRun,
     distinct_interventions,
     fit_intervention_effects,
     planted_values,
+    ranked_classes,
     recovery_estimates,
     recovery_table,
     scored_estimators,
@@ -245,6 +247,73 @@ def test_the_draws_and_second_pass_rows_are_planted_and_compared():
     dynamic = planted_values(dataclasses.replace(run, alignment="dynamic"), replicates=100)
     second = dynamic.filter(pl.col("quantity").str.contains("verbalized|p_true"))
     assert second.height == 4 and second["planted"].is_nan().all()  # two models, two kinds
+
+
+def _answers(n_correct: int, n_wrong: int, task: str) -> pl.DataFrame:
+    """Whole-answer units of one cell: ``n_correct`` correct and ``n_wrong`` wrong answers with an agreement
+    value, one more wrong answer whose second pass was unparsable (NaN) and one missing unit."""
+    n = n_correct + n_wrong + 1
+    status = ["correct"] * n_correct + ["incorrect"] * (n_wrong + 1) + ["missing"]
+    return pl.DataFrame(
+        {
+            "model": "sim",
+            "style": "direct",
+            "task": task,
+            "granularity": "generation",
+            "status": status,
+            "is_correct": [s == "correct" for s in status],
+            "draws.agreement": [0.8] * n + [float("nan")],
+            "second_pass.verbalized": [0.9] * (n - 1) + [float("nan")] * 2,
+        }
+    )
+
+
+def test_ranked_classes_counts_the_units_each_estimator_ranks():
+    classes = ranked_classes(pl.concat([_answers(3, 5, "dna"), _answers(0, 2, "logic")]))
+    counts = {
+        (t, q): (c, w) for t, q, c, w in classes.select("task", "quantity", "n_correct", "n_wrong").rows()
+    }
+    # the agreement ranks the unparsable answer too; neither ranks the missing unit
+    assert counts == {
+        ("dna", "generation_auroc_agreement"): (3, 6),
+        ("dna", "generation_auroc_verbalized"): (3, 5),
+        ("logic", "generation_auroc_agreement"): (0, 3),
+        ("logic", "generation_auroc_verbalized"): (0, 2),
+    }
+    # an estimator the run did not score has no rows
+    assert ranked_classes(_answers(1, 1, "dna").drop("draws.agreement"))["quantity"].to_list() == [
+        "generation_auroc_verbalized"
+    ]
+
+
+def test_a_cell_of_too_few_correct_or_wrong_units_is_not_compared():
+    k = MIN_CLASS_UNITS
+    cells = {"enough": (k, k - 1), "few_correct": (k - 1, k), "few_wrong": (k + 5, k - 2), "none": (0, 40)}
+    units = pl.concat([_answers(c, w, task) for task, (c, w) in cells.items()])
+    planted = pl.DataFrame(
+        {
+            "model": "sim",
+            "style": "direct",
+            "task": list(cells),
+            "quantity": "generation_auroc_agreement",
+            "planted": 0.7,
+            "structural": float("nan"),
+        }
+    )
+    estimates = planted.select("model", "style", "task", "quantity", estimate=pl.lit(0.72)).with_columns(
+        ci_low=pl.lit(0.6), ci_high=pl.lit(0.8)
+    )
+    table = recovery_table(planted, estimates, classes=ranked_classes(units))
+    inside = dict(zip(table["task"], table["inside"], strict=True))
+    # "enough": k correct, k wrong (the unparsable answer is ranked too): compared, and inside
+    assert inside == {"enough": True, "few_correct": None, "few_wrong": None, "none": None}
+    # not compared, yet the planted value and the estimate stay in the table
+    assert table["planted"].is_not_nan().all() and table["estimate"].is_not_null().all()
+    # without the class counts (or a row they do not name) every interval is compared
+    assert recovery_table(planted, estimates)["inside"].all()
+    assert recovery_table(planted, estimates, classes=ranked_classes(units), min_class_units=0)[
+        "inside"
+    ].all()
 
 
 def _rows(frame: pl.DataFrame, granularity: str) -> list:

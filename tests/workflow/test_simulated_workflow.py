@@ -1,7 +1,7 @@
 """A small planted-truth run (docs/simulation.md): three simulated models through the whole workflow, up to
-the recovery table; every planted value has an estimate, and for this seed 90 % of them lie inside their 95 %
-intervals (docs/simulation.md §5; the coverage over seeds is `bench/bench_simulated.py coverage`'s); then the
-same at `analysis.granularity: line`."""
+the recovery table; every planted value has an estimate, and for this seed 90 % of those compared lie inside
+their 95 % intervals (docs/simulation.md §5; the coverage over seeds is `bench/bench_simulated.py
+coverage`'s); then the same at `analysis.granularity: line`."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import polars as pl
 import pytest
 import yaml
 
+from saltbench.analysis import MIN_CLASS_UNITS, RANKED_COLUMNS, ranked_classes
+
 pytestmark = [pytest.mark.workflow, pytest.mark.slow]
+CELL = ["model", "style", "task", "quantity"]
 
 
 def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow):
@@ -52,13 +55,23 @@ def test_a_small_recovery_run_finds_every_planted_value(tmp_path, copy_workflow)
     } <= quantities
     assert {f"intervention_{t}" for t in ("intercept", "corrupted_fraction", "placement_local")} <= quantities
     planted = table.filter(pl.col("planted").is_not_nan())
-    assert planted["inside"].is_not_null().all(), planted.filter(pl.col("inside").is_null())
+    # a verdict for every planted value but the draws' and second pass's AUROC of a cell that ranks too
+    # few correct or wrong units (docs/simulation.md §10.2): those are exactly the cells the units say
+    units = pl.concat(
+        ranked_classes(pl.read_parquet(f, columns=list(RANKED_COLUMNS)))
+        for f in sorted((root / "data/units").glob("*/*/*.parquet"))
+    )
+    few = units.filter(pl.min_horizontal("n_correct", "n_wrong") < MIN_CLASS_UNITS).select(CELL)
+    held = planted.filter(pl.col("inside").is_null())
+    assert held.select(CELL).sort(CELL).equals(few.join(planted, on=CELL).select(CELL).sort(CELL))
+    assert held.height and held["quantity"].str.contains("_auroc_").all()  # whole answers; DNA's one line
+    assert planted.filter(quantity="generation_auroc_p_true")["inside"].is_not_null().any()
     assert table.filter(pl.col("planted").is_nan())["inside"].is_null().all()  # not planted: no verdict
     # precision planted for the model whose answers are cut, and the line latent's lines
     assert planted.filter(quantity="atom_precision", model="sim-planted-reason").height == 2 * 4
     assert planted.filter(quantity="line_auroc", model="sim-planted-lines").height == 2 * 4
     # the ECE estimate is biased upward in cells this small (docs/simulation.md §5): not counted here
-    unbiased = planted.filter(~pl.col("quantity").str.ends_with("_ece"))
+    unbiased = planted.filter(~pl.col("quantity").str.ends_with("_ece"), pl.col("inside").is_not_null())
     outside = unbiased.filter(~pl.col("inside")).select(
         "model", "style", "task", "quantity", "planted", "estimate"
     )

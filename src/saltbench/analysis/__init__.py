@@ -83,7 +83,16 @@ from ._reasoning import (
     reasoning_tradeoff,
     reasoning_tradeoff_units,
 )
-from ._recovery import SimulatedRun, planted_values, recovery_estimates, recovery_table, scored_estimators
+from ._recovery import (
+    MIN_CLASS_UNITS,
+    RANKED_COLUMNS,
+    SimulatedRun,
+    planted_values,
+    ranked_classes,
+    recovery_estimates,
+    recovery_table,
+    scored_estimators,
+)
 from ._unit_tables import BASELINES, rejection_table, reliability_table
 
 __all__ = [
@@ -108,9 +117,11 @@ __all__ = [
     "METRICS_SCHEMA",
     "NOISE_MODES",
     "FIT_STATUSES",
+    "MIN_CLASS_UNITS",
     "MIN_PAIRS",
     "MIN_SAMPLES",
     "TRADEOFF_STATUSES",
+    "RANKED_COLUMNS",
     "RESPONSE_COLUMNS",
     "SECOND_PASS_COUNTS",
     "RESPONSE_STATUSES",
@@ -127,6 +138,7 @@ __all__ = [
     "draw_counts",
     "DRAW_HEALTH_COLUMNS",
     "planted_values",
+    "ranked_classes",
     "recovery_estimates",
     "recovery_table",
     "scored_estimators",

@@ -42,8 +42,8 @@ import numpy as np
 import polars as pl
 
 from saltbench.calibration import zscore_sigmoid
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, ranking_scores
-from saltbench.core.contracts import LABEL_NOISE_CELLS, LABEL_NOISE_TABLE, confidence_column
+from saltbench.confidence import CONFIDENCE_FUNCTIONS, estimator_column, ranking_scores
+from saltbench.core.contracts import LABEL_NOISE_CELLS, LABEL_NOISE_TABLE
 from saltbench.core.vocabulary import GRANULARITIES, RESPONSE_STATUSES
 from saltbench.metrics import auroc, auroc_per_response, ece, prr
 
@@ -324,7 +324,7 @@ def label_noise_cells(
     :func:`label_noise_summary` turns into the table. A cell's draws follow from ``seed`` and its names only
     (:func:`_cell_seed`), so the cells of one model are the same computed alone or with every other model."""
     _check_noise_arguments(confidence, epsilons, modes, n_replicates)
-    column = confidence_column(flavour, confidence)
+    column = estimator_column(confidence, flavour)  # draws, second pass, trace: their own source
     frames = [units] if isinstance(units, pl.DataFrame) else list(units)
     keys: list[tuple[object, ...]] = []
     blocks: list[np.ndarray] = []

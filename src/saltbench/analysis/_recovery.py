@@ -61,7 +61,7 @@ from saltbench.core.contracts import RECOVERY_TABLE
 from saltbench.inference import simulated  # its chain (numba) loads on first use, not while planning
 from saltbench.inference.simulated import SimulationParams
 
-from ._common import wilson_interval
+from ._common import response_units, wilson_interval
 from ._interventions import distinct_interventions, population_effects
 from ._leaderboard import select_metric
 from ._planted import (
@@ -260,6 +260,69 @@ ESTIMATORS: tuple[tuple[str, str], ...] = (
 )
 """The estimators beyond the token functions whose pooled AUROC is planted (``{g}_auroc_{name}``,
 docs/simulation.md §9–10): (source, name) as the metrics table's (flavour, confidence)."""
+
+
+MIN_CLASS_UNITS = 10
+"""The fewest correct and the fewest wrong units a cell's pooled AUROC of one of the :data:`ESTIMATORS` must
+rank for its interval to be compared with the planted value (docs/simulation.md §10.2): below it the
+responses-resampled percentile interval is degenerate (one correct answer: ``[0.5, 0.5]`` or a point) or
+short — whole-answer intervals with 5–9 units of the smaller class held their planted value 0.88 (30
+answers a cell) and 0.78 (120) of the time, those with 10–14 0.90 and 0.91."""
+RANKED_COLUMNS: tuple[str, ...] = (
+    "model",
+    "style",
+    "task",
+    "granularity",
+    "status",
+    "is_correct",
+    *(f"{source}.{name}" for source, name in ESTIMATORS),
+)
+"""The units columns :func:`ranked_classes` reads (those of an estimator the run did not score may be
+absent)."""
+CLASS_SCHEMA: Mapping[str, pl.DataType] = {
+    "model": pl.String(),
+    "style": pl.String(),
+    "task": pl.String(),
+    "quantity": pl.String(),
+    "n_correct": pl.Int64(),
+    "n_wrong": pl.Int64(),
+}
+
+
+def ranked_classes(units: pl.DataFrame) -> pl.DataFrame:
+    """The correct and wrong units each of the :data:`ESTIMATORS` ranks in ``units``, per model, style, task
+    and granularity — the units its pooled AUROC is computed on: response units (status in
+    ``RESPONSE_STATUSES``) with a finite value (docs/metrics.md; the metrics stage's protocol). Columns
+    :data:`CLASS_SCHEMA`, ``quantity`` as the recovery rows name it (``{granularity}_auroc_{name}``); an
+    estimator without its column in ``units`` has no rows.
+
+    Example:
+        >>> units = pl.DataFrame({
+        ...     "model": ["m"] * 3, "style": ["direct"] * 3, "task": ["dna"] * 3,
+        ...     "granularity": ["generation"] * 3, "status": ["correct", "incorrect", "incorrect"],
+        ...     "is_correct": [True, False, False], "draws.agreement": [1.0, 0.4, float("nan")]})
+        >>> ranked_classes(units).select("quantity", "n_correct", "n_wrong").row(0)
+        ('generation_auroc_agreement', 1, 1)
+    """
+    written = response_units(units)
+    correct = pl.col("is_correct").cast(pl.Boolean)
+    frames = []
+    for source, name in ESTIMATORS:
+        column = f"{source}.{name}"
+        if column not in written.columns:
+            continue
+        ranked = pl.col(column).cast(pl.Float64).is_finite().fill_null(False)
+        counts = written.group_by(
+            "model", "style", "task", pl.col("granularity").cast(pl.String), maintain_order=True
+        ).agg(n_correct=(ranked & correct).sum(), n_wrong=(ranked & ~correct).sum())
+        quantity = pl.col("granularity") + f"_auroc_{name}"
+        frames.append(
+            counts.select(
+                "model", "style", "task", quantity=quantity, n_correct="n_correct", n_wrong="n_wrong"
+            )
+        )
+    frames = [f.cast(CLASS_SCHEMA) for f in frames]  # type: ignore[arg-type]
+    return pl.concat(frames) if frames else pl.DataFrame(schema=CLASS_SCHEMA)
 
 
 def _estimator_values(
@@ -550,18 +613,29 @@ def reasoning_estimates(responses: pl.DataFrame, z: float = 1.959964) -> pl.Data
 
 
 def recovery_table(
-    planted: pl.DataFrame, estimates: pl.DataFrame, intervention_style: str = "direct"
+    planted: pl.DataFrame,
+    estimates: pl.DataFrame,
+    intervention_style: str = "direct",
+    classes: pl.DataFrame | None = None,
+    min_class_units: int = MIN_CLASS_UNITS,
 ) -> pl.DataFrame:
     """Each planted value (and the structural parameter behind it, ``structural``) beside its estimate and
     interval; ``inside`` says whether the interval holds it (null where the run has no estimate or interval,
-    or the value is not planted: NaN). Columns: :data:`RECOVERY_SCHEMA`."""
+    or the value is not planted: NaN, or — a row of ``classes``, :func:`ranked_classes` — its cell ranks
+    fewer than ``min_class_units`` correct or wrong units: not compared). Columns: :data:`RECOVERY_SCHEMA`."""
     estimates = estimates.with_columns(
         style=pl.when(pl.col("quantity").str.starts_with("intervention_"))
         .then(pl.lit(intervention_style))
         .otherwise(pl.col("style"))
     )
-    joined = planted.join(estimates, on=["model", "style", "task", "quantity"], how="left")
-    unknown = pl.col("ci_low").is_null() | pl.col("ci_high").is_null() | pl.col("planted").is_nan()
+    cell = ["model", "style", "task", "quantity"]
+    joined = planted.join(estimates, on=cell, how="left").join(
+        pl.DataFrame(schema=CLASS_SCHEMA) if classes is None else classes.cast(CLASS_SCHEMA),  # type: ignore[arg-type]
+        on=cell,
+        how="left",
+    )
+    few = (pl.min_horizontal("n_correct", "n_wrong") < min_class_units).fill_null(False)
+    unknown = pl.col("ci_low").is_null() | pl.col("ci_high").is_null() | pl.col("planted").is_nan() | few
     joined = joined.with_columns(
         inside=pl.when(unknown | pl.col("ci_low").is_nan() | pl.col("ci_high").is_nan())
         .then(None)
@@ -573,7 +647,10 @@ def recovery_table(
 
 
 __all__ = [
+    "CLASS_SCHEMA",
     "ESTIMATORS",
+    "MIN_CLASS_UNITS",
+    "RANKED_COLUMNS",
     "RECOVERY_SCHEMA",
     "STRUCTURAL_TERMS",
     "SimulatedRun",
@@ -581,6 +658,7 @@ __all__ = [
     "expected_precision",
     "intervention_p_correct",
     "planted_values",
+    "ranked_classes",
     "reasoning_estimates",
     "recovery_estimates",
     "recovery_table",

@@ -1,9 +1,11 @@
 """Unit-level summaries behind the reliability diagrams and the rejection (risk–coverage) curves.
 
 Both work on the units tables (one row per response unit; raw scores in ``"{flavour}.{function}"``
-columns) and treat each (model, style, task, granularity) as a *cell*: calibrators are fitted and
-rejection curves computed inside a cell, then the results are pooled (reliability) or averaged
-(rejection) over cells, so that one curve summarises the whole roster.
+columns, an estimator with a source of its own — draws, second pass, trace — in ``"{source}.{name}"``
+whatever the flavour: :func:`saltbench.confidence.estimator_column`) and treat each (model, style, task,
+granularity) as a *cell*: calibrators are fitted and rejection curves computed inside a cell, then the
+results are pooled (reliability) or averaged (rejection) over cells, so that one curve summarises the
+whole roster.
 """
 
 from __future__ import annotations
@@ -17,7 +19,13 @@ import numpy as np
 import polars as pl
 
 from saltbench.calibration import fit_calibrator, split_by_sample
-from saltbench.confidence import CONFIDENCE_FUNCTIONS, PAPER_CONFIDENCE_NAMES, ConfidenceSpec, ranking_scores
+from saltbench.confidence import (
+    CONFIDENCE_FUNCTIONS,
+    PAPER_CONFIDENCE_NAMES,
+    ConfidenceSpec,
+    estimator_column,
+    ranking_scores,
+)
 from saltbench.core.contracts import REJECTION_TABLE, RELIABILITY_TABLE
 from saltbench.core.vocabulary import CALIBRATION_METHODS, GRANULARITIES, CalibrationMethod
 from saltbench.metrics import rejection_curve
@@ -222,13 +230,14 @@ def reliability_table(
     if n_bins < 1:
         raise ValueError(f"n_bins must be >= 1, got {n_bins!r}")
     _check_args(confidences, granularities)
-    columns = [f"{flavour}.{name}" for name in confidences]
+    columns = [estimator_column(name, flavour) for name in confidences]  # an estimator: its own source
     pooled: dict[tuple[str, str], _PooledBins] = {}  # (granularity, function) -> its bins over cells
     for cell in _cells(units, granularities, columns):
         _pool_cell(pooled, cell, confidences, columns, method, calibration_fraction, seed, n_bins)
     rows: list[dict[str, Any]] = []
     for (granularity, name), bins in pooled.items():
-        rows.extend(_reliability_rows(granularity, name, bins, _pooled_origin(bins.cells, method, flavour)))
+        source = estimator_column(name, flavour).split(".")[0]
+        rows.extend(_reliability_rows(granularity, name, bins, _pooled_origin(bins.cells, method, source)))
     order = {name: index for index, name in enumerate(CONFIDENCE_FUNCTIONS)}
     rows.sort(key=lambda row: (GRANULARITIES.index(row["granularity"]), order[row["confidence"]], row["bin"]))
     return nan_for_null(pl.DataFrame(rows, schema=dict(RELIABILITY_SCHEMA)))
@@ -262,7 +271,7 @@ def rejection_table(
     if n_points < 2:
         raise ValueError(f"n_points must be >= 2, got {n_points!r}")
     _check_args(confidences, granularities)
-    columns = [f"{flavour}.{c}" for c in confidences]
+    columns = [estimator_column(c, flavour) for c in confidences]
     grid = np.linspace(0.01, 1.0, n_points)
     # (granularity, name) -> [sum of risk curves, sum of AURC, cells]
     acc: dict[tuple[str, str], list[np.ndarray | float | int]] = {}

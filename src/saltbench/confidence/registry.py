@@ -105,6 +105,17 @@ def estimator_family(name: str) -> str:
     return spec.family if spec is not None else "single_pass"
 
 
+def estimator_column(name: str, flavour: str) -> str:
+    """The units column of estimator ``name`` in the tables of ``flavour``: ``{source}.{name}`` for an
+    estimator with a source of its own (the draws', the second pass's, the trace's, CCP's ``topk``), read
+    whatever the flavour, ``{flavour}.{name}`` for a token function (docs/confidence.md §Families).
+
+    >>> estimator_column("agreement", "topk"), estimator_column("mean_probability", "full")
+    ('draws.agreement', 'full.mean_probability')
+    """
+    return f"{confidence_spec(name).source or flavour}.{name}"
+
+
 def confidence_spec(name: str) -> ConfidenceSpec:
     """The function called ``name``; ``ValueError`` naming the installed ones otherwise, the plugin's
     :class:`~saltbench.core.plugins.PluginError` where ``name`` is an installed plugin that cannot be used."""
@@ -139,6 +150,7 @@ __all__ = [
     "NAME_PATTERN",
     "TOKEN_FUNCTIONS",
     "confidence_spec",
+    "estimator_column",
     "estimator_family",
     "ranking_scores",
     "scored_columns",

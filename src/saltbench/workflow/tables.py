@@ -423,8 +423,6 @@ def _simulated_run(
         m: source.parameters for m in p.models if isinstance(source := registry[m].source, SimulatedSource)
     }
     budgets = responses.group_by("model", "style", "task").agg(pl.col("max_new_tokens").max())
-    # where planted values are compared: atom, line and the analysis granularity (docs/simulation.md §4)
-    granularities = [g for g in p.granularities if g in ("atom", "line", p.granularity)]
     return SimulatedRun(
         params=params,
         styles=p.styles,
@@ -439,32 +437,44 @@ def _simulated_run(
         thinking={m for m in params if registry[m].reasoning_format == "think"},
         budgets={(m, s, t): b for m, s, t, b in budgets.iter_rows()},
         granularity=p.granularity,
-        granularities=granularities,
+        granularities=[g for g in p.granularities if g in ("atom", "line", p.granularity)],
         confidence=p.confidence,
         n_bins=p.n_bins,
         alignment=p.alignment,
         draws=p.draws["n"],  # run.draw_counts: the draws per prompt (0: none)
-        estimators={e for e in scored_estimators(metrics) if e[0] in granularities},
+        # every granularity scored; a cell of too few correct or wrong units is not compared (§10.2)
+        estimators=scored_estimators(metrics),
     )
 
 
 def recovery_table(job: TableJob) -> pl.DataFrame:
     """Every planted value of the run's simulated models beside the run's estimate of it
-    (:func:`saltbench.analysis.recovery_table`, docs/simulation.md §4)."""
+    (:func:`saltbench.analysis.recovery_table`, docs/simulation.md §4); the units' class counts
+    (:func:`saltbench.analysis.ranked_classes`) say which of the draws' and second pass's rows are compared
+    (§10.2)."""
     import logging
 
     import polars as pl
 
-    from saltbench.analysis import RESPONSE_COLUMNS, planted_values, recovery_estimates
+    from saltbench.analysis import (
+        RANKED_COLUMNS,
+        RESPONSE_COLUMNS,
+        planted_values,
+        ranked_classes,
+        recovery_estimates,
+    )
     from saltbench.analysis import recovery_table as table
     from saltbench.io import read_table
     from saltbench.workflow.unit_files import iter_units
 
     tradeoff = read_table(job.file("tradeoff"), "table.reasoning_tradeoff")
-    # one row per response of the simulated models (their units repeat its columns)
-    responses = pl.concat(
-        u.unique("sample_id", maintain_order=True) for u in iter_units(job.files("units"), RESPONSE_COLUMNS)
-    )
+    parts, classes = [], []
+    for units in iter_units(job.files("units"), list(dict.fromkeys([*RESPONSE_COLUMNS, *RANKED_COLUMNS]))):
+        # one row per response of the simulated models (their units repeat its columns)
+        columns = [c for c in RESPONSE_COLUMNS if c in units.columns]
+        parts.append(units.select(columns).unique("sample_id", maintain_order=True))
+        classes.append(ranked_classes(units))  # which estimator rows are compared (docs/simulation.md §10.2)
+    responses = pl.concat(parts)
     metrics = _metrics(job)
     run = _simulated_run(job, tradeoff, responses, metrics)
     planted = planted_values(run, seed=job.params.seed)
@@ -479,10 +489,10 @@ def recovery_table(job: TableJob) -> pl.DataFrame:
         confidence=job.params.confidence,
         flavour=job.params.flavour,
     )
-    recovery = table(planted, estimates, job.params.intervention_style)
+    recovery = table(planted, estimates, job.params.intervention_style, pl.concat(classes))
     inside = recovery.filter(pl.col("inside").is_not_null())
     logging.getLogger(__name__).info(
-        "%d planted values, %d estimated, %d inside their intervals",
+        "%d planted values, %d compared, %d inside their intervals",
         recovery.height,
         inside.height,
         inside["inside"].sum(),
