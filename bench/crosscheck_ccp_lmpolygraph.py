@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import logging
 import sys
-import types
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _anchors import load, stub
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -54,38 +53,14 @@ class Claim:
 def load_their_estimator(site: Path) -> type:
     """``ClaimConditionedProbabilityClaim`` from lm-polygraph's files in ``site``, loaded by path."""
     root = site / "lm_polygraph"
-    common = types.ModuleType("lm_polygraph.utils.common")
-    common.polygraph_module_init = lambda init: init  # type: ignore[attr-defined]
-    claims = types.ModuleType("lm_polygraph.stat_calculators.extract_claims")
-    claims.Claim = Claim  # type: ignore[attr-defined]
-    corpus = types.ModuleType("nltk.corpus")
-    corpus.stopwords = None  # type: ignore[attr-defined]
-    for name in ("lm_polygraph", "lm_polygraph.utils", "lm_polygraph.stat_calculators", "nltk"):
-        package = types.ModuleType(name)
-        package.__path__ = []
-        sys.modules[name] = package
-    sys.modules.update({common.__name__: common, claims.__name__: claims, corpus.__name__: corpus})
-    for name, path in (
-        ("lm_polygraph.estimators", None),
-        ("lm_polygraph.estimators.estimator", root / "estimators" / "estimator.py"),
-        ("lm_polygraph.estimators.claim", None),
-        (
-            "lm_polygraph.estimators.claim.claim_conditioned_probability",
-            root / "estimators" / "claim" / "claim_conditioned_probability.py",
-        ),
-    ):
-        if path is None:
-            package = types.ModuleType(name)
-            package.__path__ = []
-            sys.modules[name] = package
-            continue
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-        sys.modules[name] = module
-        spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return sys.modules[
-        "lm_polygraph.estimators.claim.claim_conditioned_probability"
-    ].ClaimConditionedProbabilityClaim
+    stub("lm_polygraph.utils.common", polygraph_module_init=lambda init: init)
+    stub("lm_polygraph.stat_calculators.extract_claims", Claim=Claim)
+    stub("nltk.corpus", stopwords=None)
+    load("lm_polygraph.estimators.estimator", root / "estimators" / "estimator.py")
+    path = root / "estimators" / "claim" / "claim_conditioned_probability.py"
+    return load(
+        "lm_polygraph.estimators.claim.claim_conditioned_probability", path
+    ).ClaimConditionedProbabilityClaim
 
 
 Token = tuple[int, float, list[tuple[int, float]]]

@@ -33,7 +33,6 @@ run unchanged:
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import logging
 import math
 import sys
@@ -46,6 +45,7 @@ from scipy import stats as scipy_stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
+from _anchors import Stand, find_anchor, load, stub
 from helpers import second_pass_cases as cases  # noqa: E402
 
 from saltbench.evaluation import p_true, parse_verbalized, true_false_ids  # noqa: E402
@@ -53,52 +53,17 @@ from saltbench.evaluation import p_true, parse_verbalized, true_false_ids  # noq
 log = logging.getLogger("crosscheck_second_pass")
 
 
-class _Stand:
-    """A stand-in class for the model wrappers, API clients and base classes their files import."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
-def _stub(name: str, **attributes: Any) -> None:
-    """Register module ``name`` (and its missing parents, as empty packages) with ``attributes``."""
-    parts = name.split(".")
-    for depth in range(1, len(parts) + 1):
-        module_name = ".".join(parts[:depth])
-        if module_name not in sys.modules:
-            module = types.ModuleType(module_name)
-            module.__path__ = []
-            sys.modules[module_name] = module
-    sys.modules[name].__dict__.update(attributes)
-
-
-def _load(name: str, path: Path) -> types.ModuleType:
-    """Execute their file ``path`` as module ``name`` (parents registered as empty packages)."""
-    if "." in name:
-        _stub(name.rsplit(".", 1)[0])
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    sys.modules[name] = module
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
-
-
-def find_anchor(sites: list[Path], package: str) -> Path | None:
-    """The folder of ``package`` in the first of ``sites`` that holds it."""
-    return next((site / package for site in sites if (site / package).is_dir()), None)
-
-
 def load_lmpolygraph(root: Path) -> dict[str, Any]:
     """lm-polygraph's P(True) calculator and estimator and ``Verbalized1S``."""
     import torch  # noqa: F401  (their calculator runs on torch tensors)
 
-    _stub("lm_polygraph.utils.common", polygraph_module_init=lambda init: init)
-    _stub("lm_polygraph.utils.model", Model=_Stand, WhiteboxModel=_Stand)
-    _load("lm_polygraph.estimators.estimator", root / "estimators" / "estimator.py")
-    _load("lm_polygraph.stat_calculators.stat_calculator", root / "stat_calculators" / "stat_calculator.py")
-    prompt = _load("lm_polygraph.stat_calculators.prompt", root / "stat_calculators" / "prompt.py")
-    estimator = _load("lm_polygraph.estimators.p_true", root / "estimators" / "p_true.py")
-    verbalized = _load("lm_polygraph.estimators.verbalized_1s", root / "estimators" / "verbalized_1s.py")
+    stub("lm_polygraph.utils.common", polygraph_module_init=lambda init: init)
+    stub("lm_polygraph.utils.model", Model=Stand, WhiteboxModel=Stand)
+    load("lm_polygraph.estimators.estimator", root / "estimators" / "estimator.py")
+    load("lm_polygraph.stat_calculators.stat_calculator", root / "stat_calculators" / "stat_calculator.py")
+    prompt = load("lm_polygraph.stat_calculators.prompt", root / "stat_calculators" / "prompt.py")
+    estimator = load("lm_polygraph.estimators.p_true", root / "estimators" / "p_true.py")
+    verbalized = load("lm_polygraph.estimators.verbalized_1s", root / "estimators" / "verbalized_1s.py")
     return {
         "calculator": prompt.PromptCalculator,
         "base_calculator": prompt.BasePromptCalculator,
@@ -111,27 +76,25 @@ def load_uqlm(root: Path) -> dict[str, Any]:
     """uqlm's first-token P(True) reader and its judge's score parser."""
     import rich.progress  # noqa: F401  (their annotations name it)
 
-    _stub("langchain_core.language_models.chat_models", BaseChatModel=_Stand)
-    _stub("uqlm.utils.response_generator", ResponseGenerator=_Stand)
-    _stub("uqlm.utils.prompts", TEMPLATE_TO_INSTRUCTION={}, TEMPLATE_TO_INSTRUCTION_WITH_EXPLANATIONS={})
-    scorer = _load("uqlm.white_box.p_true", root / "white_box" / "p_true.py")
-    judge = _load("uqlm.judges.judge", root / "judges" / "judge.py")
+    stub("langchain_core.language_models.chat_models", BaseChatModel=Stand)
+    stub("uqlm.utils.response_generator", ResponseGenerator=Stand)
+    stub("uqlm.utils.prompts", TEMPLATE_TO_INSTRUCTION={}, TEMPLATE_TO_INSTRUCTION_WITH_EXPLANATIONS={})
+    scorer = load("uqlm.white_box.p_true", root / "white_box" / "p_true.py")
+    judge = load("uqlm.judges.judge", root / "judges" / "judge.py")
     return {"p_true": scorer.PTrueScorer, "judge": judge.LLMJudge}
 
 
 def load_truthtorchlm(root: Path) -> Any:
     """TruthTorchLM's ``VerbalizedConfidence`` (its reply parser only is called)."""
-    _stub("TruthTorchLM.truth_methods.truth_method", TruthMethod=_Stand)
-    _stub("TruthTorchLM.utils", fix_tokenizer_chat=_Stand)
-    _stub("TruthTorchLM.utils.common_utils", generate=_Stand)
-    _stub("TruthTorchLM.generation", sample_generations_api=_Stand)
-    _stub("TruthTorchLM.templates", VC_SYSTEM_PROMPT="", VC_USER_PROMPT="", VC_USER_PROMPT_WITH_CONTEXT="")
+    stub("TruthTorchLM.truth_methods.truth_method", TruthMethod=Stand)
+    stub("TruthTorchLM.utils", fix_tokenizer_chat=Stand)
+    stub("TruthTorchLM.utils.common_utils", generate=Stand)
+    stub("TruthTorchLM.generation", sample_generations_api=Stand)
+    stub("TruthTorchLM.templates", VC_SYSTEM_PROMPT="", VC_USER_PROMPT="", VC_USER_PROMPT_WITH_CONTEXT="")
     if "transformers" not in sys.modules:  # type names for their annotations; the real import takes seconds
-        _stub(
-            "transformers", PreTrainedModel=_Stand, PreTrainedTokenizer=_Stand, PreTrainedTokenizerFast=_Stand
-        )
+        stub("transformers", PreTrainedModel=Stand, PreTrainedTokenizer=Stand, PreTrainedTokenizerFast=Stand)
     path = root / "truth_methods" / "verbalized_confidence.py"
-    return _load("TruthTorchLM.truth_methods.verbalized_confidence", path).VerbalizedConfidence
+    return load("TruthTorchLM.truth_methods.verbalized_confidence", path).VerbalizedConfidence
 
 
 class _Tokenizer:
