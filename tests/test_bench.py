@@ -43,6 +43,7 @@ SUBCOMMANDS: dict[str, tuple[str, ...]] = {
     "compare_validation.py": (),
     "crosscheck_ccp_lmpolygraph.py": (),
     "crosscheck_second_pass_anchors.py": (),
+    "crosscheck_token_functions_lmpolygraph.py": (),
     "measure_fence_rules.py": (),
 }
 """Every Python script of bench/ and its subcommands (files starting with ``_`` are shared modules)."""
@@ -65,6 +66,7 @@ TINY: dict[str, list[str]] = {
     "simulated speed": ["bench_simulated.py", "speed", "--codons", "4", "--samples", "3", "--repeats", "1"],
     "fence rules": ["measure_fence_rules.py"],
     "second-pass anchors, none installed": ["crosscheck_second_pass_anchors.py", "--cases", "30"],
+    "token-function anchors, none installed": ["crosscheck_token_functions_lmpolygraph.py", "--cases", "30"],
 }
 """Scripts whose whole measurement takes well under a second at these sizes."""
 
