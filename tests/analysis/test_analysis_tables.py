@@ -476,3 +476,16 @@ def test_granularity_pair_counts_give_the_weighted_bootstrap_auroc(data, seed):
     y = labels.astype(np.float64)
     expected = weighted_auroc(scores, y, prompts, counts)
     np.testing.assert_allclose(_pair_auroc(scores, y, prompts, counts), expected, rtol=0, atol=1e-12)
+
+
+def test_leaderboard_reads_an_estimator_with_a_source_of_its_own_whatever_the_flavour():
+    """CCP is scored on the top-k only and the draws' agreement in its own source: asked for the ``full``
+    flavour, the leaderboard still finds them where the metrics stage wrote them."""
+    metrics = cat(
+        metrics_rows([("precision", None, 0.5)]),
+        metrics_rows([("auroc_pooled", "ccp", 0.8)], flavour="topk"),
+        metrics_rows([("auroc_pooled", "agreement", 0.7)], flavour="draws"),
+    )
+    for name, value in (("ccp", 0.8), ("agreement", 0.7)):
+        row = leaderboard(metrics, confidence=name, flavour="full").row(0, named=True)
+        assert row["auroc_pooled"] == pytest.approx(value)

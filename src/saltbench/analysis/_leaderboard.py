@@ -127,8 +127,9 @@ def leaderboard(
     Args:
         metrics: the concatenated metrics tables (:data:`METRICS_SCHEMA`).
         confidence: confidence function name (a key of ``saltbench.confidence.CONFIDENCE_FUNCTIONS``).
-        flavour: ``"topk"`` or ``"full"`` (an estimator of a source independent of the flavour — draws,
-            second pass, trace — is read from its own source).
+        flavour: ``"topk"`` or ``"full"`` (an estimator with a source of its own — draws, second pass,
+            trace, CCP's ``topk`` — is read from that source whatever the flavour, as
+            :func:`saltbench.confidence.estimator_column` reads it).
         calibration: calibration method used for ECE.
         granularity: granularity of ECE, AUROC and AURC.
         eligibility: :func:`saltbench.analysis.eligibility_table`; column ``eligible`` says whether a model
@@ -137,7 +138,7 @@ def leaderboard(
     _check_choice("confidence", confidence, tuple(CONFIDENCE_FUNCTIONS))
     _check_choice("flavour", flavour, FLAVOURS)
     spec = CONFIDENCE_FUNCTIONS[confidence]
-    flavour = spec.source if spec.source and spec.source not in FLAVOURS else flavour
+    flavour = spec.source or flavour
     _check_choice("calibration", calibration, CALIBRATION_METHODS)
     _check_choice("granularity", granularity, GRANULARITIES)
     keys = ("model", "style")
