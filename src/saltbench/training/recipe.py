@@ -43,7 +43,7 @@ DEFAULT_TRAIN_CONFIG: dict[str, Any] = {
     "log_every": 250,
     "styles": ["direct", "cot"],
     "scratchpad": "cot",
-    "second_pass": {"share": 0.15},
+    "second_pass": {"share": 0.05},
     "model": {
         "d_model": 128,
         "n_layers": 2,
