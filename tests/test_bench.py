@@ -72,13 +72,18 @@ TINY: dict[str, list[str]] = {
 
 
 def run_script(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> int:
-    """Run ``bench/argv[0]`` as ``__main__`` with ``argv[1:]``; its exit status (0 when it returns)."""
+    """Run ``bench/argv[0]`` as ``__main__`` with ``argv[1:]``; its exit status (0 when it returns). A script
+    may quiet the ``saltbench`` logger as a script does; its level is restored for the tests after it."""
     monkeypatch.syspath_prepend(str(BENCH))
     monkeypatch.setattr(sys, "argv", [str(BENCH / argv[0]), *argv[1:]])
+    package_logger = logging.getLogger("saltbench")
+    level = package_logger.level
     try:
         runpy.run_path(str(BENCH / argv[0]), run_name="__main__")
     except SystemExit as exc:
         return 0 if exc.code is None else int(exc.code)
+    finally:
+        package_logger.setLevel(level)  # setLevel, not an attribute: it clears the loggers' cached levels
     return 0
 
 

@@ -249,7 +249,8 @@ def _true_false(tokenizer: Any, records: Sequence[GenerationRecord]) -> tuple[fr
     """The ids among the first tokens and their candidates of ``records`` whose decoded text is *true* /
     *false* (:func:`~saltbench.evaluation.true_false_ids`), and the first token of each of the tokenizer's own
     spellings of the words (:func:`~saltbench.evaluation.spelled_first_ids`: where the tokenizer has no
-    token for a whole word, e.g. a character-level one, the reply commits to it with its first token)."""
+    token for a whole word, e.g. a character-level one, the reply commits to it with its first token; a
+    tokenizer that only decodes gives the whole words alone)."""
     firsts = [r for r in records if r.num_generated_tokens]
     if not firsts:
         return frozenset(), frozenset()
@@ -262,6 +263,8 @@ def _true_false(tokenizer: Any, records: Sequence[GenerationRecord]) -> tuple[fr
             "backend_options.token_ids)"
         )
     whole_true, whole_false = true_false_ids((int(i), tokenizer.decode([int(i)])) for i in ids)
+    if not callable(getattr(tokenizer, "encode", None)):  # a plugin's decode-only tokenizer: whole words only
+        return whole_true, whole_false
     first_true, first_false = spelled_first_ids(lambda text: tokenizer.encode(text, add_special_tokens=False))
     return whole_true | first_true, whole_false | first_false
 
