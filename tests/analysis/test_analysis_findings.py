@@ -251,3 +251,34 @@ def test_placements_are_worded_by_their_paired_intervals():
     assert "lower: model-a dna local; no difference: model-a dna random)" in summary
     assert "no interval: model-a matmul local, model-a matmul random." in summary
     assert_numbers_come_from_tables(page, tables)
+
+
+def test_a_tie_in_win_share_goes_to_the_smaller_mean_rank_in_the_headline_and_the_family():
+    """ccp and mean_margin win the same share of cells; mean_margin ranks better on average, so both the
+    headline and the single-pass family's best name it."""
+    from saltbench.analysis._findings import _winners
+
+    rows = [  # confidence, family, win share, mean rank
+        ("ccp", "single_pass", 0.2, 9.0),
+        ("mean_margin", "single_pass", 0.2, 4.5),
+        ("agreement", "samples", 0.1, 11.0),
+    ]
+    table = pl.DataFrame(
+        {
+            "aspect": "ranking",
+            "metric": "auroc_pooled",
+            "granularity": "line",
+            "flavour": "topk",
+            "confidence": [r[0] for r in rows],
+            "family": [r[1] for r in rows],
+            "wins": [2.0, 2.0, 1.0],
+            "n_cells": 10,
+            "win_share": [r[2] for r in rows],
+            "mean_margin": 0.01,
+            "mean_rank": [r[3] for r in rows],
+            "mean_value": 0.7,
+        }
+    )
+    (line,) = [line for line in _winners(table) if line.startswith("- ranking")]
+    assert "**mean_margin**" in line and "next ccp with 0.200" in line
+    assert "single_pass: mean_margin (win share 0.200" in line

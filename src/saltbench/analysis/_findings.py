@@ -62,6 +62,10 @@ FINDINGS_TABLES: tuple[str, ...] = (
 
 NOT_ENOUGH = "not enough data"
 
+BY_WINS = ["win_share", "mean_rank"]
+"""How a dominance table's functions are ordered wherever the findings name a winner: the larger win share
+first, a tie broken by the smaller mean rank (the headline and each family's best agree)."""
+
 EXPLORER_LINK = "explorer/index.html"
 """The explorer (rule explorer, ``results/explorer``) relative to the page (``results/findings.md``)."""
 
@@ -105,7 +109,7 @@ def _family_bests(part: pl.DataFrame, costs: Costs) -> str:
         return ""
     pieces = []
     for (family,), rows in part.group_by(["family"], maintain_order=True):
-        top = rows.sort(["win_share", "mean_rank"], descending=[True, False]).row(0, named=True)
+        top = rows.sort(BY_WINS, descending=[True, False]).row(0, named=True)
         cost = _cost_text(str(family), (top["granularity"], top["confidence"]), costs)
         pieces.append(
             f"{family}: {top['confidence']} (win share {fmt(top['win_share'])}, mean rank "
@@ -125,7 +129,7 @@ def _winners(dominance: pl.DataFrame | None, frontier: pl.DataFrame | None = Non
     ]
     dominance = dominance.filter(pl.col("flavour") == flavour)
     for (aspect, granularity), part in dominance.group_by(["aspect", "granularity"], maintain_order=True):
-        best = part.filter(pl.col("win_share").is_finite()).sort("win_share", descending=True)
+        best = part.filter(pl.col("win_share").is_finite()).sort(BY_WINS, descending=[True, False])
         if best.is_empty() or best["n_cells"][0] == 0:
             lines.append(f"- {aspect}, {granularity}: {NOT_ENOUGH} (no cell where the metric is defined).")
             continue
@@ -380,7 +384,7 @@ def _summary_winners(dominance: pl.DataFrame | None) -> str | None:
         best = part.filter(pl.col("win_share").is_finite() & (pl.col("n_cells") > 0))
         if best.is_empty():
             continue
-        top = best.sort("win_share", descending=True).row(0, named=True)
+        top = best.sort(BY_WINS, descending=[True, False]).row(0, named=True)
         family = f"{top['family']}, " if "family" in top else ""
         parts.append(
             f"{aspect} ({top['metric']}) **{top['confidence']}** ({family}win share {fmt(top['win_share'])} "
