@@ -94,27 +94,39 @@ def test_findings_page_estimates_the_tiny_family_everywhere(run_dir: Path) -> No
 
 
 def test_the_tiny_models_draws_and_second_pass_reach_every_table(run_dir: Path) -> None:
-    """The default run gives the tiny models 3 draws and asks them about their whole answers (config
-    ``inference.samples``, ``inference.second_pass``): generation health counts both, the units carry the
-    sampling-consistency columns, the dominance table ranks the single-pass and samples families at every
-    granularity, the frontier prices them and the figure is drawn (docs/confidence.md §Families)."""
+    """The default run gives the tiny models 3 draws and asks them about their atoms, lines and whole answers
+    (config ``inference.samples``, ``inference.second_pass``; they learn the questions in training,
+    docs/tiny-models.md §2.4): generation health counts both, the units carry the sampling-consistency and
+    second-pass columns, the dominance table and findings §1 rank the three families at every granularity,
+    the frontier prices them and the figure is drawn (docs/confidence.md §Families)."""
     health = _table(run_dir, "generation_health")
     tiny = health.filter(pl.col("model").str.starts_with("salt-tiny"))
     assert (tiny["draws"] == tiny["draws_expected"]).all() and (tiny["draws_expected"] > 0).all()
     assert tiny["second_pass_replies"].sum() > 0
+    assert tiny["second_pass_ok"].sum() > tiny["second_pass_replies"].sum() / 2  # the questions are answered
     smollm2 = health.filter(pl.col("model") == "smollm2-135m")
     assert (smollm2["draws_expected"] == 0).all() and (smollm2["second_pass_replies"] == 0).all()
     units = read_table(run_dir / "data/units/salt-tiny@final/direct/logic.parquet", "units")
-    assert units["draws.agreement"].is_not_nan().any() and "second_pass.verbalized" in units.columns
+    assert units["draws.agreement"].is_not_nan().any()
+    assert (
+        units["second_pass.verbalized"].is_not_nan().any() and units["second_pass.p_true"].is_not_nan().any()
+    )
     dominance = _table(run_dir, "dominance")
+    winners = _section((run_dir / "results" / "findings.md").read_text(), 1)
     for granularity in ("atom", "line", "generation"):
         families = set(dominance.filter(pl.col("granularity") == granularity)["family"])
-        assert {"single_pass", "samples"} <= families, granularity
+        assert {"single_pass", "samples", "second_pass"} <= families, granularity
+        (ranking,) = [
+            line
+            for line in winners.splitlines()
+            if line.startswith(f"- ranking (auroc_pooled), {granularity}:")
+        ]
+        assert all(f"{family}: " in ranking for family in ("single_pass", "samples", "second_pass")), ranking
     frontier = _table(run_dir, "frontier")
     samples = frontier.filter(pl.col("family") == "samples")
     assert samples.height and (samples["extra_generated_tokens"] > 0).all()
     assert (run_dir / "figures" / "frontier.png").stat().st_size > 10_000
-    assert "By family" in _section((run_dir / "results" / "findings.md").read_text(), 1)
+    assert "By family" in winners
 
 
 def test_smollm2_which_answers_nothing_is_named_in_section_0_only(run_dir: Path) -> None:
