@@ -52,9 +52,7 @@ def _substitute(clean: str, spans: Spans, replacements: dict[int, str]) -> str:
     return "".join(out)
 
 
-def _members(
-    atom_spans: tuple[list[int], list[int]], unit_spans: tuple[list[int], list[int]], unit: int
-) -> list[int]:
+def _members(atom_spans: Spans, unit_spans: Spans, unit: int) -> list[int]:
     """The atoms (0-based) inside unit ``unit`` of ``unit_spans``."""
     lo, hi = unit_spans[0][unit], unit_spans[1][unit]
     return [i for i, (s, e) in enumerate(zip(*atom_spans)) if s >= lo and e <= hi]
@@ -64,7 +62,7 @@ def question_row(
     mix: SecondPassMix, task: str, variant: str | None, prompt: str, reference: str, rng: random.Random
 ) -> tuple[str, str, str, str] | None:
     """One question about a (possibly corrupted) reference: ``(kind, granularity, instruction, reply)``,
-    or ``None`` where the reference has no atom (module docstring)."""
+    or ``None`` where the reference has no atom or no granularity can be asked (module docstring)."""
     rule = resolve_task(task, variant)
     clean = reference.replace("*", "").strip()
     atom_spans = decompose_clean(clean, rule, "atom")[1]
@@ -98,7 +96,7 @@ def build_question_pairs(pairs: pl.DataFrame, mix: SecondPassMix, seed: int) -> 
     per (task, variant), ``round(mix.share · rows)`` rows drawn without replacement with
     ``random.Random(derive_seed("second_pass", seed, task, variant))``, each turned into a question by
     :func:`question_row`. Columns: those of ``pairs`` (``prompt`` the question, ``answer`` the reply) plus
-    ``question`` (``"{kind}/{granularity}"``); ``pairs`` gains ``question`` = null."""
+    ``question`` (``"{kind}/{granularity}"``; the trainer gives the task rows a null one)."""
     frames: list[pl.DataFrame] = []
     for (task, variant), group in pairs.group_by("task", "variant", maintain_order=True):
         rng = random.Random(derive_seed("second_pass", seed, str(task), str(variant or "")))
