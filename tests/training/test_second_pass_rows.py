@@ -10,7 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from saltbench.evaluation import decompose, normalize_unit, resolve_task, second_pass_instruction
+from saltbench.evaluation import (
+    corruptor_for,
+    decompose,
+    normalize_unit,
+    resolve_task,
+    second_pass_instruction,
+)
 from saltbench.training.pairs import build_training_pairs
 from saltbench.training.recipe import DEFAULT_TRAIN_CONFIG, SecondPassMix, TrainConfig
 from saltbench.training.second_pass import REPLIES, build_question_pairs, question_row
@@ -39,12 +45,11 @@ def _proposed(instruction: str) -> str:
 def test_the_reply_is_the_label_of_the_unit_asked_about(pairs, row, seed, wrong_share):
     record = pairs.row(row % pairs.height, named=True)
     mix = SecondPassMix(share=1.0, wrong_share=wrong_share, atom_max=8)
-    made = question_row(
-        mix, record["task"], record["variant"], record["prompt"], record["reference"], random.Random(seed)
-    )
+    rule = resolve_task(record["task"], record["variant"])
+    corrupt = corruptor_for(record["task"], record["variant"])
+    made = question_row(mix, rule, corrupt, record["prompt"], record["reference"], random.Random(seed))
     assert made is not None
     kind, granularity, instruction, reply = made
-    rule = resolve_task(record["task"], record["variant"])
     proposed, reference = _proposed(instruction), record["reference"]
     ours, theirs = decompose(proposed, rule, granularity), decompose(reference, rule, granularity)
     assert len(decompose(proposed, rule)) == len(decompose(reference, rule))  # atoms replaced one for one

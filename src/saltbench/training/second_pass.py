@@ -28,7 +28,14 @@ import random
 import polars as pl
 
 from saltbench.core.seeds import derive_seed
-from saltbench.evaluation import corruptor_for, decompose_clean, resolve_task, second_pass_instruction
+from saltbench.evaluation import (
+    AtomCorruptor,
+    UnitRule,
+    corruptor_for,
+    decompose_clean,
+    resolve_task,
+    second_pass_instruction,
+)
 from saltbench.training.recipe import SecondPassMix
 
 REPLIES = {"p_true": ("True", "False"), "verbalized": ("100", "0")}
@@ -59,11 +66,17 @@ def _members(atom_spans: Spans, unit_spans: Spans, unit: int) -> list[int]:
 
 
 def question_row(
-    mix: SecondPassMix, task: str, variant: str | None, prompt: str, reference: str, rng: random.Random
+    mix: SecondPassMix,
+    rule: UnitRule,
+    corrupt: AtomCorruptor,
+    prompt: str,
+    reference: str,
+    rng: random.Random,
 ) -> tuple[str, str, str, str] | None:
-    """One question about a (possibly corrupted) reference: ``(kind, granularity, instruction, reply)``,
-    or ``None`` where the reference has no atom or no granularity can be asked (module docstring)."""
-    rule = resolve_task(task, variant)
+    """One question about a (possibly corrupted) reference of the task whose unit rule is ``rule``
+    (:func:`saltbench.evaluation.resolve_task`) and corruption rule ``corrupt``
+    (:func:`saltbench.evaluation.corruptor_for`): ``(kind, granularity, instruction, reply)``, or ``None``
+    where the reference has no atom or no granularity can be asked (module docstring)."""
     clean = reference.replace("*", "").strip()
     atom_spans = decompose_clean(clean, rule, "atom")[1]
     n = len(atom_spans[0])
@@ -80,7 +93,6 @@ def question_row(
     wrong = rng.random() < mix.wrong_share and bool(inside)
     chosen = [rng.choice(inside)] if wrong else []
     chosen += rng.sample(outside, min(len(outside), rng.randint(0, MAX_EXTRA_WRONG)))
-    corrupt = corruptor_for(task, variant)
     answer = _substitute(
         clean, atom_spans, {i: corrupt(clean[atom_spans[0][i] : atom_spans[1][i]], rng) for i in chosen}
     )
@@ -100,11 +112,12 @@ def build_question_pairs(pairs: pl.DataFrame, mix: SecondPassMix, seed: int) -> 
     frames: list[pl.DataFrame] = []
     for (task, variant), group in pairs.group_by("task", "variant", maintain_order=True):
         rng = random.Random(derive_seed("second_pass", seed, str(task), str(variant or "")))
+        rule, corrupt = resolve_task(str(task), variant), corruptor_for(str(task), variant)  # once per task
         n = min(group.height, round(mix.share * group.height))
         picked = group[sorted(rng.sample(range(group.height), n))]
         built: list[dict[str, str | None]] = []
         for row in picked.iter_rows(named=True):
-            made = question_row(mix, str(task), variant, row["prompt"], row["reference"], rng)
+            made = question_row(mix, rule, corrupt, row["prompt"], row["reference"], rng)
             if made is not None:
                 kind, granularity, instruction, reply = made
                 built.append(
